@@ -1,0 +1,307 @@
+"""BrowserProcess: launch Chromium, know when it is ready, stop it in bounded steps.
+
+Shape of :func:`trio.run_process`: :func:`run_browser` is started with
+``nursery.start``, hands back the live :class:`BrowserProcess` once CDP is
+ready, returns (by raising :class:`~browserd.errors.BrowserGone`) when the
+browser exits on its own, and on cancellation runs the stop ladder:
+``Browser.close`` over the lifeline pipe → SIGTERM to the process group →
+SIGKILL to the group → reap, each step bounded, all shielded.
+
+Lifeline: Chromium is also given ``--remote-debugging-pipe``. browserd holds
+the pipe's other ends and never writes to it except to close the browser;
+if browserd dies (even by SIGKILL) the kernel closes them and Chromium exits
+by itself within ~25 ms, so no browser outlives its supervisor.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import attrs
+import trio
+
+from ..errors import BrowserGone, PortInUse, ProfileInUse, StartupError
+from .ports import find_port_holder
+
+log = logging.getLogger(__name__)
+
+READY_TIMEOUT_S = 20.0
+CLOSE_WAIT_S = 3.0
+TERM_WAIT_S = 2.0
+KILL_WAIT_S = 2.0
+STOP_BUDGET_S = CLOSE_WAIT_S + TERM_WAIT_S + KILL_WAIT_S + 1.0
+_DEVTOOLS_LINE = re.compile(rb"DevTools listening on (ws://(\S+?):(\d+)(/devtools/browser/\S+))")
+_PROFILE_IN_USE_EXIT = 21
+
+
+@attrs.frozen(kw_only=True)
+class LaunchSpec:
+    """Everything that goes into one launch. Nothing here comes from an HTTP request."""
+
+    executable: Path
+    profile_dir: Path
+    cdp_port: int
+    headless: bool
+    window_size: tuple[int, int] = (1280, 720)
+    no_sandbox: bool = False
+
+
+def build_argv(spec: LaunchSpec) -> list[str]:
+    """The full command line: a quiet agent browser on its own profile and port."""
+    width, height = spec.window_size
+    argv = [
+        str(spec.executable),
+        f"--user-data-dir={spec.profile_dir}",
+        f"--remote-debugging-port={spec.cdp_port}",
+        "--remote-debugging-address=127.0.0.1",
+        "--remote-debugging-pipe",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-breakpad",
+        "--disable-crash-reporter",
+        "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider",
+        "--disable-session-crashed-bubble",
+        "--hide-crash-restore-bubble",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        # Crashpad cannot be switched off on Linux; keep its database in our
+        # profile rather than the user's ~/.config/chromium.
+        f"--crash-dumps-dir={spec.profile_dir / 'Crash Reports'}",
+        "--keep-alive-for-test",
+        f"--window-size={width},{height}",
+    ]
+    if spec.no_sandbox:
+        argv.append("--no-sandbox")
+    if spec.headless:
+        argv += ["--headless=new", "--disable-gpu"]
+    argv.append("about:blank")
+    return argv
+
+
+class BrowserProcess:
+    """Handle to a launched, ready browser. Only its own tasks change its state."""
+
+    def __init__(self, proc: trio.Process, spec: LaunchSpec, lifeline: tuple[int, int]) -> None:
+        self._proc = proc
+        self.spec = spec
+        self.pid: int = proc.pid
+        self.started_at = time.time()
+        self.ws_url: str | None = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        self._ready = trio.Event()
+        self._stderr_done = trio.Event()
+        self._lifeline_write, self._lifeline_read = lifeline
+        self._stopping = False
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    def stderr_text(self, lines: int = 20) -> str:
+        return "\n".join(list(self.stderr_tail)[-lines:])
+
+    async def _read_stderr(self) -> None:
+        assert self._proc.stderr is not None
+        buf = b""
+        try:
+            while True:
+                chunk = await self._proc.stderr.receive_some(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    self._note_line(line)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            if buf:
+                self._note_line(buf)
+            self._stderr_done.set()
+
+    def _note_line(self, line: bytes) -> None:
+        if not self._ready.is_set():
+            match = _DEVTOOLS_LINE.search(line)
+            if match:
+                host, port = match.group(2).decode(), int(match.group(3))
+                if host == "127.0.0.1" and port == self.spec.cdp_port:
+                    self.ws_url = match.group(1).decode()
+                    self._ready.set()
+                else:
+                    self.stderr_tail.append(
+                        f"[browserd] DevTools bound {host}:{port}, not 127.0.0.1:{self.spec.cdp_port}"
+                    )
+                    self._stderr_done.set()
+                return
+        text = line.decode(errors="replace").rstrip()
+        if text and not text.startswith("[") or "ERROR" in text or "FATAL" in text:
+            self.stderr_tail.append(text[:500])
+
+    async def _wait_ready(self) -> str:
+        """Wait for the DevTools line from *our* child's stderr.
+
+        Chromium prints it only after binding the port itself; if another
+        process held 127.0.0.1:port it binds ::1 or nothing, which we refuse.
+        """
+        async with trio.open_nursery() as nursery:
+            async def watch_ready() -> None:
+                await self._ready.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch_ready)
+            await self._stderr_done.wait()
+            nursery.cancel_scope.cancel()
+        if self.ws_url is None:
+            with trio.move_on_after(1.0):
+                await self._proc.wait()
+            code = self._proc.returncode
+            if code == _PROFILE_IN_USE_EXIT:
+                raise ProfileInUse(
+                    f"profile {self.spec.profile_dir} is in use by another browser process",
+                    stderr=self.stderr_text(),
+                )
+            holder = find_port_holder(self.spec.cdp_port)
+            if holder.pid is not None and holder.pid != self.pid:
+                raise PortInUse(
+                    f"DevTools port {self.spec.cdp_port} is held by {holder.describe()}",
+                    hint="choose another cdp_port, or attach to that browser with cdp_url",
+                )
+            raise StartupError(
+                f"the browser exited before DevTools was ready (exit code {code})",
+                stderr=self.stderr_text(),
+            )
+        return self.ws_url
+
+    async def wait(self) -> int:
+        return await self._proc.wait()
+
+    def _signal_group(self, sig: int) -> bool:
+        try:
+            os.killpg(self.pid, sig)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return False
+
+    async def stop(self) -> str:
+        """The stop ladder. Bounded (≈ STOP_BUDGET_S), idempotent, never raises.
+
+        Returns the step that ended the browser: "exited", "close", "sigterm"
+        or "sigkill". Leftover members of the process group (renderers whose
+        parent died) are killed too; the browser's own session is ours alone.
+        """
+        step = "exited"
+        with trio.CancelScope(shield=True):
+            if self._proc.returncode is None:
+                step = "close"
+                self._send_close()
+                with trio.move_on_after(CLOSE_WAIT_S):
+                    await self._proc.wait()
+            if self._proc.returncode is None:
+                step = "sigterm"
+                self._signal_group(signal.SIGTERM)
+                with trio.move_on_after(TERM_WAIT_S):
+                    await self._proc.wait()
+            if self._proc.returncode is None:
+                step = "sigkill"
+                self._signal_group(signal.SIGKILL)
+                with trio.move_on_after(KILL_WAIT_S):
+                    await self._proc.wait()
+            # Renderers/zygotes orphaned by a crash stay in our group: end them.
+            self._signal_group(signal.SIGKILL)
+            self._close_lifeline()
+        return step
+
+    def _send_close(self) -> None:
+        """Ask Chromium to close through the lifeline pipe (flushes cookies)."""
+        if self._lifeline_write < 0:
+            return
+        try:
+            os.set_blocking(self._lifeline_write, False)
+            os.write(self._lifeline_write, b'{"id":1,"method":"Browser.close"}\0')
+        except OSError:
+            pass
+
+    def _close_lifeline(self) -> None:
+        for fd in (self._lifeline_write, self._lifeline_read):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._lifeline_write = self._lifeline_read = -1
+
+
+async def _spawn(spec: LaunchSpec) -> BrowserProcess:
+    # fd 3: Chromium reads commands; fd 4: Chromium writes replies.
+    child_in, ours_write = os.pipe()
+    ours_read, child_out = os.pipe()
+
+    def place_pipes() -> None:  # runs in the child, between fork and exec
+        os.dup2(child_in, 3)
+        os.dup2(child_out, 4)
+
+    try:
+        proc = await trio.lowlevel.open_process(
+            build_argv(spec),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=place_pipes,
+            pass_fds=(3, 4),
+            cwd=str(spec.profile_dir),
+        )
+    except OSError as exc:
+        for fd in (child_in, ours_write, ours_read, child_out):
+            os.close(fd)
+        raise StartupError(f"cannot run {spec.executable}: {exc}") from None
+    os.close(child_in)
+    os.close(child_out)
+    return BrowserProcess(proc, spec, (ours_write, ours_read))
+
+
+async def run_browser(
+    spec: LaunchSpec, *, task_status: trio.TaskStatus[BrowserProcess] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Launch and supervise one browser process.
+
+    ``task_status.started(process)`` once DevTools answers on our port. Raises
+    StartupError / ProfileInUse / PortInUse if it never gets ready, and
+    BrowserGone when it exits on its own. Cancellation runs the stop ladder
+    (shielded, bounded) before returning.
+    """
+    process = await _spawn(spec)
+    log.info("launched browser pid %d on port %d", process.pid, spec.cdp_port)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(process._read_stderr)
+            try:
+                with trio.fail_after(READY_TIMEOUT_S):
+                    await process._wait_ready()
+            except trio.TooSlowError:
+                raise StartupError(
+                    f"the browser did not open DevTools within {READY_TIMEOUT_S:.0f} s",
+                    stderr=process.stderr_text(),
+                ) from None
+            task_status.started(process)
+            code = await process.wait()
+            nursery.cancel_scope.cancel()
+        raise BrowserGone(
+            f"the browser exited unexpectedly (code {code})", stderr=process.stderr_text()
+        )
+    finally:
+        step = await process.stop()
+        log.info("browser pid %d stopped (%s)", process.pid, step)

@@ -1,0 +1,7 @@
+"""The CDP client: protocol bookkeeping and the websocket connection actor."""
+
+from .connection import CdpConnection, CdpSession, open_cdp_connection
+from .protocol import CdpEvent, JsonDict, Subscription
+
+__all__ = ["CdpConnection", "CdpEvent", "CdpSession", "JsonDict", "Subscription",
+           "open_cdp_connection"]

@@ -1,0 +1,186 @@
+"""CdpConnection: the one websocket to a browser, many flattened sessions.
+
+The connection owns its reader task. Commands carry the caller's deadline
+(and a default cap when the caller set none, so no call can wait forever);
+when the socket closes every pending command fails at once with
+:class:`~browserd.errors.BrowserGone` and every event subscription ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+import attrs
+import trio
+import trio_websocket
+
+from ..errors import BrowserGone, CdpError, Timeout
+from .protocol import CdpEvent, JsonDict, Protocol, ProtocolStatistics, Subscription
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_SIZE = 512 * 1024 * 1024
+DEFAULT_COMMAND_DEADLINE_S = 30.0
+_SEND_DEADLINE_S = 5.0
+
+
+class CdpConnection:
+    """Handle to one live CDP websocket. Create with :func:`open_cdp_connection`."""
+
+    def __init__(self, ws: trio_websocket.WebSocketConnection, url: str) -> None:
+        self._ws = ws
+        self.url = url
+        self._protocol = Protocol()
+        self._closed = trio.Event()
+
+    # -- commands ------------------------------------------------------------
+
+    async def send(
+        self, method: str, params: JsonDict | None = None, *, session_id: str | None = None
+    ) -> JsonDict:
+        """Send one command and wait for its result.
+
+        The caller's deadline applies; with none, a 30 s cap does. On expiry
+        the pending entry is dropped and :class:`Timeout` is raised (trio's
+        own Cancelled propagates untouched when an outer scope cancels).
+        Raises CdpError for a protocol error reply and BrowserGone when the
+        connection closes before the reply arrives.
+        """
+        call, call_id, data = self._protocol.encode(method, params, session_id)
+        try:
+            cap = math.inf if trio.current_effective_deadline() != math.inf else (
+                DEFAULT_COMMAND_DEADLINE_S
+            )
+            with trio.move_on_after(cap) as cap_scope:
+                await self._send_frame(data)
+                await call.done.wait()
+            if cap_scope.cancelled_caught:
+                raise Timeout(f"{method} got no reply within {cap:.0f} s")
+            return call.unwrap()
+        finally:
+            self._protocol.forget(call_id)
+
+    async def _send_frame(self, data: bytes) -> None:
+        # A half-written frame would corrupt the stream for every session, so
+        # the write itself is shielded (with its own short bound).
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + _SEND_DEADLINE_S):
+            try:
+                await self._ws.send_message(data.decode())
+            except (trio_websocket.ConnectionClosed, trio.BrokenResourceError,
+                    trio.ClosedResourceError) as exc:
+                reason = BrowserGone(f"the browser connection closed ({exc})")
+                self._protocol.close(reason)
+                raise reason from None
+
+    def session(self, session_id: str | None) -> CdpSession:
+        return CdpSession(connection=self, session_id=session_id)
+
+    # -- events --------------------------------------------------------------
+
+    def subscribe(
+        self,
+        session_id: str | None = None,
+        methods: frozenset[str] | None = None,
+        *,
+        buffer: int = 1000,
+    ) -> Subscription:
+        """Events of one session (None: browser-level) in a bounded stream."""
+        return self._protocol.subscribe(session_id, methods, buffer)
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self._protocol.unsubscribe(sub)
+
+    def fail_session(self, session_id: str, error: BaseException) -> None:
+        self._protocol.fail_session(session_id, error)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed.is_set()
+
+    @property
+    def close_reason(self) -> BaseException | None:
+        return self._protocol.closed_reason
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    def statistics(self) -> ProtocolStatistics:
+        return self._protocol.statistics()
+
+    async def _reader(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        reason: BaseException = BrowserGone("the browser connection closed")
+        try:
+            while True:
+                message = await self._ws.get_message()
+                self._protocol.receive(message)
+        except trio_websocket.ConnectionClosed as exc:
+            code = getattr(exc.reason, "code", None)
+            reason = BrowserGone(f"the browser connection closed (code {code})")
+        finally:
+            self._protocol.close(reason)
+            self._closed.set()
+
+    async def aclose(self) -> None:
+        """Close the websocket. Idempotent; never raises for an already-dead peer."""
+        self._protocol.close(BrowserGone("the browser connection was closed by browserd"))
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + 1.0):
+            try:
+                await self._ws.aclose()
+            except Exception:  # noqa: BLE001 - closing must not fail
+                pass
+        self._closed.set()
+
+
+@attrs.frozen
+class CdpSession:
+    """A flattened session on a connection (``session_id`` None = the browser)."""
+
+    connection: CdpConnection
+    session_id: str | None
+
+    async def send(self, method: str, params: JsonDict | None = None) -> JsonDict:
+        return await self.connection.send(method, params, session_id=self.session_id)
+
+    def subscribe(
+        self, methods: frozenset[str] | None = None, *, buffer: int = 1000
+    ) -> Subscription:
+        return self.connection.subscribe(self.session_id, methods, buffer=buffer)
+
+
+@asynccontextmanager
+async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
+    """Connect to a browser websocket endpoint and run its reader.
+
+    Sends no Origin header. Raises BrowserGone if the handshake fails. On
+    exit (or cancellation) the socket is closed and pending calls fail.
+    """
+    async with trio.open_nursery() as nursery:
+        try:
+            with trio.fail_after(10):
+                ws = await trio_websocket.connect_websocket_url(
+                    nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE
+                )
+        except (trio_websocket.HandshakeError, OSError, trio.TooSlowError) as exc:
+            raise BrowserGone(f"cannot connect to the browser at {ws_url}: {exc}") from None
+        conn = CdpConnection(ws, ws_url)
+        await nursery.start(conn._reader)
+        try:
+            yield conn
+        finally:
+            await conn.aclose()
+            nursery.cancel_scope.cancel()
+
+
+__all__ = [
+    "CdpConnection",
+    "CdpError",
+    "CdpEvent",
+    "CdpSession",
+    "Subscription",
+    "open_cdp_connection",
+]

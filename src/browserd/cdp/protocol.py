@@ -1,0 +1,253 @@
+"""CDP bookkeeping as plain code: command ids, pending replies, event routing.
+
+Nothing here does I/O, so it is tested without a socket. :class:`CdpConnection`
+feeds every received frame to :meth:`Protocol.receive` and sends what
+:meth:`Protocol.encode` returns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import orjson
+import trio
+
+from ..errors import BrowserGone, CdpError
+
+JsonDict = dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class CdpEvent:
+    """One protocol event; ``session_id`` is None for browser-level events."""
+
+    method: str
+    params: JsonDict
+    session_id: str | None
+
+
+@attrs.define(eq=False)
+class PendingCall:
+    """A command awaiting its reply; resolved once, by reply or by closure."""
+
+    method: str
+    session_id: str | None
+    done: trio.Event = attrs.field(factory=trio.Event)
+    result: JsonDict | None = None
+    error: BaseException | None = None
+
+    def resolve(self, result: JsonDict | None, error: BaseException | None) -> None:
+        if self.done.is_set():
+            return
+        self.result, self.error = result, error
+        self.done.set()
+
+    def unwrap(self) -> JsonDict:
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+@attrs.frozen(kw_only=True)
+class ProtocolStatistics:
+    sent: int
+    received_replies: int
+    received_events: int
+    pending: int
+    unmatched_replies: int
+
+
+class Subscription:
+    """A bounded stream of events for one session (or the browser).
+
+    The reader delivers with ``send_nowait``; a subscriber that falls
+    ``buffer`` events behind is closed with ``overflowed = True`` and its
+    ``receive`` raises :class:`CdpError` — events are never silently dropped.
+    """
+
+    def __init__(
+        self, session_id: str | None, methods: frozenset[str] | None, buffer: int
+    ) -> None:
+        self.session_id = session_id
+        self.methods = methods
+        self.overflowed = False
+        self._send, self._recv = trio.open_memory_channel[CdpEvent](buffer)
+
+    def wants(self, event: CdpEvent) -> bool:
+        if event.session_id != self.session_id:
+            return False
+        return self.methods is None or event.method in self.methods
+
+    def deliver(self, event: CdpEvent) -> bool:
+        """Queue ``event``; False (and closed) when the subscriber is full or gone."""
+        try:
+            self._send.send_nowait(event)
+            return True
+        except trio.WouldBlock:
+            self.overflowed = True
+            self._send.close()
+            return False
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            return False
+
+    def close(self) -> None:
+        self._send.close()
+
+    async def receive(self) -> CdpEvent:
+        """Next event. Raises CdpError on overflow, BrowserGone once closed."""
+        try:
+            return await self._recv.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            if self.overflowed:
+                raise CdpError("event subscriber fell behind and was closed") from None
+            raise BrowserGone("the CDP connection closed") from None
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> CdpEvent:
+        try:
+            return await self.receive()
+        except BrowserGone:
+            raise StopAsyncIteration from None
+
+    def unsubscribe(self) -> None:
+        self._send.close()
+        self._recv.close()
+
+
+class Protocol:
+    """Ids, pending replies and subscriptions of one CDP connection."""
+
+    def __init__(self, *, on_unroutable: Callable[[CdpEvent], None] | None = None) -> None:
+        self._next_id = 0
+        self._pending: dict[int, PendingCall] = {}
+        self._subscriptions: list[Subscription] = []
+        self._closed: BaseException | None = None
+        self._on_unroutable = on_unroutable
+        self._sent = self._replies = self._events = self._unmatched = 0
+
+    @property
+    def closed_reason(self) -> BaseException | None:
+        return self._closed
+
+    def encode(
+        self, method: str, params: JsonDict | None, session_id: str | None
+    ) -> tuple[PendingCall, int, bytes]:
+        """Register a pending call and return it with its id and wire bytes.
+
+        Raises BrowserGone if the connection has already closed.
+        """
+        if self._closed is not None:
+            raise BrowserGone(f"the browser connection is closed ({self._closed})")
+        self._next_id += 1
+        call_id = self._next_id
+        message: JsonDict = {"id": call_id, "method": method, "params": params or {}}
+        if session_id is not None:
+            message["sessionId"] = session_id
+        call = PendingCall(method=method, session_id=session_id)
+        self._pending[call_id] = call
+        self._sent += 1
+        return call, call_id, orjson.dumps(message)
+
+    def forget(self, call_id: int) -> None:
+        """Drop a pending entry (the caller was cancelled or finished)."""
+        self._pending.pop(call_id, None)
+
+    def receive(self, data: bytes | str) -> None:
+        """Route one received frame to its pending call or its subscribers."""
+        try:
+            message = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(message, dict):
+            return
+        call_id = message.get("id")
+        if call_id is not None:
+            self._replies += 1
+            call = self._pending.pop(call_id, None)
+            if call is None:
+                self._unmatched += 1
+                return
+            if "error" in message:
+                err = message["error"] or {}
+                text = str(err.get("message", "protocol error"))
+                if err.get("data"):
+                    text += f": {err['data']}"
+                call.resolve(None, CdpError(f"{call.method}: {text}", cdp_code=err.get("code"),
+                                            method=call.method))
+            else:
+                call.resolve(message.get("result") or {}, None)
+            return
+        method = message.get("method")
+        if not isinstance(method, str):
+            return
+        self._events += 1
+        event = CdpEvent(
+            method=method, params=message.get("params") or {}, session_id=message.get("sessionId")
+        )
+        routed = False
+        for sub in list(self._subscriptions):
+            if sub.wants(event):
+                routed = True
+                if not sub.deliver(event):
+                    self._subscriptions.remove(sub)
+        if not routed and self._on_unroutable is not None:
+            self._on_unroutable(event)
+
+    def subscribe(
+        self, session_id: str | None, methods: frozenset[str] | None = None, buffer: int = 1000
+    ) -> Subscription:
+        sub = Subscription(session_id, methods, buffer)
+        if self._closed is not None:
+            sub.close()
+        else:
+            self._subscriptions.append(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        if sub in self._subscriptions:
+            self._subscriptions.remove(sub)
+        sub.unsubscribe()
+
+    def fail_session(self, session_id: str, error: BaseException) -> None:
+        """A session detached: fail its pending calls and end its subscriptions."""
+        for call_id, call in list(self._pending.items()):
+            if call.session_id == session_id:
+                del self._pending[call_id]
+                call.resolve(None, error)
+        for sub in list(self._subscriptions):
+            if sub.session_id == session_id:
+                self._subscriptions.remove(sub)
+                sub.close()
+
+    def close(self, reason: BaseException) -> None:
+        """Fail every pending call with ``reason`` and end every subscription. Idempotent."""
+        if self._closed is not None:
+            return
+        self._closed = reason
+        pending, self._pending = self._pending, {}
+        for call in pending.values():
+            call.resolve(None, reason)
+        subs, self._subscriptions = self._subscriptions, []
+        for sub in subs:
+            sub.close()
+
+    def statistics(self) -> ProtocolStatistics:
+        return ProtocolStatistics(
+            sent=self._sent,
+            received_replies=self._replies,
+            received_events=self._events,
+            pending=len(self._pending),
+            unmatched_replies=self._unmatched,
+        )
+
+
+def deadline_left() -> float:
+    """Seconds until the current effective deadline (inf when none)."""
+    deadline = trio.current_effective_deadline()
+    return math.inf if deadline == math.inf else max(0.0, deadline - trio.current_time())

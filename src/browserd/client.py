@@ -1,0 +1,131 @@
+"""A small synchronous client of a running browserd (used by the CLI and scripts).
+
+It reads the same settings and token file as the service. Before the token
+is ever sent, the listener must prove it holds the same token: ``GET
+/healthz?challenge=<nonce>`` answers ``proof = HMAC-SHA256(token, nonce)``.
+A program squatting on the control port cannot produce it, so it never
+learns the token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import secrets
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import orjson
+
+from .config import Settings, load_settings
+from .errors import BrowserdError, Unavailable
+from .paths import Paths
+
+
+def healthz_proof(token: str, challenge: str) -> str:
+    """HMAC-SHA256(token, "browserd-healthz:" + challenge) in hex."""
+    return hmac.new(token.encode(), b"browserd-healthz:" + challenge.encode(),
+                    hashlib.sha256).hexdigest()
+
+
+class ClientError(BrowserdError):
+    """An error answered by the service (status and code as sent)."""
+
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        super().__init__(str(body.get("error", f"HTTP {status}")), hint=body.get("hint"))
+        self.http_status = status
+        self.error_code = str(body.get("code", "UNKNOWN"))
+        self.body = body
+
+
+class Client:
+    """Talks to one browserd. Each call is one HTTP request with a timeout."""
+
+    def __init__(self, base_url: str, token: str, *, timeout: float = 60.0) -> None:
+        parts = urlsplit(base_url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 80
+        self.base_url = base_url
+        self._token = token
+        self.timeout = timeout
+        self._verified = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None, paths: Paths | None = None,
+                      *, timeout: float = 60.0) -> Client:
+        paths = paths or Paths.resolve()
+        settings = settings or load_settings(paths)
+        try:
+            token = paths.token_file.read_text().strip()
+        except OSError:
+            raise Unavailable(
+                f"no token at {paths.token_file}: is browserd installed and started?",
+                hint="start it with `browserd serve` (or `browserd service install`)",
+            ) from None
+        return cls(settings.control_url, token, timeout=timeout)
+
+    def _raw(self, method: str, path: str, body: bytes | None, headers: dict[str, str]
+             ) -> tuple[int, bytes, str]:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, resp.read(), resp.getheader("Content-Type", "")
+        except (OSError, http.client.HTTPException) as exc:
+            raise Unavailable(f"browserd does not answer at {self.base_url}: {exc}",
+                              hint="start it with `browserd serve`") from None
+        finally:
+            conn.close()
+
+    def verify(self) -> None:
+        """Prove the listener is our browserd before sending it the token."""
+        if self._verified:
+            return
+        nonce = secrets.token_hex(16)
+        status, data, _ = self._raw("GET", f"/healthz?challenge={nonce}", None,
+                                    {"Host": f"{self.host}:{self.port}"})
+        try:
+            body = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            body = {}
+        proof = body.get("proof") if isinstance(body, dict) else None
+        if status != 200 or not isinstance(proof, str) or not hmac.compare_digest(
+            proof, healthz_proof(self._token, nonce)
+        ):
+            raise Unavailable(
+                f"the listener at {self.base_url} is not this browserd (it could not prove "
+                "it holds our token); the token was not sent",
+                hint="another program holds the control port; stop it or change control_url",
+            )
+        self._verified = True
+
+    def request(self, method: str, path: str, payload: dict[str, Any] | None = None,
+                *, query: dict[str, Any] | None = None) -> Any:
+        """Send one request; returns the decoded JSON (or bytes), raises ClientError."""
+        self.verify()
+        headers = {"Host": f"{self.host}:{self.port}",
+                   "Authorization": f"Bearer {self._token}"}
+        body = None
+        if payload is not None:
+            body = orjson.dumps({k: v for k, v in payload.items() if v is not None})
+            headers["Content-Type"] = "application/json"
+        if query:
+            clean = {k: (str(v).lower() if isinstance(v, bool) else v)
+                     for k, v in query.items() if v is not None}
+            path = f"{path}?{urlencode(clean)}"
+        status, data, ctype = self._raw(method, path, body, headers)
+        if not ctype.startswith("application/json"):
+            if status >= 400:
+                raise ClientError(status, {"error": data[:200].decode(errors="replace")})
+            return data
+        decoded = orjson.loads(data) if data else {}
+        if status >= 400:
+            raise ClientError(status, decoded if isinstance(decoded, dict) else {})
+        return decoded
+
+    def get(self, path: str, **query: Any) -> Any:
+        return self.request("GET", path, query=query)
+
+    def post(self, path: str, **payload: Any) -> Any:
+        return self.request("POST", path, payload)

@@ -1,0 +1,236 @@
+"""Settings: ``config.toml`` overridden by ``BROWSERD_*`` variables and CLI flags.
+
+Precedence, lowest first: built-in defaults → ``<config_dir>/config.toml`` →
+environment (``BROWSERD_`` + the key upper-cased) → explicit overrides (CLI
+flags). Every value is validated once here; a bad value is a
+:class:`~browserd.errors.ConfigError` naming the key and where it came from.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import sys
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from .errors import ConfigError
+from .paths import Paths
+
+DEFAULT_CONTROL_PORT = 18791
+FORBIDDEN_PORTS = frozenset({9222})
+_COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
+_PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback IP literals (127.0.0.0/8, ::1)."""
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def default_headless(environ: Mapping[str, str]) -> bool:
+    """Headless where there is no display to show a window on."""
+    if sys.platform == "darwin" or sys.platform.startswith("win"):
+        return False
+    return not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+
+
+@attrs.frozen(kw_only=True)
+class Settings:
+    """Validated settings. See docs/api.md "Settings" for each key."""
+
+    enabled: bool = True
+    control_url: str = f"http://127.0.0.1:{DEFAULT_CONTROL_PORT}"
+    cdp_port: int | None = None
+    cdp_url: str | None = None
+    attach_only: bool = False
+    headless: bool | None = None
+    executable: str | None = None
+    profile: str = "clawd"
+    color: str = "#FF4500"
+    evaluate_enabled: bool = True
+    allow_remote_control: bool = False
+    url_allow: tuple[str, ...] = ()
+    auto_start: bool = True
+    media_max_files: int = 200
+    media_max_bytes: int = 500 * 1024 * 1024
+    media_max_age_s: float = 24 * 3600.0
+    tab_queue_limit: int = 8
+    max_concurrent_captures: int = 4
+    restart_budget: int = 5
+    restart_window_s: float = 60.0
+
+    # -- derived -------------------------------------------------------------
+
+    @property
+    def control_host(self) -> str:
+        return urlsplit(self.control_url).hostname or "127.0.0.1"
+
+    @property
+    def control_port(self) -> int:
+        return urlsplit(self.control_url).port or DEFAULT_CONTROL_PORT
+
+    @property
+    def effective_cdp_port(self) -> int:
+        if self.cdp_url:
+            return urlsplit(self.cdp_url).port or 80
+        return self.cdp_port if self.cdp_port is not None else self.control_port + 1
+
+    @property
+    def effective_cdp_url(self) -> str:
+        return self.cdp_url or f"http://127.0.0.1:{self.effective_cdp_port}"
+
+    @property
+    def is_attach_only(self) -> bool:
+        """Attach-only when asked, or when the CDP endpoint is not loopback."""
+        if self.attach_only:
+            return True
+        if self.cdp_url:
+            return not is_loopback_host(urlsplit(self.cdp_url).hostname or "")
+        return False
+
+    @property
+    def is_attach(self) -> bool:
+        """Connect to an existing browser instead of launching one."""
+        return self.is_attach_only or bool(self.cdp_url)
+
+    def effective_headless(self, environ: Mapping[str, str] | None = None) -> bool:
+        if self.headless is not None:
+            return self.headless
+        return default_headless(os.environ if environ is None else environ)
+
+    def public_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self, recurse=False) | {"url_allow": list(self.url_allow)}
+
+
+_FIELDS = {f.name: f for f in attrs.fields(Settings)}
+
+
+def _coerce(key: str, raw: Any, source: str) -> Any:
+    """Turn a raw TOML/env value into the field's type, or raise ConfigError."""
+    field = _FIELDS[key]
+    kind = str(field.type)
+    try:
+        if kind.startswith("bool"):
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return None if "None" in kind and text == "" else False
+            raise ValueError(f"expected a boolean, got {raw!r}")
+        if kind.startswith("int"):
+            if isinstance(raw, bool):
+                raise ValueError(f"expected an integer, got {raw!r}")
+            if raw == "" and "None" in kind:
+                return None
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+        if kind.startswith("tuple"):
+            if isinstance(raw, str):
+                return tuple(p.strip() for p in raw.split(",") if p.strip())
+            if isinstance(raw, list) and all(isinstance(p, str) for p in raw):
+                return tuple(raw)
+            raise ValueError(f"expected a list of strings, got {raw!r}")
+        if raw == "" and "None" in kind:
+            return None
+        if not isinstance(raw, str):
+            raise ValueError(f"expected a string, got {raw!r}")
+        return raw
+    except ValueError as exc:
+        raise ConfigError(f"setting {key!r} from {source}: {exc}") from None
+
+
+def _validate(s: Settings) -> None:
+    parts = urlsplit(s.control_url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ConfigError(f"control_url must be http://HOST:PORT, got {s.control_url!r}")
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise ConfigError(f"control_url has a bad port: {s.control_url!r}") from None
+    ports = [("control_url", s.control_port)]
+    if s.cdp_port is not None:
+        ports.append(("cdp_port", s.cdp_port))
+    for name, port in ports:
+        if not 1 <= port <= 65535:
+            raise ConfigError(f"{name}: port {port} is out of range")
+        if port in FORBIDDEN_PORTS:
+            raise ConfigError(f"{name}: port {port} is reserved for the user's own browser")
+    if not s.cdp_url and s.effective_cdp_port == s.control_port:
+        raise ConfigError("cdp_port must differ from the control port")
+    if s.cdp_url:
+        cp = urlsplit(s.cdp_url)
+        if cp.scheme not in ("http", "https", "ws", "wss") or not cp.hostname:
+            raise ConfigError(f"cdp_url must be http(s)://HOST:PORT or ws(s)://…, got {s.cdp_url!r}")
+    if not _PROFILE_RE.match(s.profile):
+        raise ConfigError(
+            f"profile {s.profile!r}: use 1-64 letters, digits, '.', '_' or '-', starting alphanumeric"
+        )
+    if not _COLOR_RE.match(s.color):
+        raise ConfigError(f"color {s.color!r}: use #RRGGBB")
+    for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
+                "max_concurrent_captures", "restart_budget"):
+        if getattr(s, key) < 1:
+            raise ConfigError(f"{key} must be at least 1")
+
+
+def load_settings(
+    paths: Paths,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Read config.toml, apply environment and overrides, validate.
+
+    Raises ConfigError for an unreadable file, an unknown key or a bad value.
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    file = paths.config_file
+    if file.exists():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {file}: {exc}") from None
+        for key, raw in data.items():
+            if key not in _FIELDS:
+                raise ConfigError(f"unknown setting {key!r} in {file}")
+            values[key] = _coerce(key, raw, str(file))
+    for key in _FIELDS:
+        var = "BROWSERD_" + key.upper()
+        if var in env:
+            values[key] = _coerce(key, env[var], f"${var}")
+    for key, raw in (overrides or {}).items():
+        if raw is None:
+            continue
+        if key not in _FIELDS:
+            raise ConfigError(f"unknown setting {key!r}")
+        values[key] = _coerce(key, raw, "the command line")
+    settings = Settings(**values)
+    _validate(settings)
+    return settings
+
+
+def read_config_keys(path: Path) -> list[str]:
+    """The keys a config file sets (for diagnostics)."""
+    try:
+        return sorted(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []

@@ -1,0 +1,282 @@
+"""The one error hierarchy of browserd.
+
+Every failure that can reach a caller is a :class:`BrowserdError`. Each class
+carries the HTTP ``status`` it maps to and a stable ``code`` string; the HTTP
+façade turns any of them into ``{"error", "code", "hint"}`` in one place, and
+the CLI prints the message and exits non-zero.
+
+Tree::
+
+    BrowserdError                          500 INTERNAL
+    ├── BadRequest                         400 BAD_REQUEST
+    │   ├── BadUrl                         400 BAD_URL
+    │   └── JsException                    400 JS_EXCEPTION
+    ├── Unauthorized                       401 UNAUTHORIZED
+    ├── Forbidden                          403 FORBIDDEN_ORIGIN
+    │   ├── EvalDisabled                   403 EVAL_DISABLED
+    │   └── UrlBlocked                     403 URL_BLOCKED
+    ├── NotFound                           404 NOT_FOUND
+    │   ├── TabNotFound                    404 TAB_NOT_FOUND
+    │   ├── RefNotFound                    404 REF_NOT_FOUND
+    │   └── NoMatch                        404 NO_MATCH
+    ├── MethodNotAllowed                   405 METHOD_NOT_ALLOWED
+    ├── Conflict                           409 CONFLICT
+    │   ├── AmbiguousTarget                409 AMBIGUOUS_TARGET
+    │   ├── StaleRef                       409 STALE_REF
+    │   ├── DialogOpen                     409 DIALOG_OPEN
+    │   ├── AttachOnly                     409 ATTACH_ONLY
+    │   └── NoDialog                       409 NO_DIALOG
+    ├── BodyTooLarge                       413 BODY_TOO_LARGE
+    ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
+    ├── MisdirectedHost                    421 MISDIRECTED_HOST
+    ├── TabBusy                            429 TAB_BUSY
+    ├── BrowserGone                        502 BROWSER_GONE
+    │   └── TargetCrashed                  502 TARGET_CRASHED
+    ├── Unavailable                        503 UNAVAILABLE
+    │   ├── BrowserDisabled                503 BROWSER_DISABLED
+    │   ├── BrowserNotRunning              503 BROWSER_NOT_RUNNING
+    │   ├── BrowserStarting                503 BROWSER_STARTING
+    │   └── Overloaded                     503 OVERLOADED
+    ├── Timeout                            504 TIMEOUT
+    ├── InsufficientStorage                507 INSUFFICIENT_STORAGE
+    ├── CdpError                           502 CDP_ERROR  (the browser answered a command with an error)
+    └── StartupError                       500 STARTUP_FAILED  (refusals at launch: port taken, profile locked, …)
+        ├── PortInUse                      500 PORT_IN_USE
+        ├── ProfileInUse                   500 PROFILE_IN_USE
+        ├── ProfileRefused                 500 PROFILE_REFUSED
+        ├── ExecutableNotFound             500 EXECUTABLE_NOT_FOUND
+        └── ConfigError                    500 CONFIG_ERROR
+
+:func:`unwrap_group` is the one place exception groups are collapsed at actor
+boundaries.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class BrowserdError(Exception):
+    """Base of every browserd error; ``status`` and ``code`` are stable."""
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "INTERNAL"
+    default_hint: ClassVar[str] = ""
+
+    def __init__(self, message: str, *, hint: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = self.default_hint if hint is None else hint
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON error body: ``{error, code, hint, ...details}``."""
+        body: dict[str, Any] = {"error": self.message, "code": self.code}
+        if self.hint:
+            body["hint"] = self.hint
+        body.update(self.details)
+        return body
+
+
+class BadRequest(BrowserdError):
+    status, code = 400, "BAD_REQUEST"
+
+
+class BadUrl(BadRequest):
+    code = "BAD_URL"
+
+
+class JsException(BadRequest):
+    code = "JS_EXCEPTION"
+
+
+class Unauthorized(BrowserdError):
+    status, code = 401, "UNAUTHORIZED"
+    default_hint = "send 'Authorization: Bearer <token>'; `browserd token` prints it"
+
+
+class Forbidden(BrowserdError):
+    status, code = 403, "FORBIDDEN_ORIGIN"
+
+
+class EvalDisabled(Forbidden):
+    code = "EVAL_DISABLED"
+    default_hint = "set evaluate_enabled = true in config.toml to allow JavaScript evaluation"
+
+
+class UrlBlocked(Forbidden):
+    code = "URL_BLOCKED"
+    default_hint = "add the scheme or host to url_allow in config.toml if this is intended"
+
+
+class NotFound(BrowserdError):
+    status, code = 404, "NOT_FOUND"
+
+
+class TabNotFound(NotFound):
+    code = "TAB_NOT_FOUND"
+    default_hint = "list tabs with GET /tabs"
+
+
+class RefNotFound(NotFound):
+    code = "REF_NOT_FOUND"
+    default_hint = "take a new snapshot and use one of its refs"
+
+
+class NoMatch(NotFound):
+    code = "NO_MATCH"
+
+
+class MethodNotAllowed(BrowserdError):
+    status, code = 405, "METHOD_NOT_ALLOWED"
+
+
+class Conflict(BrowserdError):
+    status, code = 409, "CONFLICT"
+
+
+class AmbiguousTarget(Conflict):
+    code = "AMBIGUOUS_TARGET"
+    default_hint = "use more characters of the targetId"
+
+
+class StaleRef(Conflict):
+    code = "STALE_REF"
+    default_hint = "take a new snapshot"
+
+
+class DialogOpen(Conflict):
+    code = "DIALOG_OPEN"
+    default_hint = "resolve it with POST /dialog {accept: true|false}"
+
+
+class NoDialog(Conflict):
+    code = "NO_DIALOG"
+
+
+class AttachOnly(Conflict):
+    code = "ATTACH_ONLY"
+    default_hint = "browserd is in attach-only mode; start the browser yourself"
+
+
+class BodyTooLarge(BrowserdError):
+    status, code = 413, "BODY_TOO_LARGE"
+
+
+class UnsupportedMediaType(BrowserdError):
+    status, code = 415, "UNSUPPORTED_MEDIA_TYPE"
+    default_hint = "send a JSON body with Content-Type: application/json"
+
+
+class MisdirectedHost(BrowserdError):
+    status, code = 421, "MISDIRECTED_HOST"
+
+
+class TabBusy(BrowserdError):
+    status, code = 429, "TAB_BUSY"
+    default_hint = "the tab's queue is full; retry shortly"
+
+
+class BrowserGone(BrowserdError):
+    status, code = 502, "BROWSER_GONE"
+    default_hint = "the browser is being restarted; retry in a moment"
+
+
+class TargetCrashed(BrowserGone):
+    code = "TARGET_CRASHED"
+    default_hint = "reload the tab with POST /navigate or close it"
+
+
+class CdpError(BrowserdError):
+    """The browser answered a command with a protocol error."""
+
+    status, code = 502, "CDP_ERROR"
+
+    def __init__(self, message: str, *, cdp_code: int | None = None, method: str = "") -> None:
+        super().__init__(message, method=method)
+        self.cdp_code = cdp_code
+        self.method = method
+
+
+class Unavailable(BrowserdError):
+    status, code = 503, "UNAVAILABLE"
+
+
+class BrowserDisabled(Unavailable):
+    code = "BROWSER_DISABLED"
+    default_hint = "set enabled = true in config.toml"
+
+
+class BrowserNotRunning(Unavailable):
+    code = "BROWSER_NOT_RUNNING"
+    default_hint = "start it with POST /start (or `browserd start`)"
+
+
+class BrowserStarting(Unavailable):
+    code = "BROWSER_STARTING"
+    default_hint = "retry in a moment"
+
+
+class Overloaded(Unavailable):
+    code = "OVERLOADED"
+    default_hint = "too many requests at once; retry shortly"
+
+
+class Timeout(BrowserdError):
+    status, code = 504, "TIMEOUT"
+
+
+class InsufficientStorage(BrowserdError):
+    status, code = 507, "INSUFFICIENT_STORAGE"
+    default_hint = "free disk space in the media directory"
+
+
+class StartupError(BrowserdError):
+    status, code = 500, "STARTUP_FAILED"
+
+
+class PortInUse(StartupError):
+    code = "PORT_IN_USE"
+
+
+class ProfileInUse(StartupError):
+    code = "PROFILE_IN_USE"
+
+
+class ProfileRefused(StartupError):
+    code = "PROFILE_REFUSED"
+
+
+class ExecutableNotFound(StartupError):
+    code = "EXECUTABLE_NOT_FOUND"
+
+
+class ConfigError(StartupError):
+    code = "CONFIG_ERROR"
+
+
+def unwrap_group(exc: BaseException) -> BaseException:
+    """Collapse an exception group to the one error that matters.
+
+    The policy, used at every actor boundary: a group holding a single
+    exception (possibly nested) is that exception; otherwise the first
+    :class:`BrowserdError` inside wins; otherwise the group is returned as is.
+    Cancellation is never swallowed: callers re-raise what this returns.
+    """
+    while isinstance(exc, BaseExceptionGroup):
+        if len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+            continue
+        domain = [e for e in _leaves(exc) if isinstance(e, BrowserdError)]
+        return domain[0] if domain else exc
+    return exc
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for e in group.exceptions:
+        if isinstance(e, BaseExceptionGroup):
+            out.extend(_leaves(e))
+        else:
+            out.append(e)
+    return out

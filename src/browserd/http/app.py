@@ -1,0 +1,140 @@
+"""The HTTP façade: thin routes over the System's handles.
+
+``create_app(system)`` builds a quart-trio app from the route table
+(:mod:`browserd.http.routes`); :func:`wrap` puts the security Guard in front
+of it. Domain errors become ``{"error", "code", "hint"}`` here and nowhere
+else; a deadline that expires inside a handler becomes 504 TIMEOUT.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import orjson
+import trio
+from quart import Response, request
+from quart_trio import QuartTrio
+
+from .. import __version__
+from ..errors import (
+    BadRequest,
+    BrowserdError,
+    MethodNotAllowed,
+    NotFound,
+    Timeout,
+    unwrap_group,
+)
+from ..system import System
+from .guard import Guard
+from .schema import Route, openapi, parse_args
+
+log = logging.getLogger(__name__)
+audit_log = logging.getLogger("browserd.audit")
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), status=status,
+                    mimetype="application/json")
+
+
+def error_response(exc: BrowserdError) -> Response:
+    return json_response(exc.to_dict(), exc.status)
+
+
+def create_app(system: System) -> QuartTrio:
+    """The quart-trio app for ``system`` (no guard; see :func:`wrap`)."""
+    from .routes import all_routes
+
+    app = QuartTrio("browserd")
+    app.config["MAX_CONTENT_LENGTH"] = 1024 * 1024
+    app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
+    routes = all_routes()
+    spec = openapi(routes, version=__version__)
+
+    async def openapi_handler(system: System, args: dict[str, Any]) -> dict[str, Any]:
+        return spec
+
+    routes.append(Route(path="/openapi.json", methods=("GET",), handler=openapi_handler,
+                        summary="This API's OpenAPI document", tag="meta"))
+    for route in routes:
+        _register(app, system, route)
+
+    @app.errorhandler(404)
+    async def not_found(_: Any) -> Response:
+        return error_response(NotFound(f"no route {request.method} {request.path}",
+                                       hint="see GET /openapi.json"))
+
+    @app.errorhandler(405)
+    async def not_allowed(_: Any) -> Response:
+        return error_response(MethodNotAllowed(
+            f"{request.method} is not allowed on {request.path}",
+            hint="routes that change anything are POST (or DELETE) only"))
+
+    @app.errorhandler(413)
+    async def too_large(_: Any) -> Response:
+        from ..errors import BodyTooLarge
+
+        return error_response(BodyTooLarge("the request body is too large"))
+
+    return app
+
+
+def _register(app: QuartTrio, system: System, route: Route) -> None:
+    async def view(**path_args: str) -> Response:
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            body: Any = None
+            if request.method != "GET":
+                raw = await request.get_data()
+                if raw:
+                    try:
+                        body = orjson.loads(raw)
+                    except orjson.JSONDecodeError as exc:
+                        raise BadRequest(f"the body is not valid JSON: {exc}") from None
+            if path_args:
+                if body is not None and not isinstance(body, dict):
+                    raise BadRequest("the JSON body must be an object")
+                body = {**(body or {}), **path_args}
+            args = parse_args(route.fields, query=request.args, body=body)
+            try:
+                result = await route.handler(system, args)
+            except trio.TooSlowError:
+                raise Timeout(f"{request.path} did not finish within its deadline",
+                              hint="raise timeoutMs, or check the page with GET /snapshot") from None
+            if route.raw_response:
+                response: Response = result
+                return response
+            return json_response(result)
+        except BaseException as exc:  # noqa: BLE001 - mapped below; Cancelled re-raised
+            inner = unwrap_group(exc)
+            if isinstance(inner, BrowserdError):
+                outcome = inner.code
+                return error_response(inner)
+            if isinstance(inner, trio.TooSlowError):
+                outcome = "TIMEOUT"
+                return error_response(Timeout(f"{request.path} timed out"))
+            if not isinstance(inner, Exception):
+                outcome = "cancelled"
+                raise
+            outcome = "INTERNAL"
+            log.exception("internal error in %s %s", request.method, request.path)
+            return error_response(BrowserdError(f"internal error: {type(inner).__name__}"))
+        finally:
+            if route.tag != "meta":
+                audit_log.info(
+                    "%s %s tab=%s outcome=%s ms=%.1f", request.method, request.path,
+                    request.args.get("targetId", "-"), outcome,
+                    (time.perf_counter() - started) * 1000,
+                )
+
+    app.add_url_rule(route.path, endpoint=route.endpoint + "_" + "_".join(route.methods),
+                     view_func=view, methods=list(route.methods))
+
+
+def wrap(app: QuartTrio, system: System, token: str) -> Guard:
+    """The app behind the one security Guard (auth, Host, Origin, body rules)."""
+    asgi: Any = app
+    return Guard(asgi, token=token, control_port=system.settings.control_port)

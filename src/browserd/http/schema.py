@@ -1,0 +1,219 @@
+"""Route definitions: one table that both validates requests and describes them.
+
+Each :class:`Route` lists its :class:`Field` s; :func:`parse_args` validates a
+request's query/JSON against them (400 naming the field at fault), and
+:func:`openapi` renders the same table as an OpenAPI 3.1 document, so the
+spec cannot drift from what the app accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+
+from ..errors import BadRequest
+
+Handler = Callable[..., Awaitable[Any]]
+_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
+          "array": list, "object": dict}
+
+
+@attrs.frozen(kw_only=True)
+class Field:
+    name: str
+    type: str  # "string" | "integer" | "number" | "boolean" | "array" | "object"
+    required: bool = False
+    default: Any = None
+    enum: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int | None = None
+    items: str | None = None  # item type for arrays
+    description: str = ""
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.enum is not None:
+            out["enum"] = list(self.enum)
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.max_length is not None:
+            out["maxLength"] = self.max_length
+        if self.items:
+            out["items"] = {"type": self.items} if self.items != "object" else {"type": "object"}
+        if self.description:
+            out["description"] = self.description
+        if self.default is not None:
+            out["default"] = self.default
+        return out
+
+
+@attrs.frozen(kw_only=True)
+class Route:
+    path: str
+    methods: tuple[str, ...]
+    handler: Handler
+    fields: tuple[Field, ...] = ()
+    summary: str = ""
+    tag: str = "browser"
+    auth: bool = True
+    raw_response: bool = False  # handler returns a Response, not JSON
+    path_params: tuple[str, ...] = ()
+
+    @property
+    def endpoint(self) -> str:
+        return self.path.strip("/").replace("/", "_").replace("<", "").replace(">", "") or "root"
+
+
+def _coerce_query(field: Field, raw: str) -> Any:
+    """Query strings are text: convert to the field's type."""
+    if field.type == "boolean":
+        low = raw.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise BadRequest(f"field {field.name!r} must be a boolean", field=field.name)
+    if field.type in ("integer", "number"):
+        try:
+            return int(raw) if field.type == "integer" else float(raw)
+        except ValueError:
+            raise BadRequest(f"field {field.name!r} must be a {field.type}",
+                             field=field.name) from None
+    if field.type == "array":
+        return [part for part in raw.split(",") if part]
+    return raw
+
+
+def parse_args(
+    fields: tuple[Field, ...], *, query: Mapping[str, str], body: Any
+) -> dict[str, Any]:
+    """Validate query args and a JSON body (body wins) against ``fields``.
+
+    Unknown fields are refused (a typo should not silently do something
+    else). Raises BadRequest naming the field.
+    """
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        raise BadRequest("the JSON body must be an object")
+    known = {f.name: f for f in fields}
+    unknown = (set(body) | set(query)) - set(known)
+    if unknown:
+        raise BadRequest(
+            f"unknown field(s): {', '.join(sorted(unknown))}",
+            field=sorted(unknown)[0],
+            hint="accepted: " + (", ".join(sorted(known)) or "no fields"),
+        )
+    out: dict[str, Any] = {}
+    for field in fields:
+        if field.name in body:
+            value = body[field.name]
+        elif field.name in query:
+            value = _coerce_query(field, query[field.name])
+        elif field.required:
+            raise BadRequest(f"field {field.name!r} is required", field=field.name)
+        else:
+            out[field.name] = field.default
+            continue
+        out[field.name] = check_value(field, value)
+    return out
+
+
+def check_value(field: Field, value: Any) -> Any:
+    value_any: Any = value
+    expected = _TYPES[field.type]
+    if value is None and not field.required:
+        return field.default
+    if isinstance(value, bool) and field.type in ("integer", "number"):
+        raise BadRequest(f"field {field.name!r} must be a {field.type}", field=field.name)
+    if field.type == "number" and isinstance(value, int):
+        value = float(value)
+    if not isinstance(value, expected):
+        raise BadRequest(f"field {field.name!r} must be a {field.type}", field=field.name)
+    if field.enum is not None and value not in field.enum:
+        raise BadRequest(
+            f"field {field.name!r} must be one of {', '.join(map(str, field.enum))}",
+            field=field.name,
+        )
+    value = value_any
+    if field.minimum is not None and value < field.minimum:
+        raise BadRequest(f"field {field.name!r} must be ≥ {field.minimum}", field=field.name)
+    if field.maximum is not None and value > field.maximum:
+        raise BadRequest(f"field {field.name!r} must be ≤ {field.maximum}", field=field.name)
+    if field.max_length is not None and len(value) > field.max_length:
+        raise BadRequest(
+            f"field {field.name!r} is longer than {field.max_length}", field=field.name
+        )
+    if field.items and isinstance(value, list):
+        item_type = _TYPES[field.items]
+        if not all(isinstance(v, item_type) and not isinstance(v, bool) or
+                   (field.items == "boolean" and isinstance(v, bool)) for v in value):
+            raise BadRequest(f"field {field.name!r} must be a list of {field.items}s",
+                             field=field.name)
+    return value
+
+
+_ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error", "code"],
+    "properties": {"error": {"type": "string"}, "code": {"type": "string"},
+                   "hint": {"type": "string"}},
+}
+
+
+def openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
+    """The OpenAPI 3.1 document for ``routes``."""
+    paths: dict[str, Any] = {}
+    error_codes = ["400", "401", "403", "404", "409", "413", "415", "421", "429", "502",
+                   "503", "504", "507"]
+    for route in routes:
+        oa_path = route.path.replace("<", "{").replace(">", "")
+        item = paths.setdefault(oa_path, {})
+        for method in route.methods:
+            op: dict[str, Any] = {
+                "operationId": f"{method.lower()}_{route.endpoint}",
+                "summary": route.summary,
+                "tags": [route.tag],
+                "responses": {
+                    "200": {"description": "OK", "content": {
+                        "application/json": {"schema": {"type": "object"}}}
+                        if not route.raw_response else {"*/*": {"schema": {}}}},
+                    **{code: {"description": "error", "content": {
+                        "application/json": {"schema": _ERROR_SCHEMA}}}
+                       for code in error_codes},
+                },
+            }
+            if not route.auth:
+                op["security"] = []
+            params = [{"name": name, "in": "path", "required": True,
+                       "schema": {"type": "string", "minLength": 1}} for name in route.path_params]
+            fields = [f for f in route.fields if f.name not in route.path_params]
+            if method == "GET":
+                params += [{"name": f.name, "in": "query", "required": f.required,
+                            "schema": f.schema()} for f in fields
+                           if f.type not in ("object",)]
+            elif fields:
+                op["requestBody"] = {
+                    "required": any(f.required for f in fields),
+                    "content": {"application/json": {"schema": {
+                        "type": "object",
+                        "properties": {f.name: f.schema() for f in fields},
+                        "required": [f.name for f in fields if f.required],
+                        "additionalProperties": False,
+                    }}},
+                }
+            if params:
+                op["parameters"] = params
+            item[method.lower()] = op
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "browserd", "version": version},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{"bearer": []}],
+        "paths": paths,
+    }

@@ -1,0 +1,176 @@
+"""``browserd serve``: the one place the tree is wired.
+
+Service (one_for_one)
+├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app
+├── MediaStore   (a handle; its pruning runs here)
+└── BrowserSupervisor — restart loop over the browser subtree
+
+SIGTERM/SIGINT: the browser is stopped through its ladder first, then the
+HTTP server drains (bounded), and the process exits 0. A refusal at start
+(config, token file mode, control port taken, non-loopback without opt-in)
+exits non-zero with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import signal
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+
+from .browser.ports import find_port_holder, port_is_free
+from .browser.supervisor import BrowserSupervisor
+from .config import Settings, is_loopback_host, load_settings
+from .errors import BrowserdError, ConfigError, PortInUse
+from .http.app import create_app, wrap
+from .media import Retention, open_media_store
+from .paths import Paths, ensure_private_dir
+from .system import System
+from .token import load_or_create_token
+
+log = logging.getLogger("browserd")
+
+DRAIN_S = 3.0
+PRUNE_EVERY_S = 3600.0
+
+
+def configure_logging(paths: Paths, *, verbose: bool = False) -> None:
+    """stderr + a rotating ``browserd.log``; the audit trail to ``audit.log``."""
+    ensure_private_dir(paths.log_dir)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(fmt)
+    root.addHandler(stderr)
+    main_file = logging.handlers.RotatingFileHandler(
+        paths.log_dir / "browserd.log", maxBytes=5_000_000, backupCount=3)
+    main_file.setFormatter(fmt)
+    root.addHandler(main_file)
+    audit = logging.getLogger("browserd.audit")
+    audit.propagate = False
+    audit_file = logging.handlers.RotatingFileHandler(
+        paths.log_dir / "audit.log", maxBytes=5_000_000, backupCount=5)
+    audit_file.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    audit.addHandler(audit_file)
+    for noisy in ("hypercorn.access", "trio-websocket", "hypercorn.error"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def check_bind_policy(settings: Settings) -> None:
+    """Loopback by default; anything else needs ``allow_remote_control = true``."""
+    if not is_loopback_host(settings.control_host) and not settings.allow_remote_control:
+        raise ConfigError(
+            f"refusing to listen on non-loopback {settings.control_host}",
+            hint="set allow_remote_control = true in config.toml if you really mean it "
+            "(the token is always required)",
+        )
+
+
+async def run_service(
+    settings: Settings, paths: Paths, *,
+    task_status: trio.TaskStatus[System] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run until SIGTERM/SIGINT or cancellation. Raises a BrowserdError on refusals."""
+    check_bind_policy(settings)
+    token = load_or_create_token(paths.token_file)
+    log.info("paths: %s", paths.as_dict())
+    host, port = settings.control_host, settings.control_port
+    if not port_is_free(port, host if host != "localhost" else "127.0.0.1"):
+        holder = find_port_holder(port)
+        raise PortInUse(f"control port {port} is already held by {holder.describe()}",
+                        hint="is another browserd running? `browserd status`, or set control_url")
+    retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
+                          max_age_s=settings.media_max_age_s)
+    async with open_media_store(paths.media_dir, retention) as media:
+        supervisor = BrowserSupervisor(settings, paths)
+        system = System(
+            settings=settings, paths=paths, supervisor=supervisor, media=media,
+            url_policy=_url_policy(settings),
+            capture_limiter=trio.CapacityLimiter(settings.max_concurrent_captures),
+            token=token,
+        )
+        app = wrap(create_app(system), system, token)
+        config = HypercornConfig()
+        bind_host = f"[{host}]" if ":" in host else host
+        config.bind = [f"{bind_host}:{port}"]
+        config.accesslog = None
+        config.graceful_timeout = DRAIN_S
+        config.keep_alive_timeout = 30
+        shutdown = trio.Event()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(supervisor.run)
+            await nursery.start(_serve_http, app, config, shutdown)
+            log.info("browserd listening on http://%s:%d (cdp port %d)", host, port,
+                     settings.effective_cdp_port)
+            nursery.start_soon(_prune_media, media)
+            if settings.enabled and settings.auto_start:
+                nursery.start_soon(_auto_start, supervisor)
+            task_status.started(system)
+            await _wait_for_signal()
+            log.info("stopping: browser first, then the HTTP server")
+            with trio.move_on_after(20) as scope:
+                scope.shield = True
+                await supervisor.stop()
+            shutdown.set()
+            with trio.move_on_after(DRAIN_S + 1):
+                await trio.sleep_forever()
+            nursery.cancel_scope.cancel()
+
+
+def _url_policy(settings: Settings) -> Any:
+    from .urlpolicy import UrlPolicy
+
+    return UrlPolicy.for_settings(settings)
+
+
+async def _serve_http(app: Any, config: HypercornConfig, shutdown: trio.Event, *,
+                      task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
+    await hypercorn_serve(app, config, shutdown_trigger=shutdown.wait, task_status=task_status)
+
+
+async def _auto_start(supervisor: BrowserSupervisor) -> None:
+    try:
+        await supervisor.start()
+    except BrowserdError as exc:
+        log.error("browser did not start: %s", exc.message)
+
+
+async def _prune_media(media: Any) -> None:
+    while True:
+        await trio.sleep(PRUNE_EVERY_S)
+        await media.prune()
+
+
+async def _wait_for_signal() -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for signum in signals:
+            log.info("received signal %d", signum)
+            return
+
+
+def serve(overrides: Mapping[str, Any] | None = None, *, verbose: bool = False) -> int:
+    """Entry point of ``browserd serve``: 0 after a signal, 1 on a refusal."""
+    paths = Paths.resolve()
+    try:
+        settings = load_settings(paths, overrides=overrides)
+    except BrowserdError as exc:
+        print(f"browserd: {exc.message}", file=sys.stderr)
+        return 2
+    configure_logging(paths, verbose=verbose)
+    try:
+        trio.run(run_service, settings, paths)
+    except BrowserdError as exc:
+        log.error("%s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0

@@ -1,0 +1,173 @@
+"""The in-page snapshot walker's source and the pure-Python text around it.
+
+``WALKER_SOURCE`` is ``walker.js``: an expression that, evaluated in a CDP
+isolated world (``Page.createIsolatedWorld`` + ``Runtime.evaluate`` with its
+``contextId``), defines ``globalThis.__browserd``. Re-evaluating it keeps the
+world's ref maps. The ``*_call`` functions build the ``Runtime.evaluate``
+expressions for its entry points; every argument goes through
+``json.dumps``, so no caller-supplied string is ever pasted into JavaScript
+unescaped.
+
+Nothing here does I/O; nothing here can be cancelled half-way.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from typing import Any
+
+import attrs
+
+from browserd.errors import BadRequest
+
+WALKER_SOURCE: str = (
+    importlib.resources.files("browserd.snapshot").joinpath("walker.js").read_text("utf-8")
+)
+"""The walker, to be evaluated once per isolated world (returns "installed" or "present")."""
+
+DESCRIBE_FUNCTION = "function () { return globalThis.__browserd.describe(this); }"
+"""For ``Runtime.callFunctionOn`` on an element objectId from the isolated world
+(``returnByValue: true``): yields ``{role, name}``."""
+
+
+def _non_negative(_inst: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and value < 0:
+        raise BadRequest(f"{attribute.name} must not be negative", field=attribute.name)
+
+
+def _positive(_inst: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and value < 1:
+        raise BadRequest(f"{attribute.name} must be at least 1", field=attribute.name)
+
+
+@attrs.frozen(kw_only=True)
+class SnapshotOptions:
+    """What ``__browserd.snapshot`` is asked for.
+
+    ``next_ref`` is the tab's ref counter (new refs are ``e<next_ref>``,
+    ``e<next_ref+1>``, …; the reply's ``nextRef`` is the new counter).
+    ``max_chars`` caps the text at a line boundary, ``limit`` caps the number
+    of ref'd nodes; either sets ``truncated``. ``root_ref`` / ``root_selector``
+    scope the snapshot to one element (at most one of them). ``text_budget`` is
+    the visible-text budget of the read view.
+
+    Raises :class:`browserd.errors.BadRequest` on out-of-range values.
+    """
+
+    next_ref: int = attrs.field(default=1, validator=_positive)
+    interactive: bool = False
+    max_chars: int | None = attrs.field(default=None, validator=_non_negative)
+    limit: int | None = attrs.field(default=None, validator=_positive)
+    root_ref: str | None = None
+    root_selector: str | None = None
+    text_budget: int = attrs.field(default=4000, validator=_non_negative)
+
+    def __attrs_post_init__(self) -> None:
+        if self.root_ref is not None and self.root_selector is not None:
+            raise BadRequest("give either a root ref or a root selector, not both")
+
+    def to_js(self) -> dict[str, Any]:
+        """The options object as the walker spells it (camelCase)."""
+        return {
+            "nextRef": self.next_ref,
+            "interactive": self.interactive,
+            "maxChars": self.max_chars,
+            "limit": self.limit,
+            "rootRef": self.root_ref,
+            "rootSelector": self.root_selector,
+            "textBudget": self.text_budget,
+        }
+
+
+def _js(value: Any) -> str:
+    # JSON is valid JavaScript (ES2019+); ensure_ascii also escapes U+2028/9.
+    return json.dumps(value, ensure_ascii=True, allow_nan=False)
+
+
+def snapshot_call(opts: SnapshotOptions) -> str:
+    """The expression for ``Runtime.evaluate`` (``returnByValue: true``).
+
+    Its value is ``{text, nodes, nextRef, truncated, frames, stats}`` or, when
+    the scope cannot be found, ``{error: {code, ...}}`` with code
+    ``STALE_REF`` (with ``reason``), ``NO_MATCH`` or ``BAD_SELECTOR``.
+    """
+    return f"globalThis.__browserd.snapshot({_js(opts.to_js())})"
+
+
+def read_view_call(opts: SnapshotOptions) -> str:
+    """The expression for the read view: ``{title, url, text, truncated}``."""
+    return f"globalThis.__browserd.readView({_js(opts.to_js())})"
+
+
+def dom_snapshot_call(opts: SnapshotOptions) -> str:
+    """The expression for the bounded DOM walk: ``{nodes, truncated, nextRef}``.
+
+    ``opts.limit`` defaults to 2000 nodes in the walker when ``None``.
+    """
+    return f"globalThis.__browserd.domSnapshot({_js(opts.to_js())})"
+
+
+def resolve_call(ref: str, expect_role: str | None, expect_name: str | None) -> str:
+    """The expression that resolves a ref (``returnByValue: false``).
+
+    Its value is the element itself (a RemoteObject with ``subtype: "node"``
+    and an ``objectId``) when the ref is live and its role and name still
+    equal the expected ones (``None``: those recorded at its last snapshot);
+    otherwise a JSON *string* such as ``{"stale":"detached"}``,
+    ``{"stale":"changed","role":…,"name":…}`` or ``{"stale":"unknown"}``,
+    which comes back by value even without ``returnByValue``.
+    """
+    args = ", ".join(_js(a) for a in (ref, expect_role, expect_name))
+    return (
+        f"(() => {{ const r = globalThis.__browserd.resolve({args}); "
+        "return r && r.nodeType === 1 ? r : JSON.stringify(r); })()"
+    )
+
+
+def find_by_text_call(text: str) -> str:
+    """The expression for ``findByText`` (``returnByValue: false``): element or null."""
+    return f"globalThis.__browserd.findByText({_js(text)})"
+
+
+def cap_text(text: str, max_chars: int | None) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``max_chars`` characters at a line boundary.
+
+    Returns ``(text, truncated)``. Whole lines are kept (with their newline);
+    a first line longer than the cap leaves an empty text. ``None`` is no cap.
+    Raises ValueError for a negative cap.
+    """
+    if max_chars is None or len(text) <= max_chars:
+        return text, False
+    if max_chars < 0:
+        raise ValueError("max_chars must not be negative")
+    cut = text.rfind("\n", 0, max_chars)
+    return (text[: cut + 1] if cut >= 0 else ""), True
+
+
+def splice_frame_text(parent_text: str, frame_ref: str, child_text: str, depth: int) -> str:
+    """Insert a frame's own snapshot text after its ``[frame_ref] iframe`` line.
+
+    ``depth`` is the iframe line's depth; the child's lines are indented by
+    ``depth + 1`` levels (two spaces each) on top of their own indentation.
+    If the iframe's line is not in ``parent_text`` (cut by ``maxChars``, or a
+    different document) the parent text is returned unchanged. Raises
+    ValueError for a negative depth.
+    """
+    if depth < 0:
+        raise ValueError("depth must not be negative")
+    child_lines = [line for line in child_text.splitlines() if line.strip()]
+    if not child_lines:
+        return parent_text
+    lines = parent_text.splitlines(keepends=True)
+    marker = f"[{frame_ref}] "
+    for i, line in enumerate(lines):
+        if line.lstrip(" ").startswith(marker):
+            pad = "  " * (depth + 1)
+            inserted = "".join(f"{pad}{child}\n" for child in child_lines)
+            head = "".join(lines[: i + 1])
+            if not head.endswith("\n"):
+                head += "\n"
+            tail = "".join(lines[i + 1 :])
+            return head + inserted + tail
+    return parent_text

@@ -1,0 +1,366 @@
+"""TabActor: one per page target. Owns the tab's session, event state and work queue.
+
+Work on one tab is serialised through :meth:`TabActor.work` (a bounded
+queue: when ``queue_limit`` requests already wait, the next gets 429
+TAB_BUSY at once); different tabs run in parallel. The actor's event task
+keeps the tab's state current: main-frame document (loaderId), load state,
+the open JavaScript dialog, a console ring buffer and crash status.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import attrs
+import trio
+
+from ..cdp import CdpConnection, CdpEvent, CdpSession
+from ..errors import (
+    BrowserGone,
+    DialogOpen,
+    TabBusy,
+    TargetCrashed,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+CONSOLE_BUFFER = 500
+_EVENTS = frozenset({
+    "Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated",
+    "Page.navigatedWithinDocument", "Page.lifecycleEvent", "Page.loadEventFired",
+    "Page.domContentEventFired", "Page.frameStartedLoading", "Page.frameDetached",
+    "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Inspector.targetCrashed",
+    "Inspector.detached", "Target.attachedToTarget", "Target.detachedFromTarget",
+    "Runtime.executionContextsCleared", "Log.entryAdded",
+})
+
+
+@attrs.frozen(kw_only=True)
+class TabInfo:
+    target_id: str
+    title: str
+    url: str
+    type: str
+    is_active: bool
+    last_focused_at: float | None
+    crashed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "targetId": self.target_id, "title": self.title, "url": self.url,
+            "type": self.type, "isActive": self.is_active, "lastFocusedAt": self.last_focused_at,
+        }
+        if self.crashed:
+            out["crashed"] = True
+        return out
+
+
+@attrs.frozen(kw_only=True)
+class DialogInfo:
+    type: str
+    message: str
+    default_prompt: str
+    url: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "message": self.message, "defaultPrompt": self.default_prompt}
+
+
+@attrs.frozen(kw_only=True)
+class ConsoleEntry:
+    level: str
+    text: str
+    url: str | None
+    line: int | None
+    timestamp: float
+    source: str  # "console" | "exception" | "log"
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class TabActor:
+    """Handle to one tab. Created and started by the TabRegistry."""
+
+    def __init__(
+        self,
+        connection: CdpConnection,
+        target_id: str,
+        *,
+        title: str = "",
+        url: str = "",
+        queue_limit: int = 8,
+        headless_viewport: tuple[int, int] | None = None,
+    ) -> None:
+        self.connection = connection
+        self.target_id = target_id
+        self.title = title
+        self.url = url
+        self.session: CdpSession = connection.session(None)
+        self.last_focused_at: float | None = None
+        self.crashed = False
+        self.closed = False
+        self.dialog: DialogInfo | None = None
+        self.dialog_opened = trio.Event()
+        self.main_frame_id: str = target_id
+        self.loader_id: str | None = None
+        self.load_state = "none"  # "loading" | "domcontentloaded" | "load"
+        self.frame_loaders: dict[str, str] = {}
+        self.console: collections.deque[ConsoleEntry] = collections.deque(maxlen=CONSOLE_BUFFER)
+        self.navigations = 0
+        self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
+        self.next_ref = 1
+        self.page_state: dict[str, Any] = {}  # owned by page operations (worlds, refs)
+        self._queue_limit = queue_limit
+        self._waiting = 0
+        self._lock = trio.Lock()
+        self._headless_viewport = headless_viewport
+        self._changed = trio.Event()
+        self._cancel_scope = trio.CancelScope()
+
+    # -- lifecycle -----------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[TabActor] = trio.TASK_STATUS_IGNORED) -> None:
+        """Attach, enable the domains we need, then follow the tab's events.
+
+        Ready (``started``) once attached and enabled. Returns when the tab
+        goes away or the actor is closed; raises BrowserGone if attach fails.
+        """
+        with self._cancel_scope:
+            result = await self.connection.send(
+                "Target.attachToTarget", {"targetId": self.target_id, "flatten": True}
+            )
+            self.session = self.connection.session(result["sessionId"])
+            events = self.session.subscribe(_EVENTS, buffer=5000)
+            try:
+                await self._enable()
+                task_status.started(self)
+                await self._follow(events)
+            finally:
+                self.connection.unsubscribe(events)
+                self.closed = True
+                self._notify()
+
+    async def _enable(self) -> None:
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("Page.enable", {}),
+            ("Page.setLifecycleEventsEnabled", {"enabled": True}),
+            ("Runtime.enable", {}),
+            ("Inspector.enable", {}),
+            ("Emulation.setFocusEmulationEnabled", {"enabled": True}),
+            ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False,
+                                      "flatten": True}),
+        ]
+        if self._headless_viewport is not None:
+            width, height = self._headless_viewport
+            calls.append(("Emulation.setDeviceMetricsOverride", {
+                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}))
+        results: dict[str, Any] = {}
+
+        async def call(method: str, params: dict[str, Any]) -> None:
+            results[method] = await self.session.send(method, params)
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                for method, params in calls:
+                    nursery.start_soon(call, method, params)
+                nursery.start_soon(call, "Page.getFrameTree", {})
+        frame = results["Page.getFrameTree"]["frameTree"]["frame"]
+        self.main_frame_id = frame["id"]
+        self.loader_id = frame.get("loaderId")
+        self.url = frame.get("url", self.url)
+        self.frame_loaders[frame["id"]] = frame.get("loaderId", "")
+
+    async def _follow(self, events: Any) -> None:
+        async for event in events:
+            self._on_event(event)
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def wait_changed(self) -> None:
+        """Wait for the next change of this tab's event state."""
+        await self._changed.wait()
+
+    def close(self) -> None:
+        """End the actor: pending calls on its session fail, its event task stops."""
+        self.closed = True
+        if self.session.session_id is not None:
+            self.connection.fail_session(
+                self.session.session_id, BrowserGone("the tab was closed", hint="")
+            )
+        self._cancel_scope.cancel()
+        self._notify()
+
+    # -- events --------------------------------------------------------------
+
+    def _on_event(self, event: CdpEvent) -> None:
+        method, p = event.method, event.params
+        if method == "Page.lifecycleEvent":
+            if p.get("frameId") == self.main_frame_id and p.get("loaderId") == self.loader_id:
+                name = p.get("name")
+                if name == "DOMContentLoaded" and self.load_state != "load":
+                    self.load_state = "domcontentloaded"
+                elif name == "load":
+                    self.load_state = "load"
+                elif name == "init":
+                    self.load_state = "loading"
+        elif method == "Page.frameNavigated":
+            frame = p.get("frame", {})
+            self.frame_loaders[frame.get("id", "")] = frame.get("loaderId", "")
+            if not frame.get("parentId"):
+                self.main_frame_id = frame.get("id", self.main_frame_id)
+                if frame.get("loaderId") != self.loader_id:
+                    self.loader_id = frame.get("loaderId")
+                    self.navigations += 1
+                self.url = frame.get("url", self.url) + frame.get("urlFragment", "")
+        elif method == "Page.navigatedWithinDocument":
+            if p.get("frameId") == self.main_frame_id:
+                self.url = p.get("url", self.url)
+        elif method == "Page.frameDetached":
+            self.frame_loaders.pop(p.get("frameId", ""), None)
+        elif method == "Page.javascriptDialogOpening":
+            self.dialog = DialogInfo(
+                type=p.get("type", "alert"), message=str(p.get("message", ""))[:2000],
+                default_prompt=str(p.get("defaultPrompt", ""))[:2000], url=p.get("url", ""),
+            )
+            self.dialog_opened.set()
+        elif method == "Page.javascriptDialogClosed":
+            self.dialog = None
+            self.dialog_opened = trio.Event()
+        elif method == "Runtime.consoleAPICalled":
+            args = p.get("args", [])
+            text = " ".join(_remote_text(a) for a in args)[:4000]
+            frame = (p.get("stackTrace") or {}).get("callFrames") or [{}]
+            self.console.append(ConsoleEntry(
+                level=_console_level(p.get("type", "log")), text=text,
+                url=frame[0].get("url"), line=frame[0].get("lineNumber"),
+                timestamp=time.time(), source="console",
+            ))
+        elif method == "Runtime.exceptionThrown":
+            details = p.get("exceptionDetails", {})
+            exc = details.get("exception") or {}
+            text = exc.get("description") or details.get("text", "exception")
+            self.console.append(ConsoleEntry(
+                level="error", text=str(text)[:4000], url=details.get("url"),
+                line=details.get("lineNumber"), timestamp=time.time(), source="exception",
+            ))
+        elif method == "Inspector.targetCrashed":
+            self.mark_crashed()
+        elif method == "Target.attachedToTarget":
+            info = p.get("targetInfo", {})
+            if info.get("type") == "iframe":
+                self.child_sessions[info.get("targetId", "")] = p.get("sessionId", "")
+        elif method == "Target.detachedFromTarget":
+            for key, sid in list(self.child_sessions.items()):
+                if sid == p.get("sessionId"):
+                    del self.child_sessions[key]
+        self._notify()
+
+    def mark_crashed(self) -> None:
+        if self.crashed:
+            return
+        self.crashed = True
+        log.warning("tab %s crashed", self.target_id)
+        if self.session.session_id is not None:
+            self.connection.fail_session(
+                self.session.session_id,
+                TargetCrashed("the tab's renderer crashed"),
+            )
+        self._notify()
+
+    def info(self, *, active: bool) -> TabInfo:
+        return TabInfo(
+            target_id=self.target_id, title=self.title, url=self.url, type="page",
+            is_active=active, last_focused_at=self.last_focused_at, crashed=self.crashed,
+        )
+
+    # -- work ----------------------------------------------------------------
+
+    @asynccontextmanager
+    async def work(self, *, allow_crashed: bool = False, allow_dialog: bool = True
+                   ) -> AsyncIterator[TabActor]:
+        """Hold this tab's single work slot.
+
+        Raises TabBusy at once when ``queue_limit`` callers already wait,
+        TargetCrashed for a crashed tab (unless allowed), DialogOpen when a
+        dialog is open and the work cannot run beside it. Cancellation while
+        waiting leaves the queue cleanly.
+        """
+        if self._waiting >= self._queue_limit:
+            raise TabBusy(f"tab {self.target_id} has {self._waiting} requests queued")
+        self._waiting += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            self.check_usable(allow_crashed=allow_crashed, allow_dialog=allow_dialog)
+            yield self
+        finally:
+            self._lock.release()
+
+    def check_usable(self, *, allow_crashed: bool = False, allow_dialog: bool = True) -> None:
+        if self.closed:
+            raise BrowserGone("the tab was closed", hint="list tabs with GET /tabs")
+        if self.crashed and not allow_crashed:
+            raise TargetCrashed("the tab's renderer crashed")
+        if self.dialog is not None and not allow_dialog:
+            raise DialogOpen(
+                f"a {self.dialog.type} dialog is open: {self.dialog.message[:200]}",
+                dialog=self.dialog.to_json(),
+            )
+
+    async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One command on this tab's session, failing fast on crash."""
+        if self.crashed:
+            raise TargetCrashed("the tab's renderer crashed")
+        return await self.session.send(method, params)
+
+    async def race_dialog(self, fn: Callable[[], Awaitable[T]]) -> tuple[T | None, DialogInfo | None]:
+        """Run ``fn`` unless a JavaScript dialog opens first.
+
+        A dialog blocks the renderer, so a command that triggered it would
+        not answer until it is closed; here the command is abandoned and the
+        dialog returned instead. Returns (result, None) or (None, dialog).
+        """
+        if self.dialog is not None:
+            return None, self.dialog
+        result: list[T] = []
+        opened = self.dialog_opened
+        async with trio.open_nursery() as nursery:
+            async def run() -> None:
+                result.append(await fn())
+                nursery.cancel_scope.cancel()
+
+            async def watch() -> None:
+                await opened.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run)
+            nursery.start_soon(watch)
+        if result:
+            return result[0], None
+        if self.dialog is not None:
+            return None, self.dialog
+        raise BrowserGone("the tab went away during the action")
+
+
+def _console_level(kind: str) -> str:
+    return {"warning": "warn", "assert": "error", "trace": "debug", "dir": "log",
+            "table": "log", "count": "log", "timeEnd": "log"}.get(kind, kind)
+
+
+def _remote_text(arg: dict[str, Any]) -> str:
+    if "value" in arg:
+        value = arg["value"]
+        return value if isinstance(value, str) else repr(value)
+    return str(arg.get("description") or arg.get("unserializableValue") or arg.get("type", ""))
+

@@ -1,0 +1,134 @@
+"""Page operations on one tab: navigate, eval, query, DOM dump.
+
+Every function here is called while holding the tab's work slot
+(``async with tab.work()``) and under a deadline the caller owns. Page
+content is untrusted: it is returned as data and never interpreted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import trio
+
+from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, Timeout
+from .actor import TabActor
+
+_LOAD_RANK = {"none": 0, "loading": 0, "domcontentloaded": 1, "load": 2}
+
+
+async def navigate(
+    tab: TabActor, url: str, *, wait_until: str = "load", timeout_s: float = 30.0
+) -> dict[str, Any]:
+    """Navigate the main frame and wait for ``wait_until``.
+
+    Raises BadUrl when Chromium refuses the URL or the load fails at the
+    network level, Timeout when the wait exceeds ``timeout_s`` (the page
+    keeps loading), DialogOpen if a dialog blocks the page.
+    """
+    with trio.move_on_after(timeout_s) as scope:
+        result = await tab.send("Page.navigate", {"url": url})
+        if result.get("errorText"):
+            raise BadUrl(f"navigation to {url} failed: {result['errorText']}",
+                         hint="check the URL and that the site is reachable")
+        loader_id = result.get("loaderId")
+        if loader_id and wait_until != "none":
+            want = _LOAD_RANK[wait_until]
+            while not (tab.loader_id == loader_id and _LOAD_RANK[tab.load_state] >= want):
+                if tab.dialog is not None:
+                    raise DialogOpen(f"a {tab.dialog.type} dialog opened while loading",
+                                     dialog=tab.dialog.to_json())
+                if tab.crashed or tab.closed:
+                    tab.check_usable()
+                await tab.wait_changed()
+    if scope.cancelled_caught:
+        raise Timeout(f"navigation to {url} did not reach {wait_until!r} within {timeout_s:.1f} s",
+                      hint="the page is still loading; use waitUntil: 'none' or raise timeoutMs")
+    out: dict[str, Any] = {"ok": True, "targetId": tab.target_id}
+    info = await page_info(tab)
+    out.update(info)
+    return out
+
+
+async def page_info(tab: TabActor) -> dict[str, Any]:
+    """URL, title and HTTP status of the current document (bounded, best effort)."""
+    expr = ("({url: location.href, title: document.title, status: (performance."
+            "getEntriesByType('navigation')[0] || {}).responseStatus || null})")
+    try:
+        with trio.fail_after(5):
+            value = await evaluate_value(tab, expr)
+        if isinstance(value, dict):
+            tab.title = str(value.get("title") or tab.title)
+            return {"url": value.get("url") or tab.url, "title": value.get("title") or "",
+                    "status": value.get("status") or None}
+    except (BrowserdError, trio.TooSlowError):
+        pass
+    return {"url": tab.url, "title": tab.title, "status": None}
+
+
+async def evaluate_value(tab: TabActor, expression: str, *, await_promise: bool = False,
+                         context_id: int | None = None, timeout_ms: int | None = None) -> Any:
+    """Runtime.evaluate returning the value by value; a thrown error is JsException."""
+    params: dict[str, Any] = {"expression": expression, "returnByValue": True,
+                              "awaitPromise": await_promise, "userGesture": True}
+    if context_id is not None:
+        params["contextId"] = context_id
+    if timeout_ms is not None:
+        params["timeout"] = timeout_ms
+    result = await tab.send("Runtime.evaluate", params)
+    details = result.get("exceptionDetails")
+    if details:
+        exc = details.get("exception") or {}
+        text = exc.get("description") or exc.get("value") or details.get("text", "error")
+        raise JsException(f"JavaScript threw: {str(text)[:2000]}",
+                          hint="fix the expression; page errors are returned as data")
+    remote = result.get("result", {})
+    if "value" in remote:
+        return remote["value"]
+    if "unserializableValue" in remote:
+        return remote["unserializableValue"]
+    if remote.get("type") == "undefined":
+        return None
+    return remote.get("description")
+
+
+async def run_eval(tab: TabActor, js: str, *, await_promise: bool, timeout_s: float
+                   ) -> dict[str, Any]:
+    """/eval: evaluate in the page's main world with a hard deadline.
+
+    A runaway script is ended by ``Runtime.terminateExecution`` (answered
+    even while the renderer is busy) and reported as 504; the tab recovers.
+    A dialog opened by the script is 409 DIALOG_OPEN.
+    """
+    timeout_ms = max(1, int(timeout_s * 1000))
+    with trio.move_on_after(timeout_s + 0.5) as scope:
+        value, dialog = await tab.race_dialog(
+            lambda: evaluate_value(tab, js, await_promise=await_promise, timeout_ms=timeout_ms)
+        )
+    if scope.cancelled_caught:
+        await terminate(tab)
+        raise Timeout(f"the script did not finish within {timeout_s:.1f} s and was terminated",
+                      hint="the tab has recovered; simplify the script or raise timeoutMs")
+    if dialog is not None:
+        raise DialogOpen(f"the script opened a {dialog.type} dialog: {dialog.message[:200]}",
+                         dialog=dialog.to_json())
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        value = repr(value)
+    return {"ok": True, "targetId": tab.target_id, "url": tab.url, "result": value}
+
+
+async def terminate(tab: TabActor) -> None:
+    """End whatever script runs in the tab (bounded; errors ignored)."""
+    with trio.move_on_after(2):
+        try:
+            await tab.send("Runtime.terminateExecution")
+        except (BrowserdError, CdpError):
+            pass
+
+
+def js_literal(value: Any) -> str:
+    """A JSON literal safe to embed in an expression (untrusted strings included)."""
+    return orjson.dumps(value).decode().replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

@@ -1,0 +1,233 @@
+"""TabRegistry: targetId → TabActor, the active tab, and tab resolution.
+
+Target discovery (``Target.setDiscoverTargets``) keeps the registry current;
+only ``type == "page"`` targets become tabs. Each tab's actor runs in the
+registry's nursery, so when the registry closes (browser gone) every tab
+actor ends with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from ..cdp import CdpConnection
+from ..config import Settings
+from ..errors import AmbiguousTarget, BadRequest, BrowserdError, BrowserGone, TabNotFound
+from .actor import TabActor, TabInfo
+
+log = logging.getLogger(__name__)
+
+MIN_PREFIX = 4
+_TARGET_EVENTS = frozenset({
+    "Target.targetCreated", "Target.targetInfoChanged", "Target.targetDestroyed",
+    "Target.targetCrashed", "Target.detachedFromTarget",
+})
+
+
+class TabRegistry:
+    """Handle to the tabs of one browser connection."""
+
+    def __init__(self, connection: CdpConnection, nursery: trio.Nursery, *,
+                 settings: Settings, headless: bool) -> None:
+        self.connection = connection
+        self._nursery = nursery
+        self._settings = settings
+        self._viewport = (1280, 720) if headless else None
+        self._tabs: dict[str, TabActor] = {}
+        self._ready: dict[str, trio.Event] = {}
+        self._order: list[str] = []
+        self._started: set[str] = set()
+        self.last_used: str | None = None
+        self.created_count = 0
+        self._changed = trio.Event()
+
+    # -- queries -------------------------------------------------------------
+
+    def infos(self) -> list[TabInfo]:
+        active = self.active_id()
+        return [self._tabs[t].info(active=t == active) for t in self._order if t in self._tabs]
+
+    def active_id(self) -> str | None:
+        if self.last_used in self._tabs:
+            return self.last_used
+        focused = [t for t in self._tabs.values() if t.last_focused_at is not None]
+        if focused:
+            return max(focused, key=lambda t: t.last_focused_at or 0).target_id
+        return self._order[0] if self._order else None
+
+    def target_ids(self) -> "list[str]":
+        return list(self._order)
+
+    def get(self, target_id: str) -> TabActor:
+        """Exact id or unique case-insensitive prefix (≥ 4 chars)."""
+        if not isinstance(target_id, str) or not target_id:
+            raise BadRequest("targetId must be a non-empty string")
+        if target_id in self._tabs:
+            return self._tabs[target_id]
+        needle = target_id.lower()
+        if len(needle) < MIN_PREFIX:
+            raise TabNotFound(
+                f"no tab {target_id!r}",
+                hint=f"use the full targetId or a unique prefix of at least {MIN_PREFIX} characters",
+            )
+        hits = [t for t in self._tabs if t.lower().startswith(needle)]
+        if not hits:
+            raise TabNotFound(f"no tab {target_id!r}")
+        if len(hits) > 1:
+            raise AmbiguousTarget(f"{target_id!r} matches {len(hits)} tabs", matches=hits)
+        return self._tabs[hits[0]]
+
+    async def resolve(self, target_id: str | None, *, use: bool = True) -> TabActor:
+        """The tab a request means (API.md default-tab rule); may open about:blank."""
+        if target_id is not None:
+            tab = self.get(target_id)
+        else:
+            active = self.active_id()
+            tab = self._tabs[active] if active else await self.open("about:blank")
+        if use:
+            self.last_used = tab.target_id
+        return tab
+
+    # -- changes -------------------------------------------------------------
+
+    async def open(self, url: str = "about:blank") -> TabActor:
+        """Create a tab (background-free, focus emulated) and wait until its actor is ready."""
+        result = await self.connection.send(
+            "Target.createTarget", {"url": url, "newWindow": False, "background": False}
+        )
+        tab = await self.wait_tab(result["targetId"])
+        self.last_used = tab.target_id
+        return tab
+
+    async def wait_tab(self, target_id: str) -> TabActor:
+        """Wait (caller's deadline) until ``target_id``'s actor is attached."""
+        event = self._ready.setdefault(target_id, trio.Event())
+        with trio.fail_after(10):
+            await event.wait()
+        tab = self._tabs.get(target_id)
+        if tab is None:
+            raise BrowserGone(f"tab {target_id} went away while opening")
+        return tab
+
+    async def focus(self, tab: TabActor) -> None:
+        await self.connection.send("Target.activateTarget", {"targetId": tab.target_id})
+        tab.last_focused_at = time.time()
+        self.last_used = tab.target_id
+
+    async def close(self, tab: TabActor) -> None:
+        """Close a tab and wait until it is gone from the registry (bounded)."""
+        target_id = tab.target_id
+        try:
+            await self.connection.send("Target.closeTarget", {"targetId": target_id})
+        except BrowserdError:
+            if target_id in self._tabs and not tab.crashed:
+                raise
+        with trio.move_on_after(5):
+            while target_id in self._tabs:
+                await self.wait_changed()
+        self._drop(target_id)
+
+    async def wait_changed(self) -> None:
+        await self._changed.wait()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    # -- discovery -----------------------------------------------------------
+
+    async def _follow_targets(self, task_status: trio.TaskStatus[None]) -> None:
+        sub = self.connection.subscribe(None, _TARGET_EVENTS, buffer=10000)
+        try:
+            with trio.fail_after(10):
+                await self.connection.send("Target.setDiscoverTargets", {"discover": True})
+            task_status.started()
+            async for event in sub:
+                p = event.params
+                if event.method == "Target.targetCreated":
+                    self._on_created(p["targetInfo"])
+                elif event.method == "Target.targetInfoChanged":
+                    info = p["targetInfo"]
+                    tab = self._tabs.get(info.get("targetId", ""))
+                    if tab is not None:
+                        tab.title, tab.url = info.get("title", ""), info.get("url", "")
+                    elif info.get("type") == "page" and info["targetId"] not in self._ready:
+                        self._on_created(info)
+                elif event.method == "Target.targetDestroyed":
+                    self._drop(p.get("targetId", ""))
+                elif event.method == "Target.targetCrashed":
+                    tab = self._tabs.get(p.get("targetId", ""))
+                    if tab is not None:
+                        tab.mark_crashed()
+                self._notify()
+        finally:
+            self.connection.unsubscribe(sub)
+
+    def _on_created(self, info: dict[str, Any]) -> None:
+        if info.get("type") != "page":
+            return
+        target_id = info["targetId"]
+        if target_id in self._tabs or target_id in self._started:
+            return
+        self._started.add(target_id)
+        self._ready.setdefault(target_id, trio.Event())
+        self.created_count += 1
+        self._nursery.start_soon(self._run_tab, target_id, info.get("title", ""),
+                                 info.get("url", ""))
+
+    async def _run_tab(self, target_id: str, title: str, url: str) -> None:
+        actor = TabActor(
+            self.connection, target_id, title=title, url=url,
+            queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
+        )
+        try:
+            await self._nursery.start(actor.run)
+            self._tabs[target_id] = actor
+            if target_id not in self._order:
+                self._order.append(target_id)
+            self._ready.setdefault(target_id, trio.Event()).set()
+            self._notify()
+        except BrowserdError as exc:
+            log.info("could not attach to tab %s: %s", target_id, exc.message)
+            self._started.discard(target_id)
+            self._ready.pop(target_id, trio.Event()).set()
+
+    def _drop(self, target_id: str) -> None:
+        tab = self._tabs.pop(target_id, None)
+        self._started.discard(target_id)
+        self._ready.pop(target_id, None)
+        if target_id in self._order:
+            self._order.remove(target_id)
+        if tab is not None:
+            tab.close()
+        if self.last_used == target_id:
+            self.last_used = None
+        self._notify()
+
+
+@asynccontextmanager
+async def open_tab_registry(
+    connection: CdpConnection, *, settings: Settings, headless: bool
+) -> AsyncIterator[TabRegistry]:
+    """Run target discovery and the tab actors for one connection.
+
+    Ready once discovery is on and the browser's existing pages are attached
+    (bounded). On exit every tab actor is cancelled.
+    """
+    async with trio.open_nursery() as nursery:
+        registry = TabRegistry(connection, nursery, settings=settings, headless=headless)
+        await nursery.start(registry._follow_targets)
+        # Let the existing pages attach before declaring the browser running.
+        with trio.move_on_after(5):
+            while any(not e.is_set() for e in registry._ready.values()):
+                await registry.wait_changed()
+        try:
+            yield registry
+        finally:
+            nursery.cancel_scope.cancel()
