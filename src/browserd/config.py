@@ -9,6 +9,7 @@ flags). Every value is validated once here; a bad value is a
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import re
 import sys
@@ -25,8 +26,8 @@ from .paths import Paths
 
 DEFAULT_CONTROL_PORT = 18791
 FORBIDDEN_PORTS = frozenset({9222})
-_COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
-_PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_COLOR_RE = re.compile(r"#[0-9a-fA-F]{6}")  # always used with fullmatch
+_PROFILE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -82,12 +83,16 @@ class Settings:
 
     @property
     def control_port(self) -> int:
-        return urlsplit(self.control_url).port or DEFAULT_CONTROL_PORT
+        port = urlsplit(self.control_url).port
+        return DEFAULT_CONTROL_PORT if port is None else port
 
     @property
     def effective_cdp_port(self) -> int:
         if self.cdp_url:
-            return urlsplit(self.cdp_url).port or 80
+            parts = urlsplit(self.cdp_url)
+            if parts.port is not None:
+                return parts.port
+            return 443 if parts.scheme in ("https", "wss") else 80
         return self.cdp_port if self.cdp_port is not None else self.control_port + 1
 
     @property
@@ -135,13 +140,18 @@ def _coerce(key: str, raw: Any, source: str) -> Any:
                 return None if "None" in kind and text == "" else False
             raise ValueError(f"expected a boolean, got {raw!r}")
         if kind.startswith("int"):
-            if isinstance(raw, bool):
+            if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
                 raise ValueError(f"expected an integer, got {raw!r}")
             if raw == "" and "None" in kind:
                 return None
             return int(raw)
         if kind.startswith("float"):
-            return float(raw)
+            if isinstance(raw, bool):
+                raise ValueError(f"expected a number, got {raw!r}")
+            number = float(raw)
+            if not math.isfinite(number):
+                raise ValueError(f"expected a finite number, got {raw!r}")
+            return number
         if kind.startswith("tuple"):
             if isinstance(raw, str):
                 return tuple(p.strip() for p in raw.split(",") if p.strip())
@@ -153,42 +163,51 @@ def _coerce(key: str, raw: Any, source: str) -> Any:
         if not isinstance(raw, str):
             raise ValueError(f"expected a string, got {raw!r}")
         return raw
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise ConfigError(f"setting {key!r} from {source}: {exc}") from None
 
 
-def _validate(s: Settings) -> None:
+def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
+    """Check cross-field rules; a failure names the key and where it came from."""
+    src = sources or {}
+
+    def fail(key: str, problem: str) -> ConfigError:
+        return ConfigError(f"setting {key!r} from {src.get(key, 'the defaults')}: {problem}")
+
     parts = urlsplit(s.control_url)
     if parts.scheme != "http" or not parts.hostname:
-        raise ConfigError(f"control_url must be http://HOST:PORT, got {s.control_url!r}")
+        raise fail("control_url", f"must be http://HOST:PORT, got {s.control_url!r}")
     try:
         parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
-        raise ConfigError(f"control_url has a bad port: {s.control_url!r}") from None
-    ports = [("control_url", s.control_port)]
-    if s.cdp_port is not None:
-        ports.append(("cdp_port", s.cdp_port))
-    for name, port in ports:
+        raise fail("control_url", f"bad port in {s.control_url!r}") from None
+    ports = [("control_url", s.control_port, "")]
+    if not s.cdp_url:
+        # The derived default (control port + 1) must obey the same rules.
+        derived = " (control port + 1; set cdp_port)" if s.cdp_port is None else ""
+        ports.append(("cdp_port", s.effective_cdp_port, derived))
+    for name, port, note in ports:
         if not 1 <= port <= 65535:
-            raise ConfigError(f"{name}: port {port} is out of range")
+            raise fail(name, f"port {port}{note} is out of range")
         if port in FORBIDDEN_PORTS:
-            raise ConfigError(f"{name}: port {port} is reserved for the user's own browser")
+            raise fail(name, f"port {port}{note} is reserved for the user's own browser")
     if not s.cdp_url and s.effective_cdp_port == s.control_port:
-        raise ConfigError("cdp_port must differ from the control port")
+        raise fail("cdp_port", "must differ from the control port")
     if s.cdp_url:
         cp = urlsplit(s.cdp_url)
         if cp.scheme not in ("http", "https", "ws", "wss") or not cp.hostname:
-            raise ConfigError(f"cdp_url must be http(s)://HOST:PORT or ws(s)://…, got {s.cdp_url!r}")
-    if not _PROFILE_RE.match(s.profile):
-        raise ConfigError(
-            f"profile {s.profile!r}: use 1-64 letters, digits, '.', '_' or '-', starting alphanumeric"
+            raise fail("cdp_url", f"must be http(s)://HOST:PORT or ws(s)://…, got {s.cdp_url!r}")
+    if not _PROFILE_RE.fullmatch(s.profile):
+        raise fail(
+            "profile",
+            f"{s.profile!r}: use 1-64 letters, digits, '.', '_' or '-', starting alphanumeric",
         )
-    if not _COLOR_RE.match(s.color):
-        raise ConfigError(f"color {s.color!r}: use #RRGGBB")
+    if not _COLOR_RE.fullmatch(s.color):
+        raise fail("color", f"{s.color!r}: use #RRGGBB")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
                 "max_concurrent_captures", "restart_budget"):
         if getattr(s, key) < 1:
-            raise ConfigError(f"{key} must be at least 1")
+            raise fail(key, "must be at least 1")
 
 
 def load_settings(
@@ -203,6 +222,7 @@ def load_settings(
     """
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     file = paths.config_file
     if file.exists():
         try:
@@ -213,18 +233,21 @@ def load_settings(
             if key not in _FIELDS:
                 raise ConfigError(f"unknown setting {key!r} in {file}")
             values[key] = _coerce(key, raw, str(file))
+            sources[key] = str(file)
     for key in _FIELDS:
         var = "BROWSERD_" + key.upper()
         if var in env:
             values[key] = _coerce(key, env[var], f"${var}")
+            sources[key] = f"${var}"
     for key, raw in (overrides or {}).items():
         if raw is None:
             continue
         if key not in _FIELDS:
             raise ConfigError(f"unknown setting {key!r}")
         values[key] = _coerce(key, raw, "the command line")
+        sources[key] = "the command line"
     settings = Settings(**values)
-    _validate(settings)
+    _validate(settings, sources)
     return settings
 
 

@@ -39,13 +39,16 @@ Tree::
     │   └── Overloaded                     503 OVERLOADED
     ├── Timeout                            504 TIMEOUT
     ├── InsufficientStorage                507 INSUFFICIENT_STORAGE
-    ├── CdpError                           502 CDP_ERROR  (the browser answered a command with an error)
-    └── StartupError                       500 STARTUP_FAILED  (refusals at launch: port taken, profile locked, …)
+    ├── CdpError                           502 CDP_ERROR
+    └── StartupError                       500 STARTUP_FAILED
         ├── PortInUse                      500 PORT_IN_USE
         ├── ProfileInUse                   500 PROFILE_IN_USE
         ├── ProfileRefused                 500 PROFILE_REFUSED
         ├── ExecutableNotFound             500 EXECUTABLE_NOT_FOUND
         └── ConfigError                    500 CONFIG_ERROR
+
+``CdpError``: the browser answered a command with an error. ``StartupError``:
+refusals at launch (port taken, profile locked, …).
 
 :func:`unwrap_group` is the one place exception groups are collapsed at actor
 boundaries.
@@ -70,11 +73,16 @@ class BrowserdError(Exception):
         self.details = details
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON error body: ``{error, code, hint, ...details}``."""
+        """The JSON error body: ``{error, code, hint, ...details}``.
+
+        A detail can never replace ``error``, ``code`` or ``hint``.
+        """
         body: dict[str, Any] = {"error": self.message, "code": self.code}
         if self.hint:
             body["hint"] = self.hint
-        body.update(self.details)
+        for key, value in self.details.items():
+            if key not in ("error", "code", "hint"):
+                body[key] = value
         return body
 
 

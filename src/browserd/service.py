@@ -106,9 +106,10 @@ async def run_service(
         config.graceful_timeout = DRAIN_S
         config.keep_alive_timeout = 30
         shutdown = trio.Event()
+        http_done = trio.Event()
         async with trio.open_nursery() as nursery:
             await nursery.start(supervisor.run)
-            await nursery.start(_serve_http, app, config, shutdown)
+            await nursery.start(_serve_http, app, config, shutdown, http_done)
             log.info("browserd listening on http://%s:%d (cdp port %d)", host, port,
                      settings.effective_cdp_port)
             nursery.start_soon(_prune_media, media)
@@ -122,7 +123,7 @@ async def run_service(
                 await supervisor.stop()
             shutdown.set()
             with trio.move_on_after(DRAIN_S + 1):
-                await trio.sleep_forever()
+                await http_done.wait()
             nursery.cancel_scope.cancel()
 
 
@@ -132,9 +133,13 @@ def _url_policy(settings: Settings) -> Any:
     return UrlPolicy.for_settings(settings)
 
 
-async def _serve_http(app: Any, config: HypercornConfig, shutdown: trio.Event, *,
+async def _serve_http(app: Any, config: HypercornConfig, shutdown: trio.Event,
+                      done: trio.Event, *,
                       task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
-    await hypercorn_serve(app, config, shutdown_trigger=shutdown.wait, task_status=task_status)
+    try:
+        await hypercorn_serve(app, config, shutdown_trigger=shutdown.wait, task_status=task_status)
+    finally:
+        done.set()
 
 
 async def _auto_start(supervisor: BrowserSupervisor) -> None:

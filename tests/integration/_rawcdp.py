@@ -44,7 +44,9 @@ class CdpClosed(Exception):
 
 
 @contextlib.contextmanager
-def launch_chromium(startup_timeout: float = 20.0) -> Iterator[str]:
+def launch_chromium(
+    startup_timeout: float = 20.0, extra_args: tuple[str, ...] = ()
+) -> Iterator[str]:
     """Start headless Chromium on an ephemeral DevTools port; yield its ws URL.
 
     The process, its group and its profile directory are removed on exit.
@@ -65,6 +67,7 @@ def launch_chromium(startup_timeout: float = 20.0) -> Iterator[str]:
         "--remote-debugging-port=0",
         f"--user-data-dir={profile}",
         "--window-size=1280,720",
+        *extra_args,
         "about:blank",
     ]
     with open(log_path, "wb") as log:
@@ -154,17 +157,25 @@ class RawCdp:
 
 @contextlib.asynccontextmanager
 async def open_cdp(ws_url: str) -> AsyncIterator[RawCdp]:
-    """Connect to the browser endpoint; yield a :class:`RawCdp`."""
-    async with (
-        open_websocket_url(ws_url, max_message_size=MAX_MESSAGE) as ws,
-        trio.open_nursery() as nursery,
-    ):
-        cdp = RawCdp(ws)
-        nursery.start_soon(cdp._reader)
-        try:
-            yield cdp
-        finally:
-            nursery.cancel_scope.cancel()
+    """Connect to the browser endpoint; yield a :class:`RawCdp`.
+
+    An exception from the body comes out as itself, not wrapped in a group.
+    """
+    try:
+        async with (
+            open_websocket_url(ws_url, max_message_size=MAX_MESSAGE) as ws,
+            trio.open_nursery() as nursery,
+        ):
+            cdp = RawCdp(ws)
+            nursery.start_soon(cdp._reader)
+            try:
+                yield cdp
+            finally:
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 @contextlib.asynccontextmanager
@@ -176,6 +187,9 @@ async def open_page(cdp: RawCdp) -> AsyncIterator[str]:
         attached = await cdp.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
         yield attached["sessionId"]
     finally:
-        with trio.CancelScope(shield=True), trio.move_on_after(5):
-            with contextlib.suppress(CdpClosed, CdpCommandError):
-                await cdp.send("Target.closeTarget", {"targetId": target_id})
+        with (
+            trio.CancelScope(shield=True),
+            trio.move_on_after(5),
+            contextlib.suppress(CdpClosed, CdpCommandError),
+        ):
+            await cdp.send("Target.closeTarget", {"targetId": target_id})

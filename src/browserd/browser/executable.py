@@ -35,6 +35,7 @@ _LINUX_NAMES = {
 }
 _LINUX_ORDER = ("chromium", "chrome", "edge", "brave")
 _LINUX_EXTRA_DIRS = ("/usr/bin", "/usr/local/bin", "/snap/bin", "/opt/google/chrome")
+_MAC_ROOTS = ("/Applications",)  # then ~/Applications
 
 # Debian's /usr/bin/chromium is a shell wrapper (sources /etc/chromium.d, costs
 # 15-25 ms, prints a shell error); the real binary sits beside its resources.
@@ -53,22 +54,26 @@ def _real(path: str) -> str:
 
 
 def _candidates(
-    platform: str, home: Path, environ: Mapping[str, str], kinds: Sequence[str]
-) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
+    platform: str,
+    environ: Mapping[str, str],
+    kinds: Sequence[str],
+    mac_roots: Sequence[Path],
+    linux_dirs: Sequence[Path],
+) -> list[tuple[str, str | None, str]]:
+    """``(kind, path to check or None, what to report as tried)``, in order."""
+    out: list[tuple[str, str | None, str]] = []
     if platform == "darwin":
         for kind in kinds:
             rel = _MAC_APPS.get(kind)
             if rel:
-                out += [(kind, f"/Applications/{rel}"), (kind, str(home / "Applications" / rel))]
+                out += [(kind, str(root / rel), str(root / rel)) for root in mac_roots]
         return out
     path_env = environ.get("PATH", os.defpath)
     for kind in kinds:
         for name in _LINUX_NAMES.get(kind, ()):
             found = shutil.which(name, path=path_env)
-            if found:
-                out.append((kind, found))
-            out += [(kind, f"{d}/{name}") for d in _LINUX_EXTRA_DIRS]
+            out.append((kind, found, found or f"{name} on $PATH"))
+            out += [(kind, str(d / name), str(d / name)) for d in linux_dirs]
     return out
 
 
@@ -78,11 +83,24 @@ def find_executable(
     environ: Mapping[str, str] | None = None,
     platform: str | None = None,
     home: Path | None = None,
+    mac_roots: Sequence[Path] | None = None,
+    linux_dirs: Sequence[Path] | None = None,
 ) -> Executable:
-    """Resolve the browser to launch or raise ExecutableNotFound listing what was tried."""
+    """Resolve the browser to launch or raise ExecutableNotFound listing what was tried.
+
+    ``mac_roots`` (default ``/Applications``, ``~/Applications``) and
+    ``linux_dirs`` (default the usual install dirs, searched after $PATH) are
+    seams for tests.
+    """
     env = os.environ if environ is None else environ
     plat = sys.platform if platform is None else platform
     home_dir = Path.home() if home is None else home
+    roots = (
+        [Path(r) for r in _MAC_ROOTS] + [home_dir / "Applications"]
+        if mac_roots is None
+        else list(mac_roots)
+    )
+    dirs = [Path(d) for d in _LINUX_EXTRA_DIRS] if linux_dirs is None else list(linux_dirs)
     wanted = env.get("BROWSERD_BROWSER") or setting
     tried: list[str] = []
     if wanted:
@@ -106,11 +124,11 @@ def find_executable(
             )
     else:
         kinds = _MAC_ORDER if plat == "darwin" else _LINUX_ORDER
-    for kind, candidate in _candidates(plat, home_dir, env, kinds):
-        if candidate in tried:
+    for kind, candidate, label in _candidates(plat, env, kinds, roots, dirs):
+        if label in tried:
             continue
-        tried.append(candidate)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        tried.append(label)
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return Executable(path=Path(_real(candidate)), kind=kind)
     how = (
         "install Chromium or Google Chrome into /Applications"

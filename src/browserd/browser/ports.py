@@ -27,6 +27,9 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     """True when nothing listens on host:port (checked by binding, then released)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
+        # Like Chromium's own listener: connections of a previous browser in
+        # TIME_WAIT must not count as "held"; a live listener still does.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError as exc:

@@ -38,9 +38,15 @@ def _color_int(color: str) -> int:
 def claim_profile(directory: Path) -> None:
     """Create the profile dir with its marker, or verify it is ours.
 
-    Raises ProfileRefused when the directory has content but no marker.
+    Raises ProfileRefused when the path has content but no marker, or is not
+    a directory. A directory it claims (new or empty) is made mode 0700.
     """
-    if directory.exists():
+    if directory.exists() or directory.is_symlink():
+        if not directory.is_dir():
+            raise ProfileRefused(
+                f"{directory} exists but is not a directory; refusing to use it as a profile",
+                hint="choose another profile name, or remove that file",
+            )
         if (directory / MARKER).exists():
             return
         if any(directory.iterdir()):
@@ -49,6 +55,7 @@ def claim_profile(directory: Path) -> None:
                 hint="choose another profile name, or empty that directory if it is disposable",
             )
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    directory.chmod(0o700)  # mkdir's mode is filtered by the umask and skips existing dirs
     (directory / MARKER).write_text(json.dumps({"createdBy": "browserd", "version": 1}) + "\n")
 
 

@@ -22,7 +22,7 @@ import random
 import signal
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +89,12 @@ class BrowserSupervisor:
         paths: Paths,
         *,
         rng: Callable[[], float] = random.random,
+        subtree: Callable[[BrowserSupervisor], Awaitable[None]] | None = None,
     ) -> None:
         self.settings = settings
         self.paths = paths
         self._rng = rng
+        self._subtree = subtree
         self.state = "disabled" if not settings.enabled else "stopped"
         self.headless = settings.effective_headless()
         self._wanted = False
@@ -199,6 +201,8 @@ class BrowserSupervisor:
             await trio.sleep_forever()
         backoff = BACKOFF_START_S
         while True:
+            if not self._wanted and self.state not in ("failed", "stopped"):
+                self._set_state("stopped")
             while not self._wanted:
                 self._wake = trio.Event()
                 await self._wake.wait()
@@ -251,7 +255,9 @@ class BrowserSupervisor:
                 self._attempt_scope = scope
                 if not self._wanted:
                     return None
-                if self.settings.is_attach:
+                if self._subtree is not None:
+                    await self._subtree(self)
+                elif self.settings.is_attach:
                     await self._run_attached()
                 else:
                     await self._run_launched()
@@ -314,21 +320,25 @@ class BrowserSupervisor:
             async with open_tab_registry(
                 conn, settings=self.settings, headless=self.headless and process is not None
             ) as tabs:
-                self.runtime = Runtime(
+                self.mark_running(Runtime(
                     connection=conn,
                     tabs=tabs,
                     process=process,
                     version=str(version.get("product", "")),
                     user_agent=str(version.get("userAgent", "")),
                     started_at=time.time(),
-                )
-                self.last_error = None
-                self._set_state("running")
+                ))
                 await conn.wait_closed()
                 reason = conn.close_reason
                 raise reason if isinstance(reason, BrowserdError) else BrowserGone(
                     "the browser connection closed"
                 )
+
+    def mark_running(self, runtime: Runtime | None) -> None:
+        """Called by the subtree once it is ready to serve requests."""
+        self.runtime = runtime
+        self.last_error = None
+        self._set_state("running")
 
     # -- the pid record: proving a leftover browser is ours (F2) -------------
 

@@ -128,7 +128,11 @@ class CdpConnection:
     async def aclose(self) -> None:
         """Close the websocket. Idempotent; never raises for an already-dead peer."""
         self._protocol.close(BrowserGone("the browser connection was closed by browserd"))
-        with trio.CancelScope(shield=True, deadline=trio.current_time() + 1.0):
+        if self._closed.is_set():
+            return
+        # The close handshake needs the reader, which is usually being
+        # cancelled with us: give it a brief chance, never more.
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + 0.1):
             try:
                 await self._ws.aclose()
             except Exception:  # noqa: BLE001 - closing must not fail
@@ -156,8 +160,9 @@ class CdpSession:
 async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
     """Connect to a browser websocket endpoint and run its reader.
 
-    Sends no Origin header. Raises BrowserGone if the handshake fails. On
-    exit (or cancellation) the socket is closed and pending calls fail.
+    Sends no Origin header. Raises BrowserGone if the handshake fails (10 s
+    bound). On exit (or cancellation) the socket is closed and pending calls
+    fail with BrowserGone.
     """
     async with trio.open_nursery() as nursery:
         try:
@@ -167,7 +172,18 @@ async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
                 )
         except (trio_websocket.HandshakeError, OSError, trio.TooSlowError) as exc:
             raise BrowserGone(f"cannot connect to the browser at {ws_url}: {exc}") from None
-        conn = CdpConnection(ws, ws_url)
+        async with open_cdp_over(ws, ws_url) as conn:
+            yield conn
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def open_cdp_over(
+    ws: trio_websocket.WebSocketConnection, url: str = "memory"
+) -> AsyncIterator[CdpConnection]:
+    """Run a CdpConnection over an already-open websocket (the test seam)."""
+    conn = CdpConnection(ws, url)
+    async with trio.open_nursery() as nursery:
         await nursery.start(conn._reader)
         try:
             yield conn
@@ -183,4 +199,5 @@ __all__ = [
     "CdpSession",
     "Subscription",
     "open_cdp_connection",
+    "open_cdp_over",
 ]

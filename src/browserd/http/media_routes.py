@@ -1,9 +1,176 @@
-"""Routes for media page work."""
+"""Routes for media: ``/screenshot``, ``/pdf`` and ``GET /media/<name>``.
+
+A capture answers ``{ok, targetId, url, media: "MEDIA:<path>", mediaUrl,
+path, width, height, bytes, mime}`` plus ``scaled: true`` and ``note`` when a
+size limit applied (see :mod:`browserd.tabs.capture`). ``mediaUrl`` is the
+path of ``GET /media/<name>`` on this API (same token). A PDF answers the
+same shape with ``mime: "application/pdf"`` and ``width``/``height`` null.
+
+Concurrency: every capture holds its tab's work slot (so it never overlaps
+other work on that tab; 429 TAB_BUSY when the tab's queue is full) and then
+one token of ``system.capture_limiter``. When twice the limiter's capacity
+already waits for a token, a new capture is refused at once with 503
+OVERLOADED: the limit is the service's, not the tab's, so this is not
+TAB_BUSY, and the client should back off and retry.
+
+Deadlines (whole request, tab wait and save included): viewport and element
+captures 15 s, full page and PDF 60 s; expiry is 504 TIMEOUT.
+
+Errors: 400 for bad argument combinations (``quality`` with PNG; ``fullPage``
+with ``ref``/``selector``; both ``ref`` and ``selector``), 404/409 from
+resolving the element, 409 CONFLICT when Chromium refuses to print a PDF,
+507 INSUFFICIENT_STORAGE when the file cannot be written (nothing partial
+is left).
+"""
 
 from __future__ import annotations
 
-from .schema import Route
+from typing import Any
+
+import trio
+from quart import Response
+
+from ..errors import BadRequest, BrowserdError, NotFound, Overloaded
+from ..media import MediaFile, media_token, media_url
+from ..system import System
+from ..tabs import capture
+from ..tabs.actor import TabActor
+from ..tabs.refs import ElementHandle, resolve_target
+from .page_routes import TARGET
+from .schema import Field, Route
+
+VIEWPORT_DEADLINE_S = 15.0
+FULL_PAGE_DEADLINE_S = 60.0
+PDF_DEADLINE_S = 60.0
+#: Waiters allowed per limiter token before new captures are refused.
+QUEUE_FACTOR = 2
+
+
+def admit(limiter: trio.CapacityLimiter) -> None:
+    """Refuse at once (503 OVERLOADED) when the capture queue is already full."""
+    waiting = limiter.statistics().tasks_waiting
+    if waiting >= QUEUE_FACTOR * int(limiter.total_tokens):
+        raise Overloaded(
+            f"{waiting} captures are already waiting for one of "
+            f"{int(limiter.total_tokens)} capture slots",
+            hint="too many screenshots at once; retry shortly",
+        )
+
+
+def _check_screenshot_args(args: dict[str, Any]) -> None:
+    if args["quality"] is not None and args["format"] != "jpeg":
+        raise BadRequest("quality applies to format jpeg only", field="quality",
+                         hint="drop quality, or ask for format: jpeg")
+    if args["ref"] is not None and args["selector"] is not None:
+        raise BadRequest("give ref or selector, not both", field="selector")
+    if args["fullPage"] and (args["ref"] is not None or args["selector"] is not None):
+        raise BadRequest("fullPage captures the whole page; it cannot be combined with "
+                         "ref or selector", field="fullPage")
+
+
+def _body(tab: TabActor, url: str, saved: MediaFile, *, width: int | None,
+          height: int | None) -> dict[str, Any]:
+    return {
+        "ok": True, "targetId": tab.target_id, "url": url,
+        "media": media_token(saved.path), "mediaUrl": media_url(saved.name),
+        "path": str(saved.path), "width": width, "height": height,
+        "bytes": saved.bytes, "mime": saved.mime,
+    }
+
+
+async def _release(handle: ElementHandle) -> None:
+    """Drop the element's remote object (bounded, shielded, errors ignored)."""
+    with trio.CancelScope(shield=True), trio.move_on_after(1):
+        try:
+            await handle.session.send("Runtime.releaseObject", {"objectId": handle.object_id})
+        except BrowserdError:
+            pass
+
+
+async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    _check_screenshot_args(args)
+    limiter = system.capture_limiter
+    admit(limiter)
+    rt = system.supervisor.require_runtime()
+    element_wanted = args["ref"] is not None or args["selector"] is not None
+    deadline = FULL_PAGE_DEADLINE_S if args["fullPage"] else VIEWPORT_DEADLINE_S
+    with trio.fail_after(deadline):
+        tab = await rt.tabs.resolve(args["targetId"])
+        async with tab.work(allow_dialog=False):
+            admit(limiter)
+            async with limiter:
+                handle = None
+                if element_wanted:
+                    handle = await resolve_target(tab, ref=args["ref"], selector=args["selector"])
+                try:
+                    shot = await capture.screenshot(
+                        tab, full_page=args["fullPage"], fmt=args["format"],
+                        quality=args["quality"], element=handle)
+                finally:
+                    if handle is not None:
+                        await _release(handle)
+                url = tab.url
+                saved = await system.media.save(shot.data, kind="screenshot", ext=shot.ext,
+                                                mime=shot.mime)
+    body = _body(tab, url, saved, width=shot.width, height=shot.height)
+    if shot.scaled:
+        body["scaled"] = True
+    if shot.note:
+        body["note"] = shot.note
+    return body
+
+
+async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    limiter = system.capture_limiter
+    admit(limiter)
+    rt = system.supervisor.require_runtime()
+    with trio.fail_after(PDF_DEADLINE_S):
+        tab = await rt.tabs.resolve(args["targetId"])
+        async with tab.work(allow_dialog=False):
+            admit(limiter)
+            async with limiter:
+                data = await capture.pdf(tab)
+                url = tab.url
+                saved = await system.media.save(data, kind="pdf", ext="pdf",
+                                                mime="application/pdf")
+    return _body(tab, url, saved, width=None, height=None)
+
+
+async def get_media(system: System, args: dict[str, Any]) -> Response:
+    """The stored file, bytes read in a worker thread; 404 for any bad or unknown name."""
+    found = system.media.resolve(args["name"])
+    try:
+        data = await trio.to_thread.run_sync(found.path.read_bytes)
+    except OSError:  # pruned between resolve and read
+        raise NotFound("media not found",
+                       hint="media names come from /screenshot responses; old files are "
+                            "pruned by retention") from None
+    return Response(data, status=200, content_type=found.mime, headers={
+        "Content-Disposition": f'inline; filename="{found.name}"',
+    })
 
 
 def media_routes() -> list[Route]:
-    return []
+    return [
+        Route(path="/screenshot", methods=("GET", "POST"), handler=screenshot, tag="page",
+              summary="Screenshot the viewport, the whole page or one element into the "
+                      "media store",
+              fields=(TARGET,
+                      Field(name="fullPage", type="boolean", default=False,
+                            description="the whole scrollable page"),
+                      Field(name="ref", type="string", max_length=32,
+                            description="an element ref from GET /snapshot"),
+                      Field(name="selector", type="string", max_length=4096,
+                            description="a CSS selector (first match, main document)"),
+                      Field(name="format", type="string", default="png",
+                            enum=("png", "jpeg")),
+                      Field(name="quality", type="integer", minimum=0, maximum=100,
+                            description="JPEG quality (format jpeg only)"))),
+        Route(path="/pdf", methods=("POST",), handler=print_pdf, tag="page",
+              summary="Print the tab to PDF into the media store",
+              fields=(TARGET,)),
+        Route(path="/media/<name>", methods=("GET",), handler=get_media, tag="page",
+              raw_response=True, path_params=("name",),
+              summary="A stored screenshot or PDF, by the name a capture returned",
+              fields=(Field(name="name", type="string", required=True),)),
+    ]

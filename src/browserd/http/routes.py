@@ -82,6 +82,7 @@ async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
         rt = system.supervisor.require_runtime()
     except BrowserdError:
         return {"running": False, "tabs": []}
+    await rt.tabs.wait_pending()
     return {"running": True, "tabs": [t.to_json() for t in rt.tabs.infos()]}
 
 

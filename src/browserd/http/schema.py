@@ -8,6 +8,8 @@ spec cannot drift from what the app accepts.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -16,8 +18,10 @@ import attrs
 from ..errors import BadRequest
 
 Handler = Callable[..., Awaitable[Any]]
-_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
-          "array": list, "object": dict}
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str, "integer": int, "number": (int, float), "boolean": bool,
+    "array": list, "object": dict,
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -69,24 +73,31 @@ class Route:
         return self.path.strip("/").replace("/", "_").replace("<", "").replace(">", "") or "root"
 
 
-def _coerce_query(field: Field, raw: str) -> Any:
-    """Query strings are text: convert to the field's type."""
-    if field.type == "boolean":
+def _coerce_text(name: str, kind: str, raw: str) -> Any:
+    """Convert one piece of query text to ``kind``, or raise BadRequest naming ``name``."""
+    if kind == "boolean":
         low = raw.lower()
         if low in ("1", "true", "yes", "on"):
             return True
         if low in ("0", "false", "no", "off"):
             return False
-        raise BadRequest(f"field {field.name!r} must be a boolean", field=field.name)
-    if field.type in ("integer", "number"):
+        raise BadRequest(f"field {name!r} must be a boolean", field=name)
+    if kind in ("integer", "number"):
         try:
-            return int(raw) if field.type == "integer" else float(raw)
+            return int(raw) if kind == "integer" else float(raw)
         except ValueError:
-            raise BadRequest(f"field {field.name!r} must be a {field.type}",
-                             field=field.name) from None
-    if field.type == "array":
-        return [part for part in raw.split(",") if part]
+            raise BadRequest(f"field {name!r} must be a {kind}", field=name) from None
     return raw
+
+
+def _coerce_query(field: Field, raw: str) -> Any:
+    """Query strings are text: convert to the field's type (arrays: comma-separated)."""
+    if field.type == "array":
+        parts = [part for part in raw.split(",") if part]
+        if field.items in ("boolean", "integer", "number"):
+            return [_coerce_text(field.name, field.items, part) for part in parts]
+        return parts
+    return _coerce_text(field.name, field.type, raw)
 
 
 def parse_args(
@@ -135,6 +146,9 @@ def check_value(field: Field, value: Any) -> Any:
         value = float(value)
     if not isinstance(value, expected):
         raise BadRequest(f"field {field.name!r} must be a {field.type}", field=field.name)
+    if isinstance(value, float) and not math.isfinite(value):
+        # NaN would pass every minimum/maximum comparison below.
+        raise BadRequest(f"field {field.name!r} must be a finite number", field=field.name)
     if field.enum is not None and value not in field.enum:
         raise BadRequest(
             f"field {field.name!r} must be one of {', '.join(map(str, field.enum))}",
@@ -151,7 +165,7 @@ def check_value(field: Field, value: Any) -> Any:
         )
     if field.items and isinstance(value, list):
         item_type = _TYPES[field.items]
-        if not all(isinstance(v, item_type) and not isinstance(v, bool) or
+        if not all((isinstance(v, item_type) and not isinstance(v, bool)) or
                    (field.items == "boolean" and isinstance(v, bool)) for v in value):
             raise BadRequest(f"field {field.name!r} must be a list of {field.items}s",
                              field=field.name)
@@ -166,13 +180,26 @@ _ERROR_SCHEMA = {
 }
 
 
+# Quart's ``<name>`` / ``<converter:name>`` → OpenAPI's ``{name}``.
+_PATH_PARAM_RE = re.compile(r"<(?:[^<>:]+:)?([^<>:]+)>")
+
+
+def _query_param(field: Field) -> dict[str, Any]:
+    param: dict[str, Any] = {"name": field.name, "in": "query", "required": field.required,
+                             "schema": field.schema()}
+    if field.type == "array":
+        # parse_args reads one comma-separated value (?a=x,y), not ?a=x&a=y.
+        param |= {"style": "form", "explode": False}
+    return param
+
+
 def openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document for ``routes``."""
     paths: dict[str, Any] = {}
-    error_codes = ["400", "401", "403", "404", "409", "413", "415", "421", "429", "502",
-                   "503", "504", "507"]
+    error_codes = ["400", "401", "403", "404", "409", "413", "415", "421", "429", "500",
+                   "502", "503", "504", "507"]
     for route in routes:
-        oa_path = route.path.replace("<", "{").replace(">", "")
+        oa_path = _PATH_PARAM_RE.sub(r"{\1}", route.path)
         item = paths.setdefault(oa_path, {})
         for method in route.methods:
             op: dict[str, Any] = {
@@ -194,9 +221,7 @@ def openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
                        "schema": {"type": "string", "minLength": 1}} for name in route.path_params]
             fields = [f for f in route.fields if f.name not in route.path_params]
             if method == "GET":
-                params += [{"name": f.name, "in": "query", "required": f.required,
-                            "schema": f.schema()} for f in fields
-                           if f.type not in ("object",)]
+                params += [_query_param(f) for f in fields if f.type not in ("object",)]
             elif fields:
                 op["requestBody"] = {
                     "required": any(f.required for f in fields),

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from browserd.errors import BadRequest
+from browserd.errors import BadRequest, BrowserdError
 
 WALKER_SOURCE: str = (
     importlib.resources.files("browserd.snapshot").joinpath("walker.js").read_text("utf-8")
@@ -88,24 +88,43 @@ def _js(value: Any) -> str:
 def snapshot_call(opts: SnapshotOptions) -> str:
     """The expression for ``Runtime.evaluate`` (``returnByValue: true``).
 
-    Its value is ``{text, nodes, nextRef, truncated, frames, stats}`` or, when
-    the scope cannot be found, ``{error: {code, ...}}`` with code
-    ``STALE_REF`` (with ``reason``), ``NO_MATCH`` or ``BAD_SELECTOR``.
+    Its value is a JSON *string* (decode it with :func:`decode_reply`): the
+    walker's result crosses the protocol as one string, which is several
+    times cheaper for Chromium than serialising thousands of small objects.
+    Decoded: ``{text, nodes, nextRef, truncated, frames, stats}`` or, when the
+    scope cannot be found, ``{error: {code, ...}}`` with code ``STALE_REF``
+    (with ``reason``), ``NO_MATCH`` or ``BAD_SELECTOR``.
     """
-    return f"globalThis.__browserd.snapshot({_js(opts.to_js())})"
+    return f"JSON.stringify(globalThis.__browserd.snapshot({_js(opts.to_js())}))"
 
 
 def read_view_call(opts: SnapshotOptions) -> str:
-    """The expression for the read view: ``{title, url, text, truncated}``."""
-    return f"globalThis.__browserd.readView({_js(opts.to_js())})"
+    """The read view's expression; decoded: ``{title, url, text, truncated}``."""
+    return f"JSON.stringify(globalThis.__browserd.readView({_js(opts.to_js())}))"
 
 
 def dom_snapshot_call(opts: SnapshotOptions) -> str:
-    """The expression for the bounded DOM walk: ``{nodes, truncated, nextRef}``.
+    """The bounded DOM walk's expression; decoded: ``{nodes, truncated, nextRef}``.
 
     ``opts.limit`` defaults to 2000 nodes in the walker when ``None``.
     """
-    return f"globalThis.__browserd.domSnapshot({_js(opts.to_js())})"
+    return f"JSON.stringify(globalThis.__browserd.domSnapshot({_js(opts.to_js())}))"
+
+
+def decode_reply(value: Any) -> dict[str, Any]:
+    """Decode the value of a ``*_call`` evaluation into its dict.
+
+    Raises :class:`browserd.errors.BrowserdError` if it is not a JSON object
+    (the walker is missing or was replaced, e.g. the world was torn down).
+    """
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise BrowserdError("snapshot walker returned malformed JSON") from exc
+    if not isinstance(value, dict):
+        raise BrowserdError(f"snapshot walker returned {type(value).__name__}, not an object")
+    return value
 
 
 def resolve_call(ref: str, expect_role: str | None, expect_name: str | None) -> str:

@@ -161,6 +161,7 @@
   }
 
   function roleOf(el, tag) {
+    if (tag === 'iframe' || tag === 'frame') return 'iframe';  // whatever role= says
     const explicit = el.getAttribute('role');
     if (explicit) {
       const r = explicit.trim().split(WS)[0].toLowerCase();
@@ -218,18 +219,78 @@
     return collapse(parts.join(' '));
   }
 
+  // Per-call index root -> (id -> [label[for=id]]), set while a whole-page
+  // walk runs. el.labels is avoided: Chromium answers it by scanning the
+  // whole tree on first use, which is quadratic over a form-heavy page.
+  let labelIndex = null;
+
+  function labelsWithFor(el, id) {
+    const root = el.getRootNode();
+    if (!labelIndex) {
+      return root.querySelectorAll ? root.querySelectorAll('label[for="' + CSS.escape(id) + '"]') : [];
+    }
+    let idx = labelIndex.get(root);
+    if (!idx) {
+      idx = new Map();
+      if (root.querySelectorAll) {
+        for (const lab of root.querySelectorAll('label[for]')) {
+          const k = lab.getAttribute('for');
+          const list = idx.get(k);
+          if (list) list.push(lab); else idx.set(k, [lab]);
+        }
+      }
+      labelIndex.set(root, idx);
+    }
+    return idx.get(id) || [];
+  }
+
   function labelText(el) {
-    const labels = el.labels;
-    if (!labels || !labels.length) return '';
     const parts = [];
-    for (const lab of labels) parts.push(textExcept(lab, el));
-    return collapse(parts.join(' '));
+    const wrap = el.parentElement && el.parentElement.closest('label');
+    if (wrap && wrap.control === el) parts.push(textExcept(wrap, el));
+    const id = el.id;
+    if (id) {
+      for (const lab of labelsWithFor(el, id)) {
+        if (lab !== wrap) parts.push(textExcept(lab, el));
+      }
+    }
+    return parts.length ? collapse(parts.join(' ')) : '';
+  }
+
+  // Rendered text of el's flat tree: shadow roots instead of light children,
+  // slots replaced by what is assigned to them.
+  function flatText(el) {
+    let out = '';
+    const stack = [el];
+    while (stack.length && out.length < 1000) {
+      const n = stack.pop();
+      if (n.nodeType === 3) { out += n.data; continue; }
+      if (n.nodeType === 1) {
+        if (SKIP_TAGS.has(n.localName)) continue;
+        if (n.shadowRoot) { stack.push(n.shadowRoot); continue; }
+        if (n.localName === 'slot') {
+          const assigned = n.assignedNodes();
+          if (assigned.length) {
+            for (let i = assigned.length - 1; i >= 0; i--) stack.push(assigned[i]);
+            continue;
+          }
+        }
+      }
+      for (let c = n.lastChild; c; c = c.previousSibling) stack.push(c);
+    }
+    return collapse(out);
   }
 
   function contentText(el) {
-    let t = el.textContent;
-    if (t.length > 2000) t = t.slice(0, 2000);
-    t = collapse(t);
+    let t;
+    if (el.shadowRoot || el.getRootNode() !== el.ownerDocument) {
+      t = flatText(el);
+    } else {
+      t = el.textContent;
+      if (t.length > 2000) t = t.slice(0, 2000);
+      t = collapse(t);
+      if (!t && el.firstElementChild) t = flatText(el);  // text inside shadow hosts
+    }
     if (t) return cap(t, MAX_NAME);
     // Icon-only content: an image's alt, an aria-label, an svg <title>.
     const icon = el.querySelector('img[alt]:not([alt=""]), [aria-label], svg title');
@@ -337,6 +398,8 @@
       const parts = [];
       for (const o of el.selectedOptions) parts.push(o.label);
       v = parts.join(', ');
+    } else if (el.isContentEditable) {
+      v = collapse(el.textContent.slice(0, 2000));
     } else {
       v = el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow');
       if (v === null) return undefined;
@@ -505,13 +568,22 @@
   function snapshot(opts) {
     opts = opts || {};
     const t0 = performance.now();
-    const interactive = !!opts.interactive;
-    const maxChars = opts.maxChars == null ? Infinity : +opts.maxChars;
-    const limit = opts.limit == null ? Infinity : +opts.limit;
     const scope = scopeRoot(opts);
     if (scope.error) return { error: scope.error };
     sweep();
     const refs = makeRefs(opts);
+    labelIndex = new Map();
+    try {
+      return walkPage(opts, scope, refs, t0);
+    } finally {
+      labelIndex = null;
+    }
+  }
+
+  function walkPage(opts, scope, refs, t0) {
+    const interactive = !!opts.interactive;
+    const maxChars = opts.maxChars == null ? Infinity : +opts.maxChars;
+    const limit = opts.limit == null ? Infinity : +opts.limit;
     const lines = [];
     const nodes = [];
     const frames = [];
@@ -566,10 +638,22 @@
     }
 
     function walkKids(parent, depth, quiet, vis) {
+      if (interactive || quiet || !vis) {
+        // Text is not wanted here: visit elements only (no wrappers for the
+        // text nodes in between).
+        for (let c = parent.firstElementChild; c && !stop; c = c.nextElementSibling) {
+          walkEl(c, depth, quiet, vis);
+        }
+        return;
+      }
+      if (parent.firstElementChild === null) {
+        addText(parent.textContent, depth);
+        return;
+      }
       for (let c = parent.firstChild; c && !stop; c = c.nextSibling) {
         const t = c.nodeType;
         if (t === 1) walkEl(c, depth, quiet, vis);
-        else if (t === 3 && !quiet && vis && !interactive) addText(c.data, depth);
+        else if (t === 3) addText(c.data, depth);
       }
     }
 
@@ -598,6 +682,10 @@
     function walkEl(el, depth, quiet, vis) {
       const tag = el.localName;
       if (SKIP_TAGS.has(tag)) return;
+      const role = roleOf(el, tag);
+      // An empty plain container shows nothing: skip it before asking for
+      // its visibility (icons, spacers, wrappers of CSS-only content).
+      if (role === '' && el.firstChild === null && tag !== 'br' && el.shadowRoot === null) return;
       let selfVis;
       if (inSelect) {
         selfVis = vis;
@@ -606,7 +694,6 @@
         if (v === 0) return;
         selfVis = v === 2;
       }
-      const role = roleOf(el, tag);
       if (role === 'iframe') { walkFrame(el, depth, selfVis); return; }
       let childDepth = depth;
       let childQuiet = quiet;
@@ -623,7 +710,9 @@
           if (!emit(el, role, tag, depth)) return;
           childDepth = depth + 1;
         }
-        if (CONTENT_ROLES.has(role)) childQuiet = true;
+        if (CONTENT_ROLES.has(role) || (role === 'textbox' && el.isContentEditable)) {
+          childQuiet = true;  // their text is already the name or the value
+        }
       } else {
         if (block) flush();
         if (tag === 'label' && el.control) childQuiet = true;
@@ -666,25 +755,32 @@
     }
 
     const root = scope.el;
-    if (root) {
-      if (interactive) {
-        walkEl(root, 0, false, true);
+    try {
+      if (root) {
+        if (interactive) {
+          walkEl(root, 0, false, true);
+        } else {
+          const tag = root.localName;
+          const role = isDocRoot(root) ? 'RootWebArea' : roleOf(root, tag);
+          if (emit(root, role, tag, 0)) {
+            const sr = root.shadowRoot;
+            walkKids(sr || root, 1, CONTENT_ROLES.has(role), true);
+          }
+        }
       } else {
-        const tag = root.localName;
-        const role = isDocRoot(root) ? 'RootWebArea' : roleOf(root, tag);
-        if (emit(root, role, tag, 0)) {
-          const sr = root.shadowRoot;
-          walkKids(sr || root, 1, CONTENT_ROLES.has(role), true);
+        const de = document.documentElement;
+        if (de) {
+          if (interactive) walkKids(de, 0, false, true);
+          else if (emit(de, 'RootWebArea', 'html', 0)) walkKids(de, 1, false, true);
         }
       }
-    } else {
-      const de = document.documentElement;
-      if (de) {
-        if (interactive) walkKids(de, 0, false, true);
-        else if (emit(de, 'RootWebArea', 'html', 0)) walkKids(de, 1, false, true);
-      }
+      flush();
+    } catch (e) {
+      // A DOM nested deeper than the JS stack allows: keep what was walked.
+      if (!(e instanceof RangeError)) throw e;
+      truncated = true;
+      tbuf = '';
     }
-    flush();
     const text = lines.length ? lines.join('\n') + '\n' : '';
     return {
       text,
@@ -743,6 +839,11 @@
         return;
       }
       if (tag === 'select' || tag === 'textarea' || tag === 'svg' || tag === 'input') return;
+      if (tag === 'details' && !el.open) {
+        const summary = el.querySelector(':scope > summary');
+        if (summary) visit(summary, selfVis);
+        return;
+      }
       const sr = el.shadowRoot;
       if (sr) kids(sr, selfVis, quietKids);
       else if (tag === 'slot' && el.assignedNodes().length) {
@@ -763,7 +864,12 @@
     }
 
     const de = document.documentElement;
-    if (de) kids(de, true, false);
+    labelIndex = new Map();
+    try {
+      if (de) kids(de, true, false);
+    } finally {
+      labelIndex = null;
+    }
     return best;
   }
 
@@ -797,6 +903,9 @@
         // images contribute nothing to the reading text
       } else if (tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'svg') {
         // form values are in the snapshot, not the reading text
+      } else if (tag === 'details' && !el.open) {
+        const summary = el.querySelector(':scope > summary');
+        if (summary) visit(summary, selfVis);
       } else {
         const sr = el.shadowRoot;
         if (sr) kids(sr, selfVis);
@@ -888,7 +997,12 @@
     }
 
     const start = scope.el || document.documentElement;
-    if (start) visit(start, null, 0);
+    labelIndex = new Map();
+    try {
+      if (start) visit(start, null, 0);
+    } finally {
+      labelIndex = null;
+    }
     return { nodes, truncated, nextRef: refs.next };
   }
 

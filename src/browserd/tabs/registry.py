@@ -86,8 +86,12 @@ class TabRegistry:
     async def resolve(self, target_id: str | None, *, use: bool = True) -> TabActor:
         """The tab a request means (API.md default-tab rule); may open about:blank."""
         if target_id is not None:
+            if target_id in self._ready and target_id not in self._tabs:
+                await self.wait_pending()
             tab = self.get(target_id)
         else:
+            if not self._tabs and self._ready:
+                await self.wait_pending()
             active = self.active_id()
             tab = self._tabs[active] if active else await self.open("about:blank")
         if use:
@@ -104,6 +108,12 @@ class TabRegistry:
         tab = await self.wait_tab(result["targetId"])
         self.last_used = tab.target_id
         return tab
+
+    async def wait_pending(self) -> None:
+        """Wait (≤ 5 s) for tabs discovered but still attaching."""
+        with trio.move_on_after(5):
+            while any(not e.is_set() for e in self._ready.values()):
+                await self.wait_changed()
 
     async def wait_tab(self, target_id: str) -> TabActor:
         """Wait (caller's deadline) until ``target_id``'s actor is attached."""
@@ -222,11 +232,9 @@ async def open_tab_registry(
     """
     async with trio.open_nursery() as nursery:
         registry = TabRegistry(connection, nursery, settings=settings, headless=headless)
+        # Ready once discovery is on; existing pages attach in the background
+        # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)
-        # Let the existing pages attach before declaring the browser running.
-        with trio.move_on_after(5):
-            while any(not e.is_set() for e in registry._ready.values()):
-                await registry.wait_changed()
         try:
             yield registry
         finally:

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# browserd set-up on a fresh Debian/Ubuntu (or macOS with Chrome installed).
+#
+#   bash deploy/setup.sh serve   install what is missing, then run the service
+#   bash deploy/setup.sh test    install what is missing (test extras too), then lint,
+#                                type-check and run the whole test suite
+#
+# Chromium comes from the system package manager only (apt-get install chromium);
+# nothing is ever downloaded from anywhere else.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV=${BROWSERD_VENV:-$ROOT/.venv}
+MODE=${1:-}
+shift || true
+
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    say "need root for: $*"; exit 1; fi
+}
+
+APT_UPDATED=0
+apt_install() {
+  command -v apt-get >/dev/null || { say "no apt-get: install $* yourself"; exit 1; }
+  if [ "$APT_UPDATED" = 0 ]; then as_root apt-get update -q >&2; APT_UPDATED=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >&2
+}
+
+have_browser() {
+  [ -n "${BROWSERD_BROWSER:-}" ] && return 0
+  [ "$(uname)" = Darwin ] && return 0   # detected in /Applications at run time
+  for b in chromium chromium-browser google-chrome google-chrome-stable microsoft-edge brave-browser; do
+    command -v "$b" >/dev/null && return 0
+  done
+  return 1
+}
+
+ensure_browser() {
+  if ! have_browser; then
+    say "installing Chromium from the system packages"
+    apt_install chromium
+  fi
+}
+
+ensure_python() {
+  local py=${PYTHON:-python3}
+  if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    say "browserd needs Python >= 3.11"; apt_install python3 python3-venv
+  fi
+  if [ ! -x "$VENV/bin/python" ]; then
+    if ! "$py" -m venv "$VENV" >/dev/null 2>&1; then
+      rm -rf "$VENV"; apt_install python3-venv; "$py" -m venv "$VENV"
+    fi
+  fi
+  local extras=$1 stamp="$VENV/.browserd-installed-${1:-base}" target=.
+  [ -n "$extras" ] && target=".[$extras]"
+  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    say "installing browserd${extras:+[$extras]} into $VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$target" >&2
+    touch "$stamp"
+  fi
+}
+
+case "$MODE" in
+  serve)
+    ensure_browser
+    ensure_python ""
+    exec "$VENV/bin/browserd" serve "$@"
+    ;;
+  test)
+    ensure_browser
+    ensure_python test
+    say "ruff";  "$VENV/bin/ruff" check src tests supervision bench
+    say "mypy";  "$VENV/bin/mypy"
+    say "pytest"
+    exec "$VENV/bin/pytest" -q -p no:cacheprovider "$@"
+    ;;
+  *)
+    echo "usage: bash deploy/setup.sh serve|test [args...]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,175 @@
+"""Read-only page inspection: /query, /dom and /console.
+
+``query`` and ``dom`` run in the tab's ``browserd`` isolated world (see
+:mod:`browserd.tabs.refs`), so page scripts that patch ``querySelectorAll``
+or ``innerText`` cannot change what is reported. Password values are never
+returned: not as ``value``, and not as a ``value`` attribute inside HTML.
+
+``query`` and ``dom`` are called while holding the tab's work slot, under the
+caller's deadline; cancellation abandons the evaluation in flight and
+changes nothing. ``console`` only reads the tab's ring buffer (no I/O).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..errors import BadRequest, BrowserdError, NoMatch
+from .actor import TabActor
+from .page import js_literal
+from .refs import world_evaluate
+
+QUERY_TEXT_MAX = 200
+QUERY_HTML_MAX = 500
+QUERY_LIMIT_MAX = 500
+
+# Serialise an element's HTML with the value attribute of password inputs
+# blanked. The copy is made in an inert document, so no custom element
+# constructor (page code) runs for it.
+_REDACTED_HTML_JS = r"""
+  const PWD = 'input[type="password" i][value]';
+  function html(el) {
+    const hit = (el.matches && el.matches(PWD)) || el.querySelector(PWD);
+    if (!hit) return el.outerHTML;
+    const doc = document.implementation.createHTMLDocument('');
+    const copy = doc.importNode(el, true);
+    if (copy.matches(PWD)) copy.setAttribute('value', '');
+    for (const p of copy.querySelectorAll(PWD)) p.setAttribute('value', '');
+    return copy.outerHTML;
+  }
+"""
+
+_QUERY_JS = r"""(() => {
+  const sel = %(selector)s, limit = %(limit)d, TMAX = %(tmax)d, HMAX = %(hmax)d;
+  %(html)s
+  let list;
+  try { list = document.querySelectorAll(sel); }
+  catch (e) { return JSON.stringify({bad: String(e && e.message || e)}); }
+  const matches = [];
+  for (let i = 0; i < list.length && matches.length < limit; i++) {
+    const el = list[i];
+    const tag = el.localName;
+    const secret = tag === 'input' && el.type === 'password';
+    let text = typeof el.innerText === 'string' ? el.innerText : (el.textContent || '');
+    text = text.replace(/\s+/g, ' ').trim();
+    let value = null;
+    if (!secret && typeof el.value === 'string') value = el.value.slice(0, TMAX);
+    let cls = typeof el.className === 'string' ? el.className : el.getAttribute('class');
+    const href = typeof el.href === 'string' ? el.href : el.getAttribute('href');
+    let outer = html(el);
+    matches.push({
+      index: i, tag, id: el.id || '', className: cls || '',
+      text: text.slice(0, TMAX), value, href: href || null,
+      outerHTML: outer.length > HMAX ? outer.slice(0, HMAX) : outer,
+      truncated: text.length > TMAX || outer.length > HMAX,
+    });
+  }
+  return JSON.stringify({count: list.length, matches});
+})()"""
+
+_DOM_JS = r"""(() => {
+  const sel = %(selector)s, fmt = %(format)s, max = %(max)d;
+  %(html)s
+  let el;
+  if (sel === null) el = null;
+  else {
+    try { el = document.querySelector(sel); }
+    catch (e) { return JSON.stringify({bad: String(e && e.message || e)}); }
+    if (!el) return JSON.stringify({none: true});
+  }
+  let text;
+  if (fmt === 'html') {
+    const root = el || document.documentElement;
+    text = root ? html(root) : '';
+    if (!el && document.doctype) text = '<!DOCTYPE ' + document.doctype.name + '>\n' + text;
+  } else {
+    const root = el || document.body || document.documentElement;
+    text = !root ? '' : typeof root.innerText === 'string' ? root.innerText : root.textContent;
+  }
+  const length = text.length;
+  return JSON.stringify({text: length > max ? text.slice(0, max) : text, length});
+})()"""
+
+
+def _parse(remote: dict[str, Any]) -> dict[str, Any]:
+    value = remote.get("value")
+    if not isinstance(value, str):
+        raise BrowserdError("page inspection returned no result")
+    parsed = orjson.loads(value)
+    if not isinstance(parsed, dict):
+        raise BrowserdError("page inspection returned no result")
+    return parsed
+
+
+async def query(tab: TabActor, selector: str, *, limit: int = 20) -> dict[str, Any]:
+    """The elements matching a CSS selector: ``{count, matches: [...]}``.
+
+    Each match: ``{index, tag, id, className, text, value, href, outerHTML,
+    truncated}``; text and value are cut to 200 characters, outerHTML to 500.
+    Password inputs report ``value: null``. No match is an empty list.
+    Raises BadRequest for an invalid selector or limit.
+    """
+    if not 1 <= limit <= QUERY_LIMIT_MAX:
+        raise BadRequest(f"limit must be between 1 and {QUERY_LIMIT_MAX}", field="limit")
+    expression = _QUERY_JS % {"selector": js_literal(selector), "limit": limit,
+                              "tmax": QUERY_TEXT_MAX, "hmax": QUERY_HTML_MAX,
+                              "html": _REDACTED_HTML_JS}
+    result = _parse(await world_evaluate(tab, tab.session, tab.main_frame_id, expression))
+    if "bad" in result:
+        raise BadRequest(f"invalid selector {selector!r}: {result['bad']}", field="selector")
+    return {"targetId": tab.target_id, "url": tab.url, "count": result.get("count", 0),
+            "matches": result.get("matches", [])}
+
+
+async def dom(tab: TabActor, *, format: str = "html",
+              selector: str | None = None, max_chars: int = 200_000) -> dict[str, Any]:
+    """The document's (or the first match's) HTML or rendered text.
+
+    ``format`` "html" is outerHTML (password value attributes blanked),
+    "text" is innerText. The text is cut to ``max_chars`` (``truncated``).
+    Raises NoMatch when ``selector`` matches nothing, BadRequest when it is
+    invalid or the format is unknown.
+    """
+    if format not in ("html", "text"):
+        raise BadRequest(f"unknown format {format!r}; use html or text", field="format")
+    if max_chars < 1:
+        raise BadRequest("maxChars must be at least 1", field="maxChars")
+    expression = _DOM_JS % {"selector": js_literal(selector), "format": js_literal(format),
+                            "max": max_chars, "html": _REDACTED_HTML_JS}
+    result = _parse(await world_evaluate(tab, tab.session, tab.main_frame_id, expression))
+    if "bad" in result:
+        raise BadRequest(f"invalid selector {selector!r}: {result['bad']}", field="selector")
+    if result.get("none"):
+        raise NoMatch(f"no element matches {selector!r}", selector=selector,
+                      hint="check the selector with GET /query")
+    length = int(result.get("length", 0))
+    return {"targetId": tab.target_id, "url": tab.url, "format": format,
+            "text": str(result.get("text", "")), "truncated": length > max_chars,
+            "length": length}
+
+
+_LEVEL_RANK = {"debug": 0, "log": 1, "info": 1, "warn": 2, "error": 3}
+
+
+def console(tab: TabActor, *, level: str | None = None, clear: bool = False) -> dict[str, Any]:
+    """The tab's recent console messages, oldest first.
+
+    ``level`` keeps messages at that severity or above (debug < log = info
+    < warn < error); ``clear`` empties the buffer after reading. ``dropped``
+    is set when the ring buffer is full, i.e. older messages may have been
+    discarded. Raises BadRequest for an unknown level.
+    """
+    if level is not None and level not in _LEVEL_RANK:
+        raise BadRequest(f"unknown level {level!r}", field="level",
+                         hint="use one of " + ", ".join(_LEVEL_RANK))
+    floor = _LEVEL_RANK[level] if level is not None else 0
+    entries = list(tab.console)
+    messages = [e.to_json() for e in entries if _LEVEL_RANK.get(e.level, 1) >= floor]
+    out: dict[str, Any] = {"targetId": tab.target_id, "messages": messages}
+    if tab.console.maxlen is not None and len(entries) >= tab.console.maxlen:
+        out["dropped"] = True
+    if clear:
+        tab.console.clear()
+    return out

@@ -1,0 +1,10 @@
+"""Fault drills for browserd: each starts browserd on a real Chromium, injects one fault
+(RELIABILITY.md F1-F15) and checks recovery and the invariants.
+
+Run them with ``python -m supervision [--only F1,F3] [--fast]``; the fast subset also
+runs in CI through tests/integration/test_drills.py.
+"""
+
+from .drills import DRILLS, FAST, DrillResult, run_drill
+
+__all__ = ["DRILLS", "FAST", "DrillResult", "run_drill"]

@@ -1,0 +1,292 @@
+"""Service and browser lifecycle against a real Chromium (issue: foundation)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import ServiceInfo, free_port_pair, start_service, stop_service
+
+
+def profile_processes(profile_dir: Path) -> list[int]:
+    """Pids whose command line uses this profile directory."""
+    needle = f"--user-data-dir={profile_dir}".encode()
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if needle in cmdline and state != "Z":
+            pids.append(int(proc.name))
+    return pids
+
+
+def wait_for(predicate, timeout: float = 15.0, interval: float = 0.05):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.fixture
+def private(tmp_path: Path):  # type: ignore[no-untyped-def]
+    info = start_service(tmp_path / "home")
+    yield info
+    stop_service(info)
+
+
+def test_start_runs_our_browser_in_its_own_group_on_our_profile_and_port(
+    private: ServiceInfo,
+) -> None:
+    with private.sync_client() as api:
+        status = api.get("/status").json()
+    assert status["state"] == "running" and status["running"] and status["cdpReady"]
+    pid = status["pid"]
+    assert os.getpgid(pid) == pid, "the browser leads its own process group"
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    assert f"--user-data-dir={status['userDataDir']}".encode() in cmdline
+    assert f"--remote-debugging-port={private.cdp_port}".encode() in cmdline
+    assert b"--remote-debugging-port=9222" not in cmdline
+    assert not any(arg.startswith(b"--remote-allow-origins") for arg in cmdline)
+    assert status["ports"] == {"control": private.port, "cdp": private.cdp_port}
+    assert status["profile"] == "clawd" and status["color"] == "#FF4500"
+    token = private.home / "config" / "token"
+    assert stat.S_IMODE(token.stat().st_mode) == 0o600
+    assert stat.S_IMODE(token.parent.stat().st_mode) == 0o700
+
+
+def test_tabs_round_trip(private: ServiceInfo) -> None:
+    with private.sync_client() as api:
+        before = {t["targetId"] for t in api.get("/tabs").json()["tabs"]}
+        a = api.post("/tabs/open", json={"url": "about:blank"}).json()
+        b = api.post("/tabs/open", json={"url": "about:blank"}).json()
+        tabs = api.get("/tabs").json()
+        assert tabs["running"] is True
+        ids = {t["targetId"] for t in tabs["tabs"]}
+        assert {a["targetId"], b["targetId"]} <= ids and len(ids) == len(before) + 2
+        assert all(t["type"] == "page" for t in tabs["tabs"])
+        active = [t["targetId"] for t in tabs["tabs"] if t["isActive"]]
+        assert active == [b["targetId"]]
+        # focus by a unique prefix, case-insensitive
+        prefix = a["targetId"][:8].lower()
+        r = api.post("/tabs/focus", json={"targetId": prefix})
+        assert r.status_code == 200 and r.json()["targetId"] == a["targetId"]
+        tabs = api.get("/tabs").json()["tabs"]
+        focused = next(t for t in tabs if t["targetId"] == a["targetId"])
+        assert focused["isActive"] and focused["lastFocusedAt"] is not None
+        # too-short prefixes and unknown ids are 404 with the stable code
+        r = api.post("/tabs/focus", json={"targetId": a["targetId"][:3]})
+        assert (r.status_code, r.json()["code"]) == (404, "TAB_NOT_FOUND")
+        r = api.post("/tabs/close", json={"targetId": "NOPE" * 8})
+        assert r.json()["code"] == "TAB_NOT_FOUND"
+        # close one by POST, the other by DELETE
+        assert api.post("/tabs/close", json={"targetId": a["targetId"]}).status_code == 200
+        assert api.delete(f"/tabs/{b['targetId']}").status_code == 200
+        ids = {t["targetId"] for t in api.get("/tabs").json()["tabs"]}
+        assert ids == before
+
+
+def test_stop_leaves_no_process_of_the_profile_and_start_again(private: ServiceInfo) -> None:
+    with private.sync_client() as api:
+        status = api.get("/status").json()
+        profile = Path(status["userDataDir"])
+        assert profile_processes(profile)
+        r = api.post("/stop")
+        assert r.json() == {"ok": True, "stopped": True}
+        wait_for(lambda: not profile_processes(profile), timeout=5)
+        assert api.get("/healthz").json() == {"ok": True, "browser": "closed"}
+        assert api.get("/tabs").json() == {"running": False, "tabs": []}
+        r = api.post("/tabs/open", json={"url": "about:blank"})
+        assert (r.status_code, r.json()["code"]) == (503, "BROWSER_NOT_RUNNING")
+        assert not any((profile / n).exists() for n in ("SingletonLock", "SingletonSocket"))
+        assert api.post("/stop").json() == {"ok": True, "stopped": False}
+        status = api.post("/start").json()
+        assert status["state"] == "running" and status["userDataDir"] == str(profile)
+        assert api.post("/start").json()["pid"] == status["pid"], "start is a no-op when running"
+
+
+def test_killed_browser_comes_back_on_the_same_profile(private: ServiceInfo) -> None:
+    with private.sync_client() as api:
+        first = api.get("/status").json()
+        os.kill(first["pid"], signal.SIGKILL)
+
+        def back() -> dict | None:  # type: ignore[type-arg]
+            s = api.get("/status").json()
+            return s if s["state"] == "running" and s["pid"] != first["pid"] else None
+
+        second = wait_for(back, timeout=15)
+        assert second["userDataDir"] == first["userDataDir"]
+        assert second["restarts"] >= 1
+        assert api.post("/tabs/open", json={"url": "about:blank"}).status_code == 200
+        assert len(profile_processes(Path(first["userDataDir"]))) >= 1
+        assert first["pid"] not in profile_processes(Path(first["userDataDir"]))
+
+
+def test_disabled_answers_503_at_once_and_launches_nothing(tmp_path: Path) -> None:
+    info = start_service(tmp_path / "home", env={"BROWSERD_ENABLED": "0"}, wait_browser=False)
+    try:
+        with info.sync_client() as api:
+            assert api.get("/healthz").json()["browser"] == "disabled"
+            for method, path, body in (("POST", "/tabs/open", {"url": "about:blank"}),
+                                       ("POST", "/start", None),
+                                       ("POST", "/navigate", {"url": "http://x.test/"})):
+                started = time.perf_counter()
+                r = api.request(method, path, json=body)
+                elapsed = time.perf_counter() - started
+                assert (r.status_code, r.json()["code"]) == (503, "BROWSER_DISABLED")
+                assert "disabled" in r.json()["error"].lower()
+                assert elapsed < 0.1, f"{path} took {elapsed * 1000:.0f} ms"
+            assert api.get("/status").json()["state"] == "disabled"
+        assert not profile_processes(tmp_path / "home" / "data" / "profiles" / "clawd")
+    finally:
+        stop_service(info)
+
+
+def test_cdp_port_held_by_another_listener_is_a_clear_error(tmp_path: Path) -> None:
+    port = free_port_pair()
+    squatter = socket.socket()
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    squatter.bind(("127.0.0.1", port + 1))
+    squatter.listen()
+    try:
+        info = start_service(tmp_path / "home", port=port, wait_browser=False)
+        try:
+            with info.sync_client() as api:
+                status = wait_for(lambda: (s := api.get("/status").json())["state"] == "failed"
+                                  and s, timeout=10)
+            err = status["lastError"]
+            assert err["code"] == "PORT_IN_USE"
+            assert str(port + 1) in err["error"] and f"pid {os.getpid()}" in err["error"]
+            assert status["spawns"] == 0, "nothing was launched"
+            assert not profile_processes(tmp_path / "home" / "data" / "profiles" / "clawd")
+        finally:
+            stop_service(info)
+    finally:
+        squatter.close()
+
+
+def test_foreign_profile_directory_is_refused_untouched(tmp_path: Path) -> None:
+    profile = tmp_path / "home" / "data" / "profiles" / "clawd"
+    profile.mkdir(parents=True)
+    (profile / "Cookies").write_bytes(b"someone else's")
+    info = start_service(tmp_path / "home", wait_browser=False)
+    try:
+        with info.sync_client() as api:
+            status = wait_for(lambda: (s := api.get("/status").json())["state"] == "failed"
+                              and s, timeout=10)
+        assert status["lastError"]["code"] == "PROFILE_REFUSED"
+        assert sorted(p.name for p in profile.iterdir()) == ["Cookies"]
+        assert (profile / "Cookies").read_bytes() == b"someone else's"
+    finally:
+        stop_service(info)
+
+
+def test_sigterm_exits_zero_after_closing_the_browser(tmp_path: Path) -> None:
+    info = start_service(tmp_path / "home")
+    with info.sync_client() as api:
+        pid = api.get("/status").json()["pid"]
+    profile = tmp_path / "home" / "data" / "profiles" / "clawd"
+    assert stop_service(info) == 0
+    assert not profile_processes(profile)
+    with pytest.raises(OSError):
+        os.kill(pid, 0)
+    assert "stopped (close)" in info.log_text()
+
+
+def test_fatal_start_failure_exits_non_zero(tmp_path: Path) -> None:
+    env = {**os.environ, "BROWSERD_HOME": str(tmp_path),
+           "BROWSERD_CONTROL_URL": "http://0.0.0.0:18999"}
+    r = subprocess.run([sys.executable, "-m", "browserd", "serve"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+    assert "non-loopback" in r.stderr and "allow_remote_control" in r.stderr
+
+
+def test_control_port_taken_exits_non_zero_naming_the_holder(tmp_path: Path) -> None:
+    port = free_port_pair()
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", port))
+    squatter.listen()
+    try:
+        env = {**os.environ, "BROWSERD_HOME": str(tmp_path),
+               "BROWSERD_CONTROL_URL": f"http://127.0.0.1:{port}"}
+        r = subprocess.run([sys.executable, "-m", "browserd", "serve"], env=env,
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0
+        assert f"pid {os.getpid()}" in r.stderr
+    finally:
+        squatter.close()
+
+
+def test_cli_status_and_tabs(private: ServiceInfo) -> None:
+    env = {**os.environ, "BROWSERD_HOME": str(private.home),
+           "BROWSERD_CONTROL_URL": private.base_url}
+    r = subprocess.run([sys.executable, "-m", "browserd", "status"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "state: running" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "browserd", "--json", "tabs"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and '"running":true' in r.stdout
+    r = subprocess.run([sys.executable, "-m", "browserd", "focus", "nope-nope"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "no tab" in r.stderr
+
+
+def test_cli_never_sends_the_token_to_an_impostor(tmp_path: Path) -> None:
+    """A squatter on the control port gets no token from the CLI."""
+    port = free_port_pair()
+    received: list[bytes] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", port))
+    server.listen()
+    server.settimeout(10)
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True, mode=0o700)
+    token = "t" * 43
+    fd = os.open(home / "config" / "token", os.O_CREAT | os.O_WRONLY, 0o600)
+    os.write(fd, token.encode())
+    os.close(fd)
+    env = {**os.environ, "BROWSERD_HOME": str(home),
+           "BROWSERD_CONTROL_URL": f"http://127.0.0.1:{port}"}
+    cli = subprocess.Popen([sys.executable, "-m", "browserd", "status"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while cli.poll() is None:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                break
+            conn.settimeout(2)
+            try:
+                received.append(conn.recv(65536))
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: 11\r\nConnection: close\r\n\r\n{\"ok\":true}")
+            finally:
+                conn.close()
+        _, err = cli.communicate(timeout=20)
+    finally:
+        server.close()
+    assert cli.returncode != 0
+    assert "not this browserd" in err
+    assert received and all(token.encode() not in data for data in received)
+
+
+def test_healthz_needs_no_token_and_says_nothing_else(service: ServiceInfo) -> None:
+    r = httpx.get(f"{service.base_url}/healthz", timeout=5)
+    assert r.status_code == 200 and set(r.json()) == {"ok", "browser"}
