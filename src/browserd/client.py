@@ -38,6 +38,11 @@ class ClientError(BrowserdError):
         self.error_code = str(body.get("code", "UNKNOWN"))
         self.body = body
 
+    def to_dict(self) -> dict[str, Any]:
+        """The service's own error body (its code, not ours)."""
+        return {"error": self.message, "code": self.error_code, **(
+            {"hint": self.hint} if self.hint else {})}
+
 
 class Client:
     """Talks to one browserd. Each call is one HTTP request with a timeout."""

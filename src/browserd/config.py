@@ -171,8 +171,9 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
     """Check cross-field rules; a failure names the key and where it came from."""
     src = sources or {}
 
-    def fail(key: str, problem: str) -> ConfigError:
-        return ConfigError(f"setting {key!r} from {src.get(key, 'the defaults')}: {problem}")
+    def fail(key: str, problem: str, source_key: str | None = None) -> ConfigError:
+        source = src.get(source_key or key, "the defaults")
+        return ConfigError(f"setting {key!r} from {source}: {problem}")
 
     parts = urlsplit(s.control_url)
     if parts.scheme != "http" or not parts.hostname:
@@ -181,16 +182,20 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
         raise fail("control_url", f"bad port in {s.control_url!r}") from None
-    ports = [("control_url", s.control_port, "")]
+    ports = [("control_url", s.control_port, "", "control_url")]
     if not s.cdp_url:
         # The derived default (control port + 1) must obey the same rules.
-        derived = " (control port + 1; set cdp_port)" if s.cdp_port is None else ""
-        ports.append(("cdp_port", s.effective_cdp_port, derived))
-    for name, port, note in ports:
+        if s.cdp_port is None:
+            ports.append(("cdp_port", s.effective_cdp_port,
+                          " (control port + 1; set cdp_port)", "control_url"))
+        else:
+            ports.append(("cdp_port", s.cdp_port, "", "cdp_port"))
+    for name, port, note, source_key in ports:
         if not 1 <= port <= 65535:
-            raise fail(name, f"port {port}{note} is out of range")
+            raise fail(name, f"port {port}{note} is out of range", source_key)
         if port in FORBIDDEN_PORTS:
-            raise fail(name, f"port {port}{note} is reserved for the user's own browser")
+            raise fail(name, f"port {port}{note} is reserved for the user's own browser",
+                       source_key)
     if not s.cdp_url and s.effective_cdp_port == s.control_port:
         raise fail("cdp_port", "must differ from the control port")
     if s.cdp_url:

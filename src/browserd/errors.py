@@ -275,7 +275,10 @@ def unwrap_group(exc: BaseException) -> BaseException:
         if len(exc.exceptions) == 1:
             exc = exc.exceptions[0]
             continue
-        domain = [e for e in _leaves(exc) if isinstance(e, BrowserdError)]
+        leaves = _leaves(exc)
+        if any(not isinstance(e, Exception) for e in leaves):
+            return exc  # Cancelled / KeyboardInterrupt inside: never swallowed
+        domain = [e for e in leaves if isinstance(e, BrowserdError)]
         return domain[0] if domain else exc
     return exc
 

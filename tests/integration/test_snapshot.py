@@ -40,8 +40,19 @@ def big_page(elements: int) -> str:
 
 
 async def navigate(api: httpx.AsyncClient, tab: str, url: str) -> None:
+    """Navigate, then make sure the document has finished parsing.
+
+    (/navigate can answer while a large page is still being parsed, so the
+    tests wait for readyState themselves rather than race the parser.)
+    """
     r = await api.post("/navigate", json={"targetId": tab, "url": url})
     assert r.status_code == 200, r.text
+    while True:
+        r = await api.post("/eval", json={"targetId": tab, "js": "document.readyState"})
+        assert r.status_code == 200, r.text
+        if r.json()["result"] == "complete":
+            return
+        await trio.sleep(0.02)
 
 
 async def snap(api: httpx.AsyncClient, tab: str, **fields: Any) -> dict[str, Any]:

@@ -39,7 +39,7 @@ async def get_json(base_url: str, path: str) -> Any:
             await stream.send_all(request)
             chunks: list[bytes] = []
             size = 0
-            while size < _MAX_REPLY:
+            while size < _MAX_REPLY and not _complete(b"".join(chunks)):
                 chunk = await stream.receive_some(65536)
                 if not chunk:
                     break
@@ -56,6 +56,25 @@ async def get_json(base_url: str, path: str) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         raise BrowserGone(f"{netloc}{path} did not answer JSON") from None
+
+
+def _complete(raw: bytes) -> bool:
+    """True once a reply with a Content-Length has all of its body.
+
+    Chromium answers ``Connection: close`` requests with HTTP/1.1 and keeps the
+    socket open, so reading to EOF would wait forever.
+    """
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            try:
+                return len(body) >= int(value.strip())
+            except ValueError:
+                return False
+    return False
 
 
 async def browser_ws_url(cdp_url: str) -> str:

@@ -140,12 +140,13 @@ class BrowserProcess:
                     self._ready.set()
                 else:
                     self.stderr_tail.append(
-                        f"[browserd] DevTools bound {host}:{port}, not 127.0.0.1:{self.spec.cdp_port}"
+                        f"[browserd] DevTools bound {host}:{port}, "
+                        f"not 127.0.0.1:{self.spec.cdp_port}"
                     )
                     self._stderr_done.set()
                 return
         text = line.decode(errors="replace").rstrip()
-        if text and not text.startswith("[") or "ERROR" in text or "FATAL" in text:
+        if (text and not text.startswith("[")) or "ERROR" in text or "FATAL" in text:
             self.stderr_tail.append(text[:500])
 
     async def _wait_ready(self) -> str:

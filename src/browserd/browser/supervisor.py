@@ -33,13 +33,16 @@ from ..cdp import CdpConnection, open_cdp_connection
 from ..config import Settings
 from ..errors import (
     AttachOnly,
-    BrowserDisabled,
     BrowserdError,
+    BrowserDisabled,
     BrowserGone,
     BrowserNotRunning,
     BrowserStarting,
+    ConfigError,
+    ExecutableNotFound,
     PortInUse,
-    StartupError,
+    ProfileInUse,
+    ProfileRefused,
     unwrap_group,
 )
 from ..paths import Paths
@@ -48,13 +51,17 @@ from .devtools_http import browser_ws_url
 from .executable import find_executable
 from .ports import find_port_holder, port_is_free
 from .process import BrowserProcess, LaunchSpec, run_browser
-from .profile import claim_profile, clear_stale_lock, prepare_preferences, read_lock
+from .profile import claim_profile, clear_stale_lock, pid_alive, prepare_preferences, read_lock
 
 log = logging.getLogger(__name__)
 
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
 HEALTHY_RESET_S = 60.0
+#: Refusals a retry cannot fix: straight to ``failed``. Any other error
+#: (a crash, a browser that exits before DevTools is ready) is retried
+#: with backoff within the budget (F11).
+REFUSALS = (PortInUse, ProfileInUse, ProfileRefused, ExecutableNotFound, ConfigError)
 
 
 @attrs.frozen(kw_only=True)
@@ -159,6 +166,7 @@ class BrowserSupervisor:
         was_up = self.state in ("running", "starting", "restarting")
         self._want(False)
         if self._attempt_scope is not None:
+            self._set_state("stopping")
             self._attempt_scope.cancel()
         while self.state not in ("stopped", "disabled", "failed"):
             await self._wait_state_change()
@@ -214,7 +222,7 @@ class BrowserSupervisor:
                 self._set_state("stopped")
                 continue
             self.last_error = error
-            if isinstance(error, StartupError) and not isinstance(error, BrowserGone):
+            if isinstance(error, REFUSALS):
                 log.error("browser start refused: %s", error.message)
                 self._wanted = False
                 self._set_state("failed")
@@ -224,7 +232,8 @@ class BrowserSupervisor:
                 self._restart_times.clear()
             now = trio.current_time()
             self._restart_times.append(now)
-            while self._restart_times and now - self._restart_times[0] > self.settings.restart_window_s:
+            window = self.settings.restart_window_s
+            while self._restart_times and now - self._restart_times[0] > window:
                 self._restart_times.popleft()
             if len(self._restart_times) > self.settings.restart_budget:
                 log.error("browser restart budget exhausted: %s", error)
@@ -262,7 +271,7 @@ class BrowserSupervisor:
                 else:
                     await self._run_launched()
             return None
-        except BaseException as exc:  # noqa: BLE001 - classified below, Cancelled re-raised
+        except BaseException as exc:
             inner = unwrap_group(exc)
             if isinstance(inner, BrowserdError):
                 return inner
@@ -280,13 +289,14 @@ class BrowserSupervisor:
         self.executable_path, self.chosen_browser = str(exe.path), exe.kind
         profile_dir = self.profile_dir
         claim_profile(profile_dir)
-        self._stop_our_leftover(profile_dir)
+        await self._stop_our_leftover(profile_dir)
         clear_stale_lock(profile_dir)
         port = settings.effective_cdp_port
         if not port_is_free(port):
             holder = find_port_holder(port)
             raise PortInUse(
-                f"DevTools port {port} is already held by {holder.describe()}; nothing was launched",
+                f"DevTools port {port} is already held by {holder.describe()}; "
+                "nothing was launched",
                 hint="stop that process, choose another cdp_port, or attach to it with cdp_url",
             )
         prepare_preferences(profile_dir, name=settings.profile, color=settings.color)
@@ -349,7 +359,8 @@ class BrowserSupervisor:
     def _write_pid_record(self, process: BrowserProcess) -> None:
         self.paths.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         record = {"pid": process.pid, "profileDir": str(process.spec.profile_dir),
-                  "executable": str(process.spec.executable), "startedAt": process.started_at}
+                  "executable": str(process.spec.executable), "startedAt": process.started_at,
+                  "servicePid": os.getpid()}
         tmp = self._pid_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(record))
         os.replace(tmp, self._pid_file)
@@ -360,25 +371,14 @@ class BrowserSupervisor:
         except FileNotFoundError:
             pass
 
-    def _stop_our_leftover(self, profile_dir: Path) -> None:
+    async def _stop_our_leftover(self, profile_dir: Path) -> None:
         """Kill a browser a previous browserd launched on this profile, if provably ours.
 
-        Proof: our pid record names the pid, the profile lock names the same
-        pid, and its command line carries our --user-data-dir.
+        See :meth:`_leftover_pid` for the proof. SIGTERM then SIGKILL to its
+        process group, each followed by a wait of up to 2 s. Never raises.
         """
-        try:
-            record = json.loads(self._pid_file.read_text())
-        except (OSError, ValueError):
-            return
-        pid = record.get("pid")
-        owner = read_lock(profile_dir)
-        if not isinstance(pid, int) or owner is None or owner.pid != pid:
-            return
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            return
-        if f"--user-data-dir={profile_dir}".encode() not in cmdline:
+        pid = self._leftover_pid(profile_dir)
+        if pid is None:
             return
         log.warning("stopping leftover browser pid %d of a previous browserd", pid)
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -386,10 +386,51 @@ class BrowserSupervisor:
                 os.killpg(pid, sig)
             except OSError:
                 return
-            deadline = time.monotonic() + 2.0
-            while time.monotonic() < deadline:
-                try:
-                    os.kill(pid, 0)
-                except OSError:
-                    return
-                time.sleep(0.02)  # noqa: ASYNC251 - sync helper, bounded to 4 s
+            with trio.move_on_after(2.0):
+                while pid_alive(pid):  # noqa: ASYNC110 - no event tells us a non-child died
+                    await trio.sleep(0.02)
+            if not pid_alive(pid):
+                return
+
+    def _leftover_pid(self, profile_dir: Path) -> int | None:
+        """The pid of a leftover browser that is provably ours, or None.
+
+        Proof: our pid record names the pid, the profile lock names the same
+        pid, and its command line carries our --user-data-dir. A browser whose
+        browserd (``servicePid`` in the record) is still alive belongs to that
+        other browserd and is left alone: the lock check then refuses with
+        "profile in use by pid N" (F6).
+        """
+        try:
+            record = json.loads(self._pid_file.read_text())
+        except (OSError, ValueError):
+            return None
+        pid = record.get("pid")
+        owner = read_lock(profile_dir)
+        if not isinstance(pid, int) or owner is None or owner.pid != pid:
+            return None
+        service_pid = record.get("servicePid")
+        if isinstance(service_pid, int) and service_pid != os.getpid() and (
+            _is_live_browserd(service_pid)
+        ):
+            log.info("browser pid %d belongs to the live browserd pid %d; not touching it",
+                     pid, service_pid)
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return None
+        if f"--user-data-dir={profile_dir}".encode() not in cmdline:
+            return None
+        return pid
+
+
+def _is_live_browserd(pid: int) -> bool:
+    """True when ``pid`` is alive and (where /proc tells) runs browserd."""
+    if not pid_alive(pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc (macOS): assume the worst, touch nothing
+    return b"browserd" in cmdline

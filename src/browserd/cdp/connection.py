@@ -95,6 +95,10 @@ class CdpConnection:
     def fail_session(self, session_id: str, error: BaseException) -> None:
         self._protocol.fail_session(session_id, error)
 
+    def fail_calls(self, session_id: str, error: BaseException) -> None:
+        """Fail the session's pending calls only; its event subscriptions stay open."""
+        self._protocol.fail_calls(session_id, error)
+
     # -- lifecycle -----------------------------------------------------------
 
     @property

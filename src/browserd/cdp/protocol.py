@@ -214,12 +214,16 @@ class Protocol:
             self._subscriptions.remove(sub)
         sub.unsubscribe()
 
-    def fail_session(self, session_id: str, error: BaseException) -> None:
-        """A session detached: fail its pending calls and end its subscriptions."""
+    def fail_calls(self, session_id: str, error: BaseException) -> None:
+        """Fail the session's pending calls; its subscriptions go on (a crashed tab)."""
         for call_id, call in list(self._pending.items()):
             if call.session_id == session_id:
                 del self._pending[call_id]
                 call.resolve(None, error)
+
+    def fail_session(self, session_id: str, error: BaseException) -> None:
+        """A session detached: fail its pending calls and end its subscriptions."""
+        self.fail_calls(session_id, error)
         for sub in list(self._subscriptions):
             if sub.session_id == session_id:
                 self._subscriptions.remove(sub)

@@ -27,6 +27,7 @@ from ..errors import (
     unwrap_group,
 )
 from ..system import System
+from ..token import token_id
 from .guard import Guard
 from .schema import Route, openapi, parse_args
 
@@ -82,9 +83,12 @@ def create_app(system: System) -> QuartTrio:
 
 
 def _register(app: QuartTrio, system: System, route: Route) -> None:
+    who = token_id(system.token) if route.auth else "-"
+
     async def view(**path_args: str) -> Response:
         started = time.perf_counter()
         outcome = "ok"
+        args: dict[str, Any] = {}
         try:
             body: Any = None
             if request.method != "GET":
@@ -124,9 +128,11 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
             return error_response(BrowserdError(f"internal error: {type(inner).__name__}"))
         finally:
             if route.tag != "meta":
+                url = args.get("url")
                 audit_log.info(
-                    "%s %s tab=%s outcome=%s ms=%.1f", request.method, request.path,
-                    request.args.get("targetId", "-"), outcome,
+                    "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
+                    request.path, args.get("targetId") or "-",
+                    url.split("?")[0][:200] if isinstance(url, str) else "-", outcome,
                     (time.perf_counter() - started) * 1000,
                 )
 

@@ -8,7 +8,9 @@ same shape with ``mime: "application/pdf"`` and ``width``/``height`` null.
 
 Concurrency: every capture holds its tab's work slot (so it never overlaps
 other work on that tab; 429 TAB_BUSY when the tab's queue is full) and then
-one token of ``system.capture_limiter``. When twice the limiter's capacity
+one token of ``system.capture_limiter``; the Chromium command itself is
+serialised across tabs by one lock per app (a tab must be in front while it
+is captured, see :mod:`browserd.tabs.capture`). When twice the limiter's capacity
 already waits for a token, a new capture is refused at once with 503
 OVERLOADED: the limit is the service's, not the tab's, so this is not
 TAB_BUSY, and the client should back off and retry.
@@ -87,7 +89,9 @@ async def _release(handle: ElementHandle) -> None:
             pass
 
 
-async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
+async def screenshot(system: System, args: dict[str, Any], *, front_lock: trio.Lock
+                     ) -> dict[str, Any]:
+    """POST/GET /screenshot (``front_lock``: the one per browser, see capture.py)."""
     _check_screenshot_args(args)
     limiter = system.capture_limiter
     admit(limiter)
@@ -105,7 +109,7 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
                 try:
                     shot = await capture.screenshot(
                         tab, full_page=args["fullPage"], fmt=args["format"],
-                        quality=args["quality"], element=handle)
+                        quality=args["quality"], element=handle, front_lock=front_lock)
                 finally:
                     if handle is not None:
                         await _release(handle)
@@ -151,8 +155,14 @@ async def get_media(system: System, args: dict[str, Any]) -> Response:
 
 
 def media_routes() -> list[Route]:
+    """The media routes of one app (so of one service and its one browser)."""
+    front_lock = trio.Lock()
+
+    async def screenshot_handler(system: System, args: dict[str, Any]) -> dict[str, Any]:
+        return await screenshot(system, args, front_lock=front_lock)
+
     return [
-        Route(path="/screenshot", methods=("GET", "POST"), handler=screenshot, tag="page",
+        Route(path="/screenshot", methods=("GET", "POST"), handler=screenshot_handler, tag="page",
               summary="Screenshot the viewport, the whole page or one element into the "
                       "media store",
               fields=(TARGET,

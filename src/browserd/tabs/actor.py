@@ -37,8 +37,10 @@ _EVENTS = frozenset({
     "Page.domContentEventFired", "Page.frameStartedLoading", "Page.frameDetached",
     "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Inspector.targetCrashed",
     "Inspector.detached", "Target.attachedToTarget", "Target.detachedFromTarget",
-    "Runtime.executionContextsCleared", "Log.entryAdded",
+    "Runtime.executionContextsCleared", "Log.entryAdded", "Inspector.targetReloadedAfterCrash",
 })
+#: What may still be sent to a crashed tab: a navigation brings its renderer back.
+_CRASH_RECOVERY = frozenset({"Page.navigate", "Page.reload"})
 
 
 @attrs.frozen(kw_only=True)
@@ -110,7 +112,7 @@ class TabActor:
         self.dialog_opened = trio.Event()
         self.main_frame_id: str = target_id
         self.loader_id: str | None = None
-        self.load_state = "none"  # "loading" | "domcontentloaded" | "load"
+        self._lifecycle: dict[str, str] = {}  # main-frame loaderId -> its load state
         self.frame_loaders: dict[str, str] = {}
         self.console: collections.deque[ConsoleEntry] = collections.deque(maxlen=CONSOLE_BUFFER)
         self.navigations = 0
@@ -171,11 +173,18 @@ class TabActor:
                 for method, params in calls:
                     nursery.start_soon(call, method, params)
                 nursery.start_soon(call, "Page.getFrameTree", {})
+                nursery.start_soon(call, "Runtime.evaluate", {
+                    "expression": "document.readyState", "returnByValue": True})
         frame = results["Page.getFrameTree"]["frameTree"]["frame"]
         self.main_frame_id = frame["id"]
         self.loader_id = frame.get("loaderId")
         self.url = frame.get("url", self.url)
         self.frame_loaders[frame["id"]] = frame.get("loaderId", "")
+        # The current document's lifecycle events fired before we listened.
+        ready = results["Runtime.evaluate"].get("result", {}).get("value")
+        if self.loader_id and self.loader_id not in self._lifecycle:
+            self._lifecycle[self.loader_id] = {
+                "complete": "load", "interactive": "domcontentloaded"}.get(ready, "loading")
 
     async def _follow(self, events: Any) -> None:
         async for event in events:
@@ -204,14 +213,20 @@ class TabActor:
     def _on_event(self, event: CdpEvent) -> None:
         method, p = event.method, event.params
         if method == "Page.lifecycleEvent":
-            if p.get("frameId") == self.main_frame_id and p.get("loaderId") == self.loader_id:
+            # Lifecycle events of a new document can arrive before its
+            # frameNavigated, so they are kept per loaderId.
+            loader = p.get("loaderId")
+            if p.get("frameId") == self.main_frame_id and loader:
                 name = p.get("name")
-                if name == "DOMContentLoaded" and self.load_state != "load":
-                    self.load_state = "domcontentloaded"
+                current = self._lifecycle.get(loader, "loading")
+                if name == "DOMContentLoaded" and current != "load":
+                    self._lifecycle[loader] = "domcontentloaded"
                 elif name == "load":
-                    self.load_state = "load"
+                    self._lifecycle[loader] = "load"
                 elif name == "init":
-                    self.load_state = "loading"
+                    self._lifecycle[loader] = "loading"
+                while len(self._lifecycle) > 16:
+                    del self._lifecycle[next(iter(self._lifecycle))]
         elif method == "Page.frameNavigated":
             frame = p.get("frame", {})
             self.frame_loaders[frame.get("id", "")] = frame.get("loaderId", "")
@@ -254,6 +269,8 @@ class TabActor:
             ))
         elif method == "Inspector.targetCrashed":
             self.mark_crashed()
+        elif method == "Inspector.targetReloadedAfterCrash":
+            self.crashed = False
         elif method == "Target.attachedToTarget":
             info = p.get("targetInfo", {})
             if info.get("type") == "iframe":
@@ -264,13 +281,22 @@ class TabActor:
                     del self.child_sessions[key]
         self._notify()
 
+    @property
+    def load_state(self) -> str:
+        """"loading", "domcontentloaded" or "load" of the current main document."""
+        if self.loader_id is None:
+            return "loading"
+        return self._lifecycle.get(self.loader_id, "loading")
+
     def mark_crashed(self) -> None:
         if self.crashed:
             return
         self.crashed = True
         log.warning("tab %s crashed", self.target_id)
         if self.session.session_id is not None:
-            self.connection.fail_session(
+            # The session survives a renderer crash (a navigation revives the
+            # tab), so only the calls in flight fail; events keep flowing.
+            self.connection.fail_calls(
                 self.session.session_id,
                 TargetCrashed("the tab's renderer crashed"),
             )
@@ -319,8 +345,8 @@ class TabActor:
             )
 
     async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """One command on this tab's session, failing fast on crash."""
-        if self.crashed:
+        """One command on this tab's session, failing fast on crash (navigation excepted)."""
+        if self.crashed and method not in _CRASH_RECOVERY:
             raise TargetCrashed("the tab's renderer crashed")
         return await self.session.send(method, params)
 

@@ -510,15 +510,19 @@ _PROBE_JS = r"""function (quads, baseX, baseY) {
     w = fe.ownerDocument.defaultView;
   }
   const vw = view.innerWidth, vh = view.innerHeight;
-  let point = null;
+  let point = null, area = false;
   for (const q of quads) {
+    const w = Math.max(q[0], q[2], q[4], q[6]) - Math.min(q[0], q[2], q[4], q[6]);
+    const h = Math.max(q[1], q[3], q[5], q[7]) - Math.min(q[1], q[3], q[5], q[7]);
+    if (w < 1 || h < 1) continue;
+    area = true;
     const xs = [q[0], q[2], q[4], q[6]].map(v => v - ox);
     const ys = [q[1], q[3], q[5], q[7]].map(v => v - oy);
     const l = Math.max(0, Math.min(...xs)), r = Math.min(vw, Math.max(...xs));
     const t = Math.max(0, Math.min(...ys)), b = Math.min(vh, Math.max(...ys));
     if (r - l >= 1 && b - t >= 1) { point = [(l + r) / 2, (t + b) / 2]; break; }
   }
-  if (!point) return {offscreen: true};
+  if (!point) return area ? {offscreen: true} : {noBox: true};
   let hit = doc.elementFromPoint(point[0], point[1]);
   while (hit && hit.shadowRoot) {
     const inner = hit.shadowRoot.elementFromPoint(point[0], point[1]);
@@ -604,6 +608,8 @@ async def locate(tab: TabActor, handle: ElementHandle) -> Spot:
                        reason="detached", hint="take a new snapshot")
     if probe.get("noFrame"):
         return Spot(reason="frame")
+    if probe.get("noBox"):
+        return Spot(reason="noBox")
     if probe.get("offscreen"):
         return Spot(reason="offscreen")
     offset = await _oopif_offset(tab, handle.session)

@@ -76,11 +76,19 @@ async def evaluate_value(tab: TabActor, expression: str, *, await_promise: bool 
         params["contextId"] = context_id
     if timeout_ms is not None:
         params["timeout"] = timeout_ms
-    result = await tab.send("Runtime.evaluate", params)
+    try:
+        result = await tab.send("Runtime.evaluate", params)
+    except CdpError as exc:
+        # Runtime.evaluate's own ``timeout`` ended the script: a deadline, not a fault.
+        if timeout_ms is not None and "Execution was terminated" in exc.message:
+            raise Timeout(f"the script did not finish within {timeout_ms} ms and was terminated",
+                          hint="the tab has recovered; simplify the script or raise timeoutMs"
+                          ) from None
+        raise
     details = result.get("exceptionDetails")
     if details:
-        exc = details.get("exception") or {}
-        text = exc.get("description") or exc.get("value") or details.get("text", "error")
+        thrown = details.get("exception") or {}
+        text = thrown.get("description") or thrown.get("value") or details.get("text", "error")
         raise JsException(f"JavaScript threw: {str(text)[:2000]}",
                           hint="fix the expression; page errors are returned as data")
     remote = result.get("result", {})
@@ -102,7 +110,7 @@ async def run_eval(tab: TabActor, js: str, *, await_promise: bool, timeout_s: fl
     A dialog opened by the script is 409 DIALOG_OPEN.
     """
     timeout_ms = max(1, int(timeout_s * 1000))
-    with trio.move_on_after(timeout_s + 0.5) as scope:
+    with trio.move_on_after(timeout_s + 0.1) as scope:
         value, dialog = await tab.race_dialog(
             lambda: evaluate_value(tab, js, await_promise=await_promise, timeout_ms=timeout_ms)
         )

@@ -65,8 +65,10 @@ OBJECT_GROUP = "browserd"
 """Object group of element handles handed out by the resolve functions."""
 
 _CONTEXT_GONE = "Cannot find context with specified id"
+_CONTEXT_DESTROYED = "Execution context was destroyed"
 _REF_RE = re.compile(r"^e[1-9][0-9]{0,9}$")
 _GONE_CAP = 100_000
+_REFS_CAP = 200_000
 _FRAME_DEPTH_CAP = 4
 _READ_TEXT_BUDGET = 4000
 
@@ -232,16 +234,17 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
     """
     key: WorldKey = (_own_id(tab, session), frame_id)
     for attempt in range(2):
-        context_id = await world_context(tab, session, frame_id)
-        params: dict[str, Any] = {"expression": expression, "contextId": context_id,
-                                  "returnByValue": by_value, "objectGroup": object_group}
-        timeout = _remaining_ms()
-        if timeout is not None:
-            params["timeout"] = timeout
         try:
+            context_id = await world_context(tab, session, frame_id)
+            params: dict[str, Any] = {"expression": expression, "contextId": context_id,
+                                      "returnByValue": by_value, "objectGroup": object_group}
+            timeout = _remaining_ms()
+            if timeout is not None:
+                params["timeout"] = timeout
             result = await _send(tab, session, "Runtime.evaluate", params)
         except CdpError as exc:
-            if attempt == 0 and _CONTEXT_GONE in exc.message:
+            if attempt == 0 and (_CONTEXT_GONE in exc.message
+                                 or _CONTEXT_DESTROYED in exc.message):
                 _worlds(tab).pop(key, None)
                 continue
             raise
@@ -288,10 +291,16 @@ def _record(tab: TabActor, nodes: list[dict[str, Any]], *, frame_id: str, loader
         ref = node.get("ref")
         if not isinstance(ref, str):
             continue
+        refs.pop(ref, None)  # re-insert: the dict's order is least recently listed first
         refs[ref] = RefRecord(ref=ref, frame_id=frame_id, loader_id=loader_id,
                               session_id=session_id, role=str(node.get("role") or "generic"),
                               name=str(node.get("name") or ""))
         gone.pop(ref, None)
+    while len(refs) > _REFS_CAP:
+        # A document that keeps growing: forget the refs not listed for longest.
+        oldest = next(iter(refs))
+        del refs[oldest]
+        gone[oldest] = "detached"
 
 
 def _prune(tab: TabActor) -> None:
@@ -526,31 +535,24 @@ async def resolve_ref(tab: TabActor, ref: str) -> ElementHandle:
     """
     record = _refs(tab).get(ref)
     if record is None:
-        if ref in _gone(tab):
+        reason = _gone(tab).get(ref)
+        if reason == "navigated":
             raise _stale(ref, "navigated", "its page has navigated since the snapshot")
+        if reason is not None:
+            raise _stale(ref, reason, "it has not been listed by a snapshot for too long")
         raise RefNotFound(f"no ref {ref!r} in tab {tab.target_id}", ref=ref)
     loader = await _current_loader(tab, record.session_id, record.frame_id)
     if loader is None or loader != record.loader_id:
         raise _stale(ref, "navigated", "its page or frame has navigated since the snapshot")
-    key: WorldKey = (record.session_id, record.frame_id)
-    world = _worlds(tab).get(key)
+    # Refs live in the walker's maps, keyed by element identity, and ref
+    # numbers are never reused within a tab: whichever world answers, it
+    # cannot hand back another element for this ref.
+    session = _session(tab, record.session_id)
+    remote = await world_evaluate(tab, session, record.frame_id, resolve_call(ref, None, None),
+                                  by_value=False)
+    world = _worlds(tab).get((record.session_id, record.frame_id))
     if world is None or world.loader_id != record.loader_id:
         raise _stale(ref, "navigated", "its document is no longer the one snapshotted")
-    session = _session(tab, record.session_id)
-    params: dict[str, Any] = {"expression": resolve_call(ref, None, None),
-                              "contextId": world.context_id, "returnByValue": False,
-                              "objectGroup": OBJECT_GROUP}
-    try:
-        result = await _send(tab, session, "Runtime.evaluate", params)
-    except CdpError as exc:
-        if _CONTEXT_GONE in exc.message:
-            _worlds(tab).pop(key, None)
-            raise _stale(ref, "navigated", "its document is gone") from None
-        raise
-    if result.get("exceptionDetails"):
-        raise BrowserdError("resolving a ref failed: "
-                            + _exception_text(result["exceptionDetails"]))
-    remote = cast(dict[str, Any], result.get("result", {}))
     object_id = remote.get("objectId")
     if remote.get("subtype") == "node" and object_id:
         return ElementHandle(session=session, object_id=str(object_id),

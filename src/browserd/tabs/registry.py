@@ -18,7 +18,14 @@ import trio
 
 from ..cdp import CdpConnection
 from ..config import Settings
-from ..errors import AmbiguousTarget, BadRequest, BrowserdError, BrowserGone, TabNotFound
+from ..errors import (
+    AmbiguousTarget,
+    BadRequest,
+    BrowserdError,
+    BrowserGone,
+    CdpError,
+    TabNotFound,
+)
 from .actor import TabActor, TabInfo
 
 log = logging.getLogger(__name__)
@@ -101,10 +108,19 @@ class TabRegistry:
     # -- changes -------------------------------------------------------------
 
     async def open(self, url: str = "about:blank") -> TabActor:
-        """Create a tab (background-free, focus emulated) and wait until its actor is ready."""
-        result = await self.connection.send(
-            "Target.createTarget", {"url": url, "newWindow": False, "background": False}
-        )
+        """Create a tab (background-free, focus emulated) and wait until its actor is ready.
+
+        With no window left (the last tab was closed; the browser lives on),
+        the tab is created in a new window.
+        """
+        params = {"url": url, "newWindow": False, "background": False}
+        try:
+            result = await self.connection.send("Target.createTarget", params)
+        except CdpError as exc:
+            if "no browser is open" not in exc.message:
+                raise
+            result = await self.connection.send("Target.createTarget",
+                                                {**params, "newWindow": True})
         tab = await self.wait_tab(result["targetId"])
         self.last_used = tab.target_id
         return tab

@@ -1,0 +1,874 @@
+"""Control API security against the real service and a real Chromium (RELIABILITY.md S1-S9).
+
+Every refusal is followed by proof that nothing happened: the service's tab
+list, the browser's own target list (``/json/list`` on the DevTools port) and
+the browser pid are unchanged, no page was opened on a marker URL, and no
+JavaScript ran. Attacks are aimed at ``sec_marker.html?hit=<tag>-<name>``:
+opening it (a tab) or fetching it (an eval payload) is recorded by the page
+server, so a successful attack cannot go unseen; ``test_detectors_see_*``
+shows that the same detectors do see the legitimate equivalents.
+
+The per-request policy (every header combination, the rate limiter, the
+token file) is covered request by request in tests/unit/test_guard.py and
+tests/unit/test_token.py; this module proves it holds end to end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import attrs
+import httpx
+import orjson
+import pytest
+import trio
+
+from tests.conftest import (
+    PageServer,
+    ServiceInfo,
+    add_route,
+    free_port_pair,
+    start_service,
+    stop_service,
+)
+from tests.integration._rawcdp import CHROMIUM, launch_chromium, open_cdp
+from tests.integration.test_lifecycle import profile_processes
+
+CHROME_FLAGS = (
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--no-default-browser-check", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+)
+MARKER_TITLE = "sec marker"
+
+
+# -- detectors -------------------------------------------------------------------
+
+
+class HitLog:
+    """Paths of ``sec_marker.html?hit=…`` requests the page servers answered (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._paths: list[str] = []
+
+    def record(self, path: str) -> None:
+        with self._lock:
+            self._paths.append(path)
+
+    def matching(self, tag: str) -> list[str]:
+        with self._lock:
+            return [p for p in self._paths if f"hit={tag}-" in p]
+
+
+HITS = HitLog()
+
+
+def _serve_marker(handler: http.server.SimpleHTTPRequestHandler) -> None:
+    if "hit=" in handler.path:
+        HITS.record(handler.path)
+    http.server.SimpleHTTPRequestHandler.do_GET(handler)
+
+
+@pytest.fixture(scope="module")
+def hits(pages: PageServer, other_origin: PageServer) -> HitLog:
+    add_route("/sec_marker.html", _serve_marker)
+    return HITS
+
+
+def new_tag() -> str:
+    return "t" + secrets.token_hex(5)
+
+
+def hit_url(pages: PageServer, tag: str, name: str) -> str:
+    return pages.url("/sec_marker.html") + f"?hit={tag}-{name}"
+
+
+def eval_payload(pages: PageServer, tag: str, name: str) -> str:
+    """JavaScript that, if it ever ran, reports itself to the page server and marks the page."""
+    return (f"fetch({orjson.dumps(hit_url(pages, tag, 'eval-' + name)).decode()},"
+            f"{{mode:'no-cors'}});window.__sec_pwned={orjson.dumps(name).decode()};"
+            "document.title='pwned'")
+
+
+@attrs.frozen(kw_only=True)
+class Marker:
+    """A tab showing sec_marker.html: where eval payloads are aimed."""
+
+    target_id: str
+    url: str
+
+
+@pytest.fixture
+async def marker(api: httpx.AsyncClient, pages: PageServer, hits: HitLog
+                 ) -> AsyncIterator[Marker]:
+    r = await api.post("/tabs/open", json={"url": pages.url("/sec_marker.html")})
+    assert r.status_code == 200, r.text
+    info = r.json()
+    yield Marker(target_id=info["targetId"], url=info["url"])
+    await api.post("/tabs/close", json={"targetId": info["targetId"]})
+
+
+@attrs.frozen(kw_only=True)
+class World:
+    """What an attack could change: tabs, browser targets, the browser process."""
+
+    tabs: frozenset[str]
+    pages: dict[str, str]  # page targetId -> URL, from the DevTools port itself
+    pid: int | None
+
+
+async def observe(api: httpx.AsyncClient, cdp_port: int) -> World:
+    r = await api.get("/tabs")
+    assert r.status_code == 200, r.text
+    status = (await api.get("/status")).json()
+    async with httpx.AsyncClient(timeout=10) as raw:
+        targets = (await raw.get(f"http://127.0.0.1:{cdp_port}/json/list")).json()
+    return World(
+        tabs=frozenset(t["targetId"] for t in r.json()["tabs"]),
+        pages={t["id"]: t["url"] for t in targets if t["type"] == "page"},
+        pid=status["pid"],
+    )
+
+
+async def page_eval(api: httpx.AsyncClient, target_id: str, js: str) -> Any:
+    r = await api.post("/eval", json={"js": js, "targetId": target_id})
+    assert r.status_code == 200, r.text
+    return r.json()["result"]
+
+
+async def assert_untouched(
+    api: httpx.AsyncClient, service: ServiceInfo, before: World, tag: str,
+    marker: Marker | None, *, extra_tabs: frozenset[str] = frozenset(),
+) -> None:
+    """No tab opened or closed, no browser restart, no marker hit, no JS run in ``marker``."""
+    await trio.sleep(0.3)  # anything an attack set off has had time to arrive
+    after = await observe(api, service.cdp_port)
+    assert after.tabs == before.tabs | extra_tabs
+    assert set(after.pages) == set(before.pages) | extra_tabs
+    assert after.pid == before.pid, "the browser was stopped or restarted"
+    assert not [u for u in after.pages.values() if "hit=" in u], after.pages
+    assert HITS.matching(tag) == []
+    if marker is not None:
+        state = await page_eval(api, marker.target_id,
+                                "[typeof window.__sec_pwned, document.title, location.href]")
+        assert state == ["undefined", MARKER_TITLE, marker.url]
+
+
+def assert_hardened(r: httpx.Response) -> None:
+    """No CORS header ever; the guard's fixed headers always."""
+    cors = [k for k in r.headers if k.lower().startswith("access-control-")]
+    assert not cors, (r.request.method, r.request.url, cors)
+    assert r.headers.get("x-content-type-options") == "nosniff"
+    assert r.headers.get("cache-control") == "no-store"
+
+
+def assert_refused(r: httpx.Response, status: int, code: str) -> None:
+    where = f"{r.request.method} {r.request.url}"
+    assert r.status_code == status, (where, r.status_code, r.text[:300])
+    assert_hardened(r)
+    if r.request.method != "HEAD":
+        assert r.json()["code"] == code, (where, r.text[:300])
+    if status == 401:
+        assert r.headers.get("www-authenticate") == "Bearer"
+
+
+def fill_path(path: str, marker: Marker) -> str:
+    path = path.replace("{targetId}", marker.target_id)
+    return re.sub(r"\{[^}]+\}", "x", path)
+
+
+def attack_body(path: str, pages: PageServer, tag: str, name: str, marker: Marker
+                ) -> dict[str, Any]:
+    """The most harmful body each route takes, aimed at the marker."""
+    if path == "/tabs/open":
+        return {"url": hit_url(pages, tag, name)}
+    if path == "/navigate":
+        return {"url": hit_url(pages, tag, name), "targetId": marker.target_id}
+    if path == "/eval":
+        return {"js": eval_payload(pages, tag, name), "targetId": marker.target_id}
+    if path == "/start":
+        return {"headless": False}
+    if path == "/stop":
+        return {}
+    return {"targetId": marker.target_id}
+
+
+# -- the detectors work ------------------------------------------------------------
+
+
+async def test_detectors_see_a_real_eval_and_a_real_tab(
+    api: httpx.AsyncClient, service: ServiceInfo, pages: PageServer, hits: HitLog,
+) -> None:
+    """With the token, the same payloads the attacks use do leave the traces we look for."""
+    tag = new_tag()
+    with trio.fail_after(30):
+        before = await observe(api, service.cdp_port)
+        r = await api.post("/tabs/open", json={"url": pages.url("/hello.html")})
+        scratch = r.json()["targetId"]
+        r = await api.post("/tabs/open", json={"url": hit_url(pages, tag, "control-open")})
+        opened = r.json()["targetId"]
+        try:
+            await page_eval(api, scratch, eval_payload(pages, tag, "control-eval"))
+            assert await page_eval(api, scratch, "window.__sec_pwned") == "control-eval"
+            while len(hits.matching(tag)) < 2:
+                await trio.sleep(0.05)
+            after = await observe(api, service.cdp_port)
+            assert after.tabs == before.tabs | {scratch, opened}
+            assert f"hit={tag}-control-open" in after.pages[opened]
+        finally:
+            for target in (scratch, opened):
+                await api.post("/tabs/close", json={"targetId": target})
+
+
+# -- S1: the token, on every route ---------------------------------------------------
+
+
+def _flip(ch: str) -> str:
+    return "B" if ch == "A" else "A"
+
+
+def _guesses(token: str) -> list[tuple[str, str]]:
+    """Authorization headers that are not the right token (each counts as a guess)."""
+    mid = len(token) // 2
+    return [
+        ("random", f"Bearer {secrets.token_urlsafe(32)}"),
+        ("last-byte", f"Bearer {token[:-1]}{_flip(token[-1])}"),
+        ("first-byte", f"Bearer {_flip(token[0])}{token[1:]}"),
+        ("middle-byte", f"Bearer {token[:mid]}{_flip(token[mid])}{token[mid + 1:]}"),
+        ("one-short", f"Bearer {token[:-1]}"),
+        ("one-long", f"Bearer {token}A"),
+        ("scheme-basic", f"Basic {token}"),
+        ("scheme-token", f"Token {token}"),
+        ("no-scheme", token),
+        ("swapped-case", f"Bearer {token.swapcase()}"),
+        ("bearer-only", "Bearer"),
+        ("two-tokens", f"Bearer {token} {token}"),
+    ]
+
+
+async def test_s1_every_route_refuses_without_the_exact_token(
+    api: httpx.AsyncClient, service: ServiceInfo, pages: PageServer, marker: Marker,
+) -> None:
+    tag = new_tag()
+    token = service.token
+    with trio.fail_after(60):
+        spec = (await api.get("/openapi.json")).json()
+        ops = [(method.upper(), path) for path, item in spec["paths"].items() for method in item]
+        assert len(ops) >= 20 and ("POST", "/eval") in ops and ("POST", "/tabs/open") in ops
+        ops = [op for op in ops if op != ("GET", "/healthz")]
+        ops += [("GET", "/openapi.json"), ("GET", "/no/such/route"), ("POST", "/no/such/route"),
+                ("OPTIONS", "/tabs/open"), ("OPTIONS", "/no/such/route"), ("HEAD", "/tabs"),
+                ("PUT", "/tabs/open"), ("OPTIONS", "/healthz"), ("POST", "/healthz")]
+        before = await observe(api, service.cdp_port)
+        sent = 0
+        async with httpx.AsyncClient(base_url=service.base_url, timeout=15) as anon:
+
+            async def attempt(method: str, path: str, name: str, headers: dict[str, str],
+                              query: str = "") -> httpx.Response:
+                nonlocal sent
+                body = attack_body(path, pages, tag, f"s1-{name}", marker)
+                has_body = method in ("POST", "PUT", "DELETE")
+                sent += 1
+                return await anon.request(
+                    method, fill_path(path, marker) + query,
+                    content=orjson.dumps(body) if has_body else None,
+                    headers={**headers, **({"Content-Type": "application/json"} if has_body
+                                           else {})},
+                )
+
+            # No Authorization header at all (never a guess): every route, three ways.
+            query = "?" + urlencode({"token": token, "access_token": token,
+                                     "authorization": f"Bearer {token}"})
+            for method, path in ops:
+                for name, headers, q in (
+                    ("none", {}, ""),
+                    ("query", {}, query),
+                    ("cookie", {"Cookie": f"token={token}; authorization=Bearer%20{token}"}, ""),
+                ):
+                    r = await attempt(method, path, f"{name}-{path}", headers, q)
+                    assert_refused(r, 401, "UNAUTHORIZED")
+            # Wrong tokens: a sample spread over the routes, staying under the guess limiter.
+            guesses = _guesses(token)
+            for i, (name, value) in enumerate(guesses):
+                method, path = ops[(i * len(ops)) // len(guesses)]
+                r = await attempt(method, path, f"guess-{name}", {"Authorization": value})
+                assert_refused(r, 401, "UNAUTHORIZED")
+            # /healthz is the one open route; it says nothing else.
+            for headers in ({}, {"Authorization": "Bearer wrong"}):
+                r = await anon.get("/healthz", headers=headers)
+                assert r.status_code == 200 and set(r.json()) == {"ok", "browser"}
+                assert_hardened(r)
+        assert sent > 3 * len(ops)
+        # The right token on the same client passes, so the 401s were about the token.
+        r = await api.get("/no/such/route")
+        assert (r.status_code, r.json()["code"]) == (404, "NOT_FOUND")
+        r = await api.options("/tabs/open")
+        assert (r.status_code, r.json()["code"]) == (405, "METHOD_NOT_ALLOWED")
+        assert_hardened(r)
+        await assert_untouched(api, service, before, tag, marker)
+        assert marker.target_id in before.tabs
+
+
+# -- S3/S4/S5: Host, Origin, body type, method ---------------------------------------
+
+
+async def test_s3_s4_s5_host_origin_type_and_method_checks_over_http(
+    api: httpx.AsyncClient, service: ServiceInfo, pages: PageServer, marker: Marker,
+) -> None:
+    """With the right token, a wrong Host/Origin/body/method is still refused."""
+    tag = new_tag()
+    port, cdp = service.port, service.cdp_port
+    json_type = {"Content-Type": "application/json"}
+
+    def body(path: str, name: str) -> bytes:
+        return orjson.dumps(attack_body(path, pages, tag, name, marker))
+
+    cases: list[tuple[str, str, str, dict[str, str], bytes | None, int, str]] = []
+    for path in ("/tabs/open", "/eval"):
+        cases += [
+            (f"host-evil{path}", "POST", path, {"Host": "evil.test"}, None, 421,
+             "MISDIRECTED_HOST"),
+            (f"host-evil-port{path}", "POST", path, {"Host": f"evil.test:{port}"}, None, 421,
+             "MISDIRECTED_HOST"),
+            (f"host-nip{path}", "POST", path, {"Host": f"127.0.0.1.nip.io:{port}"}, None, 421,
+             "MISDIRECTED_HOST"),
+            (f"host-sub{path}", "POST", path, {"Host": f"localhost.evil.test:{port}"}, None, 421,
+             "MISDIRECTED_HOST"),
+            (f"host-cdp-port{path}", "POST", path, {"Host": f"127.0.0.1:{cdp}"}, None, 421,
+             "MISDIRECTED_HOST"),
+            (f"origin-evil{path}", "POST", path, {"Origin": "https://evil.test"}, None, 403,
+             "FORBIDDEN_ORIGIN"),
+            (f"origin-null{path}", "POST", path, {"Origin": "null"}, None, 403,
+             "FORBIDDEN_ORIGIN"),
+            (f"origin-pages{path}", "POST", path,
+             {"Origin": pages.base_url}, None, 403, "FORBIDDEN_ORIGIN"),
+            (f"origin-localhost-port{path}", "POST", path,
+             {"Origin": f"http://localhost:{cdp}"}, None, 403, "FORBIDDEN_ORIGIN"),
+            (f"origin-https-self{path}", "POST", path,
+             {"Origin": f"https://127.0.0.1:{port}"}, None, 403, "FORBIDDEN_ORIGIN"),
+            (f"fetch-site-cross{path}", "POST", path, {"Sec-Fetch-Site": "cross-site"}, None,
+             403, "FORBIDDEN_ORIGIN"),
+            (f"fetch-site-same-site{path}", "POST", path, {"Sec-Fetch-Site": "same-site"}, None,
+             403, "FORBIDDEN_ORIGIN"),
+            (f"text-plain{path}", "POST", path, {"Content-Type": "text/plain"}, None, 415,
+             "UNSUPPORTED_MEDIA_TYPE"),
+            (f"text-plain-charset{path}", "POST", path,
+             {"Content-Type": "text/plain;charset=UTF-8"}, None, 415, "UNSUPPORTED_MEDIA_TYPE"),
+            (f"form{path}", "POST", path,
+             {"Content-Type": "application/x-www-form-urlencoded"},
+             urlencode(attack_body(path, pages, tag, f"form{path}", marker)).encode(), 415,
+             "UNSUPPORTED_MEDIA_TYPE"),
+            (f"multipart{path}", "POST", path,
+             {"Content-Type": "multipart/form-data; boundary=xx"},
+             b"--xx\r\nContent-Disposition: form-data; name=\"url\"\r\n\r\n"
+             + hit_url(pages, tag, f"multipart{path}").encode() + b"\r\n--xx--\r\n", 415,
+             "UNSUPPORTED_MEDIA_TYPE"),
+            (f"no-type{path}", "POST", path, {}, None, 415, "UNSUPPORTED_MEDIA_TYPE"),
+            (f"json-in-disguise{path}", "POST", path, {"Content-Type": "application/jsonx"},
+             None, 415, "UNSUPPORTED_MEDIA_TYPE"),
+            (f"get{path}", "GET", path, {}, b"", 405, "METHOD_NOT_ALLOWED"),
+            (f"preflight{path}", "OPTIONS", path,
+             {"Origin": "https://evil.test", "Access-Control-Request-Method": "POST",
+              "Access-Control-Request-Headers": "authorization,content-type"}, b"", 403,
+             "FORBIDDEN_ORIGIN"),
+            (f"preflight-no-origin{path}", "OPTIONS", path,
+             {"Access-Control-Request-Method": "POST"}, b"", 405, "METHOD_NOT_ALLOWED"),
+        ]
+    for path in ("/stop", "/tabs/close", "/start"):
+        cases.append((f"get{path}", "GET", path, {}, b"", 405, "METHOD_NOT_ALLOWED"))
+    with trio.fail_after(40):
+        before = await observe(api, service.cdp_port)
+        for name, method, path, headers, content, status, code in cases:
+            if content is None:
+                content = body(path, name)
+                headers = {**json_type, **headers} if "Content-Type" not in headers and (
+                    not name.startswith("no-type")) else headers
+            r = await api.request(method, path, headers=headers, content=content or None)
+            assert_refused(r, status, code)
+        # A request with no Host header at all (HTTP/1.0 allows it; h11 would not send it).
+        raw = await missing_host_request(port, service.token, body("/tabs/open", "no-host"))
+        assert raw.split(b"\r\n", 1)[0].split(b" ")[1] == b"421", raw[:200]
+        assert b"access-control-" not in raw.lower()
+        # Controls: our own origin and same-origin fetch metadata pass (the same client).
+        for headers in ({"Origin": f"http://127.0.0.1:{port}"}, {"Origin": f"http://localhost:{port}"},
+                        {"Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"}):
+            r = await api.get("/tabs", headers=headers)
+            assert r.status_code == 200, (headers, r.text)
+            assert_hardened(r)
+        await assert_untouched(api, service, before, tag, marker)
+
+
+async def missing_host_request(port: int, token: str, body: bytes) -> bytes:
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        await stream.send_all(
+            b"POST /tabs/open HTTP/1.0\r\nAuthorization: Bearer " + token.encode()
+            + b"\r\nContent-Type: application/json\r\nContent-Length: "
+            + str(len(body)).encode() + b"\r\n\r\n" + body)
+        data = b""
+        while chunk := await stream.receive_some(65536):
+            data += chunk
+    return data
+
+
+# -- S6: real pages in real browsers --------------------------------------------------
+
+EXPECTED_ATTACKS = {
+    "fetch-cors:open@ip:json-auth", "fetch-cors:eval@ip:json-auth", "fetch-cors:open@ip:text",
+    "fetch-cors:eval@localhost:text", "fetch-nocors:open@ip:text", "fetch-nocors:eval@ip:text",
+    "fetch-nocors:open@ip:json-auth", "fetch-nocors:eval@ip:blob-json",
+    "fetch-nocors:open@localhost:urlencoded", "fetch-nocors:eval@ip:multipart",
+    "beacon:open@ip:text", "beacon:eval@ip:text", "fetch-cors:read-tabs",
+    "fetch-nocors:read-tabs", "fetch-cors:read-openapi", "fetch-cors:cdp-version",
+    "fetch-cors:cdp-list", "fetch-nocors:cdp-list", "fetch-cors:cdp-new-put",
+    "fetch-nocors:cdp-new-get", "img:open", "img:eval", "img:cdp-new", "form:open-textplain",
+    "form:eval-textplain", "form:open-urlencoded", "form:eval-multipart", "ws:control-root",
+    "ws:control-eval", "ws:cdp-browser", "ws:cdp-page",
+}
+
+
+def assert_page_could_do_nothing(results: dict[str, Any]) -> None:
+    """Every observation the attack page made shows a refusal it could not read."""
+    missing = EXPECTED_ATTACKS - set(results)
+    assert not missing, f"the attack page did not run: {sorted(missing)}"
+    for name, seen in results.items():
+        kind = name.split(":", 1)[0]
+        if kind == "fetch-cors":
+            assert set(seen) == {"error"}, (name, seen)  # a CORS failure: nothing to read
+        elif kind == "fetch-nocors":
+            assert seen == {"type": "opaque", "status": 0, "body": "", "headers": []} or (
+                set(seen) == {"error"}), (name, seen)
+        elif kind == "img":
+            assert seen == {"loaded": False}, (name, seen)
+        elif kind == "form":
+            assert seen["submitted"] and seen["readable"] is False and seen["text"] is None, (
+                name, seen)
+        elif kind == "ws":
+            assert seen["opened"] is False and seen["messages"] == [], (name, seen)
+            assert seen["error"] or seen["closed"], (name, seen)
+        elif kind == "beacon":
+            assert set(seen) == {"queued"}, (name, seen)
+        else:
+            raise AssertionError(f"unknown observation {name}: {seen}")
+
+
+async def browser_ws_id(cdp_port: int) -> str:
+    async with httpx.AsyncClient(timeout=10) as raw:
+        version = (await raw.get(f"http://127.0.0.1:{cdp_port}/json/version")).json()
+    return str(version["webSocketDebuggerUrl"]).rsplit("/", 1)[1]
+
+
+def attack_url(other_origin: PageServer, pages: PageServer, service: ServiceInfo, *, bid: str,
+               tok: str, tid: str, tag: str) -> str:
+    query = urlencode({"cp": service.port, "dp": service.cdp_port, "bid": bid, "tok": tok,
+                       "mk": pages.url("/sec_marker.html"), "tid": tid, "tag": tag})
+    url = other_origin.url("/sec_attack.html") + "?" + query
+    assert urlsplit(url).hostname == "localhost"  # another site than 127.0.0.1
+    return url
+
+
+async def wait_results(evaluate: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
+    while True:
+        text = await evaluate("window.__secDone ? JSON.stringify(window.__secResults) : ''")
+        if text:
+            results: dict[str, Any] = orjson.loads(text)
+            return results
+        await trio.sleep(0.1)
+
+
+async def test_s6_attack_page_in_a_separate_browser(
+    api: httpx.AsyncClient, service: ServiceInfo, pages: PageServer, other_origin: PageServer,
+    marker: Marker,
+) -> None:
+    """A page in another browser, even knowing the token, gets nothing from either port."""
+    tag = new_tag()
+    with trio.fail_after(60):
+        bid = await browser_ws_id(service.cdp_port)
+        before = await observe(api, service.cdp_port)
+        url = attack_url(other_origin, pages, service, bid=bid, tok=service.token,
+                         tid=marker.target_id, tag=tag)
+        with launch_chromium() as ws_url:
+            async with open_cdp(ws_url) as cdp:
+                target = await cdp.send("Target.createTarget", {"url": url})
+                attached = await cdp.send("Target.attachToTarget",
+                                          {"targetId": target["targetId"], "flatten": True})
+                session = attached["sessionId"]
+
+                async def evaluate(expression: str) -> Any:
+                    reply = await cdp.send("Runtime.evaluate",
+                                           {"expression": expression, "returnByValue": True},
+                                           session_id=session)
+                    return reply["result"].get("value")
+
+                results = await wait_results(evaluate)
+                assert await evaluate("typeof window.__sec_pwned") == "undefined"
+        assert_page_could_do_nothing(results)
+        await assert_untouched(api, service, before, tag, marker)
+
+
+async def test_s6_attack_page_inside_the_managed_browser(
+    api: httpx.AsyncClient, service: ServiceInfo, pages: PageServer, other_origin: PageServer,
+    marker: Marker,
+) -> None:
+    """The same page opened in the browser browserd drives reaches nothing either."""
+    tag = new_tag()
+    with trio.fail_after(60):
+        bid = await browser_ws_id(service.cdp_port)
+        before = await observe(api, service.cdp_port)
+        url = attack_url(other_origin, pages, service, bid=bid,
+                         tok="guess-" + secrets.token_urlsafe(24), tid=marker.target_id,
+                         tag=tag)
+        r = await api.post("/tabs/open", json={"url": url})
+        assert r.status_code == 200, r.text
+        attack_tab = r.json()["targetId"]
+        try:
+            results = await wait_results(functools.partial(page_eval, api, attack_tab))
+            assert await page_eval(api, attack_tab, "typeof window.__sec_pwned") == "undefined"
+            assert_page_could_do_nothing(results)
+            await assert_untouched(api, service, before, tag, marker,
+                                   extra_tabs=frozenset({attack_tab}))
+        finally:
+            await api.post("/tabs/close", json={"targetId": attack_tab})
+
+
+# -- S7: the bind policy --------------------------------------------------------------
+
+
+def _serve_env(home: Path, control_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
+    return {**env, "BROWSERD_HOME": str(home), "BROWSERD_CONTROL_URL": control_url,
+            "BROWSERD_HEADLESS": "1", **extra}
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.parametrize(("host", "opt_in"), [("[::]", None), ("192.0.2.10", "0")])
+async def test_s7_non_loopback_bind_without_opt_in_refuses_to_start(
+    tmp_path: Path, host: str, opt_in: str | None,
+) -> None:
+    port = free_port_pair()
+    extra = {} if opt_in is None else {"BROWSERD_ALLOW_REMOTE_CONTROL": opt_in}
+    env = _serve_env(tmp_path / "home", f"http://{host}:{port}", **extra)
+    with trio.fail_after(30):
+        r = await trio.run_process([sys.executable, "-m", "browserd", "serve"], env=env,
+                                   capture_stdout=True, capture_stderr=True, check=False)
+    err = r.stderr.decode(errors="replace")
+    assert r.returncode != 0
+    assert "non-loopback" in err and "allow_remote_control" in err, err
+    assert not _listening(port) and not _listening(port + 1)
+    assert not (tmp_path / "home" / "data" / "profiles" / "clawd").exists(), "nothing launched"
+
+
+def _non_loopback_address() -> str | None:
+    """This host's address on its default route, if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))
+            address = str(s.getsockname()[0])
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+async def test_s7_remote_bind_with_opt_in_still_requires_the_token(tmp_path: Path) -> None:
+    port = free_port_pair()
+    with socket.socket() as probe:
+        try:
+            probe.bind(("0.0.0.0", port))
+        except OSError as exc:
+            pytest.skip(f"cannot bind 0.0.0.0 here: {exc}")
+    env = {"BROWSERD_CONTROL_URL": f"http://0.0.0.0:{port}",
+           "BROWSERD_ALLOW_REMOTE_CONTROL": "1", "BROWSERD_ENABLED": "0"}
+    with trio.fail_after(40):
+        info = await trio.to_thread.run_sync(functools.partial(
+            start_service, tmp_path / "home", env=env, port=port, wait_browser=False))
+        try:
+            bases = [info.base_url]
+            lan = _non_loopback_address()
+            if lan is not None:
+                bases.append(f"http://{lan}:{port}")
+            for base in bases:
+                async with httpx.AsyncClient(base_url=base, timeout=10) as anon:
+                    for method, path in (("GET", "/tabs"), ("GET", "/status"),
+                                         ("POST", "/tabs/open"), ("POST", "/stop")):
+                        r = await anon.request(method, path, json={"url": "about:blank"}
+                                               if path == "/tabs/open" else None)
+                        assert r.status_code in (401, 421), (base, path, r.status_code)
+                        assert r.status_code == 401 or base != info.base_url
+                        assert_hardened(r)
+            async with info.client() as api:
+                status = (await api.get("/status")).json()
+            assert status["controlUrl"] == f"http://0.0.0.0:{port}"
+            assert status["state"] == "disabled"
+        finally:
+            await trio.to_thread.run_sync(stop_service, info)
+
+
+# -- S8: another Chrome on our DevTools port ------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def plain_chromium(cdp_port: int, profile: Path) -> AsyncIterator[subprocess.Popen[bytes]]:
+    """A Chromium that browserd did not launch, listening on ``cdp_port``; killed on exit."""
+    profile.mkdir(parents=True)
+    log_path = profile.parent / f"{profile.name}-stderr.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [CHROMIUM, *CHROME_FLAGS, f"--remote-debugging-port={cdp_port}",
+             f"--user-data-dir={profile}", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            start_new_session=True,
+        )
+    try:
+        while b"DevTools listening on" not in log_path.read_bytes():
+            assert proc.poll() is None, log_path.read_text(errors="replace")
+            await trio.sleep(0.05)
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with trio.move_on_after(5) as waited:
+            waited.shield = True
+            await trio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+async def test_s8_another_chrome_on_the_cdp_port_is_refused_untouched(tmp_path: Path) -> None:
+    port = free_port_pair()
+    with trio.fail_after(60):
+        async with (
+            plain_chromium(port + 1, tmp_path / "other-chrome") as chrome,
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port + 1}", timeout=10) as devtools,
+        ):
+            version = (await devtools.get("/json/version")).json()
+            targets = sorted((t["id"], t["type"], t["url"])
+                             for t in (await devtools.get("/json/list")).json())
+            assert targets, "the other Chrome has a page"
+            home = tmp_path / "home"
+            info = await trio.to_thread.run_sync(functools.partial(
+                start_service, home, port=port, wait_browser=False))
+            try:
+                async with info.client(timeout=10) as api:
+                    while (status := (await api.get("/status")).json())["state"] != "failed":
+                        assert status["state"] in ("starting", "stopped", "restarting"), status
+                        await trio.sleep(0.05)
+                    r = await api.post("/tabs/open", json={"url": "about:blank"})
+                    assert r.status_code >= 500 and r.json()["code"] != "OK"
+            finally:
+                await trio.to_thread.run_sync(stop_service, info)
+            error = status["lastError"]
+            assert error["code"] == "PORT_IN_USE", error
+            assert f"pid {chrome.pid}" in error["error"] and str(port + 1) in error["error"]
+            assert status["spawns"] == 0 and status["pid"] is None
+            assert not profile_processes(home / "data" / "profiles" / "clawd")
+            # The other Chrome is alive and nobody drove it: same browser, same targets.
+            assert chrome.poll() is None
+            assert (await devtools.get("/json/version")).json() == version
+            after = sorted((t["id"], t["type"], t["url"])
+                           for t in (await devtools.get("/json/list")).json())
+            assert after == targets
+            assert info.token not in info.log_text()
+
+
+# -- S9: capabilities, URL policy, argv -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def locked_down(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
+    """A private instance with evaluate_enabled = false (and a real browser)."""
+    info = start_service(tmp_path_factory.mktemp("locked"),
+                         env={"BROWSERD_EVALUATE_ENABLED": "0"})
+    yield info
+    stop_service(info)
+
+
+async def test_s9_eval_disabled_is_403_and_runs_nothing(
+    locked_down: ServiceInfo, pages: PageServer, hits: HitLog,
+) -> None:
+    tag = new_tag()
+    with trio.fail_after(40):
+        async with locked_down.client() as api:
+            r = await api.post("/tabs/open", json={"url": pages.url("/sec_marker.html")})
+            assert r.status_code == 200, r.text
+            target = r.json()["targetId"]
+            for i, extra in enumerate(({"targetId": target}, {}, {"await": True},
+                                       {"targetId": "no-such-tab"}, {"timeoutMs": 1})):
+                r = await api.post("/eval", json={"js": eval_payload(pages, tag, f"off{i}"),
+                                                  **extra})
+                assert_refused(r, 403, "EVAL_DISABLED")
+            # Ask the browser itself (our raw client sends no Origin, so DevTools accepts it).
+            ws = f"ws://127.0.0.1:{locked_down.cdp_port}/devtools/page/{target}"
+            async with open_cdp(ws) as cdp:
+                reply = await cdp.send("Runtime.evaluate", {
+                    "expression": "[typeof window.__sec_pwned, document.title]",
+                    "returnByValue": True})
+            assert reply["result"]["value"] == ["undefined", MARKER_TITLE]
+            await trio.sleep(0.3)
+            assert hits.matching(tag) == []
+            await api.post("/tabs/close", json={"targetId": target})
+
+
+def blocked_urls(service: ServiceInfo, pages: PageServer) -> list[tuple[str, str]]:
+    cp, cdp = service.port, service.cdp_port
+    return [
+        ("file:///etc/passwd", "URL_BLOCKED"),
+        ("FILE:///etc/passwd", "URL_BLOCKED"),
+        ("chrome://settings", "URL_BLOCKED"),
+        ("chrome://version/", "URL_BLOCKED"),
+        ("javascript:alert(1)", "URL_BLOCKED"),
+        ("data:text/html,x", "URL_BLOCKED"),
+        ("data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", "URL_BLOCKED"),
+        ("view-source:" + pages.url("/hello.html"), "URL_BLOCKED"),
+        ("view-source:file:///etc/passwd", "URL_BLOCKED"),
+        ("devtools://devtools/bundled/inspector.html", "URL_BLOCKED"),
+        ("filesystem:http://127.0.0.1/temporary/x", "URL_BLOCKED"),
+        ("blob:http://127.0.0.1/1234", "URL_BLOCKED"),
+        ("about:version", "URL_BLOCKED"),
+        (f"http://127.0.0.1:{cp}/tabs", "URL_BLOCKED"),
+        (f"http://localhost:{cdp}/json", "URL_BLOCKED"),
+        (f"http://127.1:{cdp}/json/version", "URL_BLOCKED"),
+        (f"http://0x7f.0.0.1:{cp}/status", "URL_BLOCKED"),
+        (f"http://2130706433:{cdp}/json/list", "URL_BLOCKED"),
+        (f"http://[::1]:{cp}/", "URL_BLOCKED"),
+        (f"http://[::ffff:127.0.0.1]:{cdp}/json", "URL_BLOCKED"),
+        (f"http://sub.localhost:{cp}/", "URL_BLOCKED"),
+        (f"http://0.0.0.0:{cdp}/json/new?x", "URL_BLOCKED"),
+        (f"http://LOCALHOST:{cp}/", "URL_BLOCKED"),
+        (f"http:\\\\127.0.0.1:{cp}\\tabs", "URL_BLOCKED"),
+        ("--remote-allow-origins=*", "BAD_URL"),
+        (f"127.0.0.1:{cp}/tabs", "BAD_URL"),
+        ("http://example.test/ --remote-allow-origins=*", "BAD_URL"),
+    ]
+
+
+async def test_s9_url_policy_blocks_schemes_and_our_ports_and_no_tab_goes_there(
+    api: httpx.AsyncClient, service: ServiceInfo, pages: PageServer, marker: Marker,
+) -> None:
+    tag = new_tag()
+    with trio.fail_after(40):
+        before = await observe(api, service.cdp_port)
+        for url, code in blocked_urls(service, pages):
+            for path, extra in (("/tabs/open", {}), ("/tabs/open", {"newTab": False}),
+                                ("/navigate", {"targetId": marker.target_id})):
+                r = await api.post(path, json={"url": url, **extra})
+                assert_refused(r, 403 if code == "URL_BLOCKED" else 400, code)
+        await assert_untouched(api, service, before, tag, marker)
+        after = await observe(api, service.cdp_port)
+        ports = (f":{service.port}", f":{service.cdp_port}")
+        for url in after.pages.values():
+            assert url.startswith(("http://", "https://", "about:blank")), url
+            assert not any(p in url for p in ports), url
+
+
+def _cmdline(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+
+
+async def test_s9_nothing_from_the_api_reaches_chromium_argv(
+    locked_down: ServiceInfo,
+) -> None:
+    """Switch-shaped values are refused; a relaunch uses exactly the same argv as before."""
+    injections: list[tuple[str, dict[str, Any]]] = [
+        ("/start", {"headless": "--no-sandbox"}),
+        ("/start", {"headless": "--remote-allow-origins=*"}),
+        ("/start", {"headless": ["--remote-allow-origins=*"]}),
+        ("/start", {"headless": True, "args": ["--remote-allow-origins=*"]}),
+        ("/start", {"flags": "--remote-allow-origins=*"}),
+        ("/start", {"executable": "/bin/sh"}),
+        ("/tabs/open", {"url": "--remote-allow-origins=*"}),
+        ("/tabs/open", {"url": "about:blank", "newTab": "--new-window"}),
+        ("/tabs/open", {"url": "http://example.test/ --remote-allow-origins=*"}),
+        ("/tabs/open", {"url": "http://example.test/\n--remote-allow-origins=*"}),
+        ("/navigate", {"url": "--user-data-dir=/tmp/browserd-evil"}),
+    ]
+    with trio.fail_after(60):
+        async with locked_down.client() as api:
+            first = (await api.get("/status")).json()
+            argv = _cmdline(first["pid"])
+            assert not [a for a in argv if a.startswith(b"--remote-allow-origins")]
+            for path, payload in injections:
+                r = await api.post(path, json=payload)
+                assert r.status_code == 400, (path, payload, r.text)
+                assert_hardened(r)
+            assert (await api.get("/status")).json()["pid"] == first["pid"]
+            assert _cmdline(first["pid"]) == argv
+            # Relaunch, with a bad start in between: the new browser's argv is the old one.
+            r = await api.post("/stop")
+            assert r.json() == {"ok": True, "stopped": True}
+            for path, payload in injections[:6]:
+                r = await api.post(path, json=payload)
+                assert r.status_code == 400, (path, payload, r.text)
+            assert (await api.get("/status")).json()["state"] != "running"
+            second = (await api.post("/start", json={"headless": True})).json()
+            assert second["state"] == "running" and second["pid"] != first["pid"]
+            assert _cmdline(second["pid"]) == argv
+
+
+# -- the audit log ---------------------------------------------------------------------
+
+AUDIT_RE = re.compile(
+    r"who=(?P<who>\S+) (?P<method>[A-Z]+) (?P<path>/\S*) tab=\S+ url=\S+ "
+    r"outcome=(?P<outcome>\S+) ms=(?P<ms>\d+(?:\.\d+)?)$")
+
+
+async def test_audit_log_records_requests_and_never_the_token(
+    locked_down: ServiceInfo, pages: PageServer,
+) -> None:
+    token = locked_down.token
+    nonce = secrets.token_hex(6)
+    with trio.fail_after(30):
+        async with locked_down.client() as api:
+            assert (await api.get("/tabs")).status_code == 200
+            r = await api.post("/tabs/open", json={"url": f"file:///audit-{nonce}"})
+            assert r.json()["code"] == "URL_BLOCKED"
+            r = await api.post("/eval", json={"js": "1"})
+            assert r.json()["code"] == "EVAL_DISABLED"
+            # the token rides in places a careless client might put it
+            r = await api.post("/tabs/open", json={
+                "url": f"http://127.0.0.1:{locked_down.port}/tabs?token={token}"})
+            assert r.json()["code"] == "URL_BLOCKED" and token not in r.text
+            r = await api.get("/tabs", params={"token": token})
+            assert r.status_code == 400 and token not in r.text
+        async with httpx.AsyncClient(base_url=locked_down.base_url, timeout=10) as anon:
+            assert (await anon.get(f"/tabs?token={token}")).status_code == 401
+            assert (await anon.get(f"/{token}")).status_code == 401
+            r = await anon.get("/tabs", headers={"Authorization": f"Bearer {token}x"})
+            assert r.status_code == 401
+            assert token not in r.text
+    logs = locked_down.home / "logs"
+    lines = [m for line in (logs / "audit.log").read_text().splitlines()
+             if (m := AUDIT_RE.search(line))]
+    seen = {(m["method"], m["path"], m["outcome"]) for m in lines}
+    assert {("GET", "/tabs", "ok"), ("POST", "/tabs/open", "URL_BLOCKED"),
+            ("POST", "/eval", "EVAL_DISABLED")} <= seen, seen
+    assert any(f"audit-{nonce}" in m.string for m in lines), "the URL is recorded"
+    assert all(float(m["ms"]) >= 0 for m in lines)
+    assert {m["who"] for m in lines if m["path"] == "/tabs"} != {token}
+    for name in ("audit.log", "browserd.log"):
+        assert token not in (logs / name).read_text(), f"the token leaked into {name}"
+    assert token not in locked_down.log_text(), "the token leaked into stderr"
+    assert token[:12] not in (logs / "audit.log").read_text()
