@@ -257,6 +257,16 @@ class Bench:
         }, self.reps(6, 3), 1, Goal(against="pw", limit=1.0),
             note="raw: spawn → DevTools line → websocket → Browser.getVersion; Playwright: "
                  "chromium.launch(); browserd: POST /start after POST /stop (service up)")
+        self.row("start", "cold start → first tab usable", {
+            "raw": self.raw_fn(ops.raw_cold_first_tab),
+            "pw": self.pw_fn(ops.pw_cold_first_tab),
+            "bd": self.bd_fn(ops.bd_cold_first_tab),
+        }, self.reps(6, 3), 1,
+            note="the cold start plus what it takes to evaluate `1+1` in a tab: raw: launch + "
+                 "createTarget/attach/enable + Runtime.evaluate; Playwright: launch() + "
+                 "new_page() + evaluate (launch() uses --no-startup-window, so its first page "
+                 "pays for the first renderer); browserd: POST /start + POST /eval (the "
+                 "startup tab is already attached)")
         home = self.tmp / "svc-start"
         self.row("start", "process start → ready", {
             "pw": lambda n, w: ops.pw_process_start(n, w),
@@ -505,7 +515,9 @@ def render(bench: Bench, meta: dict[str, str]) -> str:
                 vals = {s: table[s].get(k, "-") for s in SIDES}
 
                 def rps(v: Any) -> str:
-                    return f"{v.rps:.0f}" if isinstance(v, ops.ConcResult) else str(v)
+                    if not isinstance(v, ops.ConcResult):
+                        return str(v)
+                    return f"{v.rps:.1f}" if v.rps < 10 else f"{v.rps:.0f}"
 
                 def ratio_to(v: Any, bd: Any) -> str:
                     if isinstance(v, ops.ConcResult) and isinstance(bd, ops.ConcResult) and v.rps:
@@ -632,7 +644,7 @@ def profile_main(args: argparse.Namespace) -> int:
                 stop = threading.Event()
                 done = [0]
 
-                def loop(work: Callable[[], None] = work, stop: threading.Event = stop,
+                def loop(work: Callable[[], object] = work, stop: threading.Event = stop,
                          done: list[int] = done) -> None:
                     while not stop.is_set():
                         work()
@@ -666,33 +678,34 @@ def profile_main(args: argparse.Namespace) -> int:
 
 
 def _profile_work(target: str, ctx: ops.BdCtx, pages: PageServer,
-                  trio_worker: TrioWorker) -> Callable[[], None]:
+                  trio_worker: TrioWorker) -> Callable[[], object]:
     c = ctx.client
     if target == "eval":
-        return lambda: ops.bd_eval(ctx, 1, 0) and None
+        return lambda: ops.bd_eval(ctx, 1, 0)
     if target in ("snap1k", "snap10k", "inter1k", "inter10k"):
         size = target[-3:] if target.endswith("10k") else "1k"
         ctx.goto(pages.url(size))
         interactive = target.startswith("inter")
         return lambda: ops.call(c, "POST", "/snapshot", json={
             "targetId": ctx.tab, "format": "aria", "interactive": interactive,
-            "maxChars": ops.BIG}) and None
+            "maxChars": ops.BIG})
     if target in ("shot", "full"):
         ctx.goto(pages.url("1k"))
         return lambda: ops.call(c, "POST", "/screenshot", json={
-            "targetId": ctx.tab, "fullPage": target == "full"}) and None
+            "targetId": ctx.tab, "fullPage": target == "full"})
     if target == "tab":
-        return lambda: ops.bd_new_tab(ctx, 1, 0) and None
+        return lambda: ops.bd_new_tab(ctx, 1, 0)
     if target.startswith("nav"):
         size = target[3:] or "1k"
         return lambda: ctx.goto(pages.url(size))
     if target == "dom10k":
         ctx.goto(pages.url("10k"))
-        return lambda: ops.bd_dom_text(ctx, 1, 0) and None
+        return lambda: ops.call(c, "POST", "/dom", json={
+            "targetId": ctx.tab, "format": "text", "maxChars": ops.BIG})
     if target.startswith("conc"):
         tabs = ops.bd_conc_setup(ctx, pages.url("1k"), 8)
         workload = "snapshot" if target == "concsnap" else "eval"
-        return lambda: trio_worker.run(ops.bd_conc, ctx.service, tabs, 1.0, workload) and None
+        return lambda: trio_worker.run(ops.bd_conc, ctx.service, tabs, 1.0, workload)
     raise SystemExit(f"unknown profile target {target!r} (eval, snap1k, snap10k, inter1k, "
                      "inter10k, shot, full, tab, nav1k, nav10k, dom10k, conc, concsnap)")
 

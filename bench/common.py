@@ -361,7 +361,7 @@ async def raw_browser(profile_dir: Path, cdp_port: int) -> AsyncIterator[RawBrow
     os.close(child_out)
     try:
         async with trio.open_nursery() as nursery:
-            found, box = trio.Event(), []
+            found, box = trio.Event(), list[str]()
             nursery.start_soon(_drain, proc.stderr, found, box)
             with trio.fail_after(30):
                 await found.wait()

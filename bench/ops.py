@@ -121,6 +121,20 @@ async def raw_cold_start(ctx: RawCtx, n: int, warmup: int) -> Result:
     return Result(samples=samples)
 
 
+async def raw_cold_first_tab(ctx: RawCtx, n: int, warmup: int) -> Result:
+    """Launch, open and set up a tab, evaluate ``1+1`` in it."""
+    samples = []
+    for i in range(warmup + n):
+        t0 = time.perf_counter()
+        async with raw_browser(ctx.start_profile, common.free_port_pair()) as rb:
+            tab = await raw_open_tab(rb.conn)
+            await tab.send("Runtime.evaluate", {"expression": EVAL_JS, "returnByValue": True})
+            dt = (time.perf_counter() - t0) * 1000
+        if i >= warmup:
+            samples.append(dt)
+    return Result(samples=samples)
+
+
 async def raw_new_tab(ctx: RawCtx, n: int, warmup: int) -> Result:
     """Target.createTarget + Target.attachToTarget(flatten); closed untimed."""
     conn = ctx.browser.conn
@@ -298,6 +312,21 @@ async def pw_cold_start(ctx: PwCtx, n: int, warmup: int) -> Result:
     for i in range(warmup + n):
         t0 = time.perf_counter()
         browser = await ctx.pw.chromium.launch(**pw_launch_kwargs())
+        dt = (time.perf_counter() - t0) * 1000
+        await browser.close()
+        if i >= warmup:
+            samples.append(dt)
+    return Result(samples=samples)
+
+
+async def pw_cold_first_tab(ctx: PwCtx, n: int, warmup: int) -> Result:
+    """launch() + new_page() + evaluate ``1+1``; closed untimed."""
+    samples = []
+    for i in range(warmup + n):
+        t0 = time.perf_counter()
+        browser = await ctx.pw.chromium.launch(**pw_launch_kwargs())
+        page = await browser.new_page()
+        await page.evaluate(EVAL_JS)
         dt = (time.perf_counter() - t0) * 1000
         await browser.close()
         if i >= warmup:
@@ -515,6 +544,21 @@ def bd_cold_start(ctx: BdCtx, n: int, warmup: int) -> Result:
         dt = (time.perf_counter() - t0) * 1000
         if not body.get("running"):
             raise RuntimeError(f"/start did not answer running: {body}")
+        if i >= warmup:
+            samples.append(dt)
+    return Result(samples=samples)
+
+
+def bd_cold_first_tab(ctx: BdCtx, n: int, warmup: int) -> Result:
+    """POST /stop (untimed), then POST /start + POST /eval ``1+1`` on the default tab."""
+    samples = []
+    for i in range(warmup + n):
+        call(ctx.client, "POST", "/stop")
+        ctx.forget_tab()
+        t0 = time.perf_counter()
+        call(ctx.client, "POST", "/start", json={})
+        call(ctx.client, "POST", "/eval", json={"js": EVAL_JS})
+        dt = (time.perf_counter() - t0) * 1000
         if i >= warmup:
             samples.append(dt)
     return Result(samples=samples)

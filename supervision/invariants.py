@@ -226,7 +226,7 @@ async def wait_no_profile_procs(profile_dir: Path, *, grace: float) -> tuple[lis
             return [], trio.current_time() - start
         if trio.current_time() - start > grace:
             desc = [f"{p.pid}:{p.kind}" for p in left]
-            return [f"orphaned processes of the profile {grace:.0f} s after stop: {desc}"], grace
+            return [f"orphaned processes of the profile {grace:.1f} s after stop: {desc}"], grace
         await trio.sleep(0.05)
 
 

@@ -378,7 +378,6 @@ async def test_capture_queue_overload(tight, pages):
     with trio.fail_after(60):
         async with tight.client() as api:
             targets = [await open_tab(api, pages.url("/cap_huge.html")) for _ in range(6)]
-            print("opened")
             results: list[httpx.Response] = []
 
             async def one(target: str) -> None:
@@ -388,7 +387,6 @@ async def test_capture_queue_overload(tight, pages):
             async with trio.open_nursery() as nursery:
                 for target in targets:
                     nursery.start_soon(one, target)
-            print([(r.status_code, r.elapsed) for r in results])
             codes = sorted(r.status_code for r in results)
             assert codes.count(200) >= 3, [r.text[:200] for r in results]
             refused = [r for r in results if r.status_code != 200]
@@ -473,33 +471,46 @@ async def direct_tab(url: str) -> Any:
 
 
 async def test_byte_limit_ladder(pages):
+    """PNG too big: better compression, then JPEG 80, then scaled down; each step said."""
     with trio.fail_after(60):
         async with direct_tab(pages.url("/cap_long.html")) as tab:
             fast = await capture.screenshot(tab, full_page=True)
+            assert fast.mime == "image/png" and fast.note is None
             compact = await capture.decode_base64((await tab.send("Page.captureScreenshot", {
                 "format": "png", "optimizeForSpeed": False, "captureBeyondViewport": True,
                 "clip": {"x": 0, "y": 0, "width": fast.width, "height": fast.height,
                          "scale": 1}}))["data"])
-            assert len(compact) < len(fast.data)
             await page.navigate(tab, pages.url("/cap_long.html"))  # undo the raw capture's quirk
-            # Between the two sizes: still a PNG, better compressed.
+            jpeg = await capture.screenshot(tab, full_page=True, fmt="jpeg")
+            assert len(jpeg.data) < len(compact) < len(fast.data)
+
+            # Between the two PNG sizes: still a PNG, better compressed.
             limit = (len(compact) + len(fast.data)) // 2
             shot = await capture.screenshot(tab, full_page=True, max_bytes=limit)
             assert shot.mime == "image/png" and len(shot.data) <= limit
             assert "better compression" in (shot.note or "") and not shot.scaled
             assert png_size(shot.data) == (shot.width, shot.height) == (fast.width, 5000)
 
-        async with direct_tab(pages.url("/cap_noise.html")) as tab:
-            jpeg = await capture.screenshot(tab, full_page=True, fmt="jpeg", quality=80)
-            # Below even the JPEG: scaled down until it fits, and said so.
-            limit = len(jpeg.data) // 3
+            # Below the compact PNG, above the JPEG: a JPEG of the same size.
+            limit = (len(jpeg.data) + len(compact)) // 2
             shot = await capture.screenshot(tab, full_page=True, max_bytes=limit)
             assert shot.mime == "image/jpeg" and len(shot.data) <= limit
-            assert shot.scaled and "JPEG quality 80" in (shot.note or "")
+            assert "JPEG quality 80" in (shot.note or "") and not shot.scaled
+            assert jpeg_size(shot.data) == (shot.width, shot.height) == (fast.width, 5000)
+
+            # Below even the JPEG: scaled down until it fits, and said so.
+            limit = len(jpeg.data) // 3
+            shot = await capture.screenshot(tab, full_page=True, fmt="jpeg", max_bytes=limit)
+            assert shot.mime == "image/jpeg" and len(shot.data) <= limit
+            assert shot.scaled and "scaled by" in (shot.note or "")
             assert jpeg_size(shot.data) == (shot.width, shot.height)
-            assert shot.width < jpeg.width and shot.height < jpeg.height
+            assert shot.width < fast.width and shot.height < 5000
+
             with pytest.raises(BadRequest):
                 await capture.screenshot(tab, max_bytes=10)
+            # None of this changed the page's layout.
+            width = await page.evaluate_value(tab, "document.documentElement.clientWidth")
+            assert width == fast.width
 
 
 async def test_element_in_out_of_process_frame(pages, other_origin):

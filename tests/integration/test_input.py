@@ -477,3 +477,26 @@ async def test_wait_needs_eval_unless_url_or_load_state(tmp_path):
                 await ok(api, "/wait", tab, loadState="load", timeoutMs=2000)
     finally:
         await trio.to_thread.run_sync(lambda: stop_service(info))
+
+
+def test_chords_and_url_globs_parse() -> None:
+    from browserd.errors import BadRequest
+    from browserd.tabs.input import glob_regex, modifier_mask, parse_chord
+
+    chord = parse_chord("Control+Shift+ArrowLeft")
+    assert chord.modifiers == ("Control", "Shift") and chord.key.key_code == 37
+    assert parse_chord("Control++").key.key == "+"
+    assert parse_chord("+").modifiers == ()
+    assert parse_chord("Tab", ["Shift"]).modifiers == ("Shift",)
+    assert parse_chord("Esc").key.key == "Escape"
+    enter = parse_chord("Enter").key
+    assert (enter.code, enter.key_code, enter.text) == ("Enter", 13, "\r")
+    assert parse_chord("é").key.text == "é"
+    for bad in ("", "a+", "Control+", "Hyper+a", "NoSuchKey"):
+        with pytest.raises(BadRequest):
+            parse_chord(bad)
+    assert modifier_mask(["Alt", "Control", "Meta", "Shift"]) == 15
+    assert glob_regex("**/done?x=1").match("http://h:1/a/b/done?x=1")
+    assert glob_regex("http://*/done").match("http://h:1/done")
+    assert not glob_regex("http://*/done").match("http://h:1/a/done")
+    assert not glob_regex("**/done").match("http://h/done/more")

@@ -468,15 +468,42 @@ def assert_page_could_do_nothing(results: dict[str, Any]) -> None:
             raise AssertionError(f"unknown observation {name}: {seen}")
 
 
+REFUSAL_RE = re.compile(r"refused ([A-Z]+ '[^']*') from \S+ (\d{3} [A-Z_]+)$")
+
+
+def refusals(service: ServiceInfo) -> dict[tuple[str, str], int]:
+    """How often the guard logged each (request, outcome) refusal so far."""
+    counts: dict[tuple[str, str], int] = {}
+    text = (service.home / "logs" / "browserd.log").read_text(errors="replace")
+    for line in text.splitlines():
+        if m := REFUSAL_RE.search(line):
+            counts[(m[1], m[2])] = counts.get((m[1], m[2]), 0) + 1
+    return counts
+
+
+def assert_guard_refused_the_attacks(service: ServiceInfo, before: dict[tuple[str, str], int]
+                                     ) -> None:
+    """The attacks did reach browserd (so the browser did not just drop them) and were refused."""
+    after = refusals(service)
+    new = {key: n - before.get(key, 0) for key, n in after.items() if n > before.get(key, 0)}
+    origin = "403 FORBIDDEN_ORIGIN"
+    assert {outcome for _, outcome in new} == {origin}, new
+    assert new.get(("POST '/tabs/open'", origin), 0) >= 14, new
+    assert new.get(("POST '/eval'", origin), 0) >= 14, new
+    for request in ("OPTIONS '/tabs/open'", "OPTIONS '/eval'", "GET '/tabs/open'",
+                    "GET '/eval'", "WEBSOCKET '/'", "WEBSOCKET '/eval'"):
+        assert (request, origin) in new, (request, new)
+
+
 async def browser_ws_id(cdp_port: int) -> str:
     async with httpx.AsyncClient(timeout=10) as raw:
         version = (await raw.get(f"http://127.0.0.1:{cdp_port}/json/version")).json()
     return str(version["webSocketDebuggerUrl"]).rsplit("/", 1)[1]
 
 
-def attack_url(other_origin: PageServer, pages: PageServer, service: ServiceInfo, *, bid: str,
+def attack_url(other_origin: PageServer, pages: PageServer, *, cp: int, dp: int, bid: str,
                tok: str, tid: str, tag: str) -> str:
-    query = urlencode({"cp": service.port, "dp": service.cdp_port, "bid": bid, "tok": tok,
+    query = urlencode({"cp": cp, "dp": dp, "bid": bid, "tok": tok,
                        "mk": pages.url("/sec_marker.html"), "tid": tid, "tag": tag})
     url = other_origin.url("/sec_attack.html") + "?" + query
     assert urlsplit(url).hostname == "localhost"  # another site than 127.0.0.1
@@ -496,30 +523,50 @@ async def test_s6_attack_page_in_a_separate_browser(
     api: httpx.AsyncClient, service: ServiceInfo, pages: PageServer, other_origin: PageServer,
     marker: Marker,
 ) -> None:
-    """A page in another browser, even knowing the token, gets nothing from either port."""
-    tag = new_tag()
+    """A page in another browser, even knowing the token, gets nothing from either port.
+
+    Control: the same page aimed at a DevTools port that does allow its origin
+    (the attacking browser's own, started with ``--remote-allow-origins``)
+    does open the socket and create a target, so the check can fail.
+    """
+    tag, control_tag = new_tag(), new_tag()
     with trio.fail_after(60):
         bid = await browser_ws_id(service.cdp_port)
         before = await observe(api, service.cdp_port)
-        url = attack_url(other_origin, pages, service, bid=bid, tok=service.token,
-                         tid=marker.target_id, tag=tag)
-        with launch_chromium() as ws_url:
+        logged = refusals(service)
+        url = attack_url(other_origin, pages, cp=service.port, dp=service.cdp_port, bid=bid,
+                         tok=service.token, tid=marker.target_id, tag=tag)
+        allow = f"--remote-allow-origins={other_origin.base_url}"
+        with launch_chromium(extra_args=(allow,)) as ws_url:
             async with open_cdp(ws_url) as cdp:
-                target = await cdp.send("Target.createTarget", {"url": url})
-                attached = await cdp.send("Target.attachToTarget",
-                                          {"targetId": target["targetId"], "flatten": True})
-                session = attached["sessionId"]
 
-                async def evaluate(expression: str) -> Any:
-                    reply = await cdp.send("Runtime.evaluate",
-                                           {"expression": expression, "returnByValue": True},
-                                           session_id=session)
-                    return reply["result"].get("value")
+                async def run_page(page_url: str) -> dict[str, Any]:
+                    target = await cdp.send("Target.createTarget", {"url": page_url})
+                    attached = await cdp.send("Target.attachToTarget",
+                                              {"targetId": target["targetId"], "flatten": True})
 
-                results = await wait_results(evaluate)
-                assert await evaluate("typeof window.__sec_pwned") == "undefined"
+                    async def evaluate(expression: str) -> Any:
+                        reply = await cdp.send(
+                            "Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                            session_id=attached["sessionId"])
+                        return reply["result"].get("value")
+
+                    results = await wait_results(evaluate)
+                    assert await evaluate("typeof window.__sec_pwned") == "undefined"
+                    return results
+
+                results = await run_page(url)
+                own = urlsplit(ws_url)
+                assert own.port is not None
+                control = attack_url(other_origin, pages, cp=free_port_pair(), dp=own.port,
+                                     bid=own.path.rsplit("/", 1)[1], tok="x", tid="",
+                                     tag=control_tag)
+                opened = (await run_page(control))["ws:cdp-browser"]
         assert_page_could_do_nothing(results)
+        assert_guard_refused_the_attacks(service, logged)
         await assert_untouched(api, service, before, tag, marker)
+        assert opened["opened"] is True and '"targetId"' in opened["messages"][0], opened
+        assert HITS.matching(control_tag), "the control's CDP socket opened a marker tab"
 
 
 async def test_s6_attack_page_inside_the_managed_browser(
@@ -531,7 +578,8 @@ async def test_s6_attack_page_inside_the_managed_browser(
     with trio.fail_after(60):
         bid = await browser_ws_id(service.cdp_port)
         before = await observe(api, service.cdp_port)
-        url = attack_url(other_origin, pages, service, bid=bid,
+        logged = refusals(service)
+        url = attack_url(other_origin, pages, cp=service.port, dp=service.cdp_port, bid=bid,
                          tok="guess-" + secrets.token_urlsafe(24), tid=marker.target_id,
                          tag=tag)
         r = await api.post("/tabs/open", json={"url": url})
@@ -541,6 +589,7 @@ async def test_s6_attack_page_inside_the_managed_browser(
             results = await wait_results(functools.partial(page_eval, api, attack_tab))
             assert await page_eval(api, attack_tab, "typeof window.__sec_pwned") == "undefined"
             assert_page_could_do_nothing(results)
+            assert_guard_refused_the_attacks(service, logged)
             await assert_untouched(api, service, before, tag, marker,
                                    extra_tabs=frozenset({attack_tab}))
         finally:
@@ -562,21 +611,30 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.mark.parametrize(("host", "opt_in"), [("[::]", None), ("192.0.2.10", "0")])
-async def test_s7_non_loopback_bind_without_opt_in_refuses_to_start(
-    tmp_path: Path, host: str, opt_in: str | None,
-) -> None:
-    port = free_port_pair()
-    extra = {} if opt_in is None else {"BROWSERD_ALLOW_REMOTE_CONTROL": opt_in}
-    env = _serve_env(tmp_path / "home", f"http://{host}:{port}", **extra)
-    with trio.fail_after(30):
-        r = await trio.run_process([sys.executable, "-m", "browserd", "serve"], env=env,
-                                   capture_stdout=True, capture_stderr=True, check=False)
-    err = r.stderr.decode(errors="replace")
-    assert r.returncode != 0
-    assert "non-loopback" in err and "allow_remote_control" in err, err
-    assert not _listening(port) and not _listening(port + 1)
-    assert not (tmp_path / "home" / "data" / "profiles" / "clawd").exists(), "nothing launched"
+async def test_s7_non_loopback_bind_without_opt_in_refuses_to_start(tmp_path: Path) -> None:
+    """``[::]`` with no opt-in and a LAN address with an explicit ``false``: both refuse."""
+    cases = [("[::]", {}), ("192.0.2.10", {"BROWSERD_ALLOW_REMOTE_CONTROL": "0"})]
+    ports = [free_port_pair() for _ in cases]
+    done: dict[str, subprocess.CompletedProcess[bytes]] = {}
+
+    async def serve(i: int, host: str, port: int, extra: dict[str, str]) -> None:
+        env = _serve_env(tmp_path / f"home{i}", f"http://{host}:{port}", **extra)
+        done[host] = await trio.run_process(
+            [sys.executable, "-m", "browserd", "serve"], env=env,
+            capture_stdout=True, capture_stderr=True, check=False)
+
+    with trio.fail_after(40):
+        async with trio.open_nursery() as nursery:
+            for i, ((host, extra), port) in enumerate(zip(cases, ports, strict=True)):
+                nursery.start_soon(serve, i, host, port, extra)
+    for i, ((host, _), port) in enumerate(zip(cases, ports, strict=True)):
+        r = done[host]
+        err = r.stderr.decode(errors="replace")
+        assert r.returncode != 0, (host, err)
+        assert "non-loopback" in err and "allow_remote_control" in err, err
+        assert not _listening(port) and not _listening(port + 1)
+        profile = tmp_path / f"home{i}" / "data" / "profiles" / "clawd"
+        assert not profile.exists(), "nothing was launched"
 
 
 def _non_loopback_address() -> str | None:
@@ -771,9 +829,12 @@ async def test_s9_url_policy_blocks_schemes_and_our_ports_and_no_tab_goes_there(
     tag = new_tag()
     with trio.fail_after(40):
         before = await observe(api, service.cdp_port)
-        for url, code in blocked_urls(service, pages):
-            for path, extra in (("/tabs/open", {}), ("/tabs/open", {"newTab": False}),
-                                ("/navigate", {"targetId": marker.target_id})):
+        for i, (url, code) in enumerate(blocked_urls(service, pages)):
+            variants: list[tuple[str, dict[str, Any]]] = [
+                ("/tabs/open", {}), ("/navigate", {"targetId": marker.target_id})]
+            if i % 4 == 0:  # the current tab, navigated in place
+                variants.append(("/tabs/open", {"newTab": False}))
+            for path, extra in variants:
                 r = await api.post(path, json={"url": url, **extra})
                 assert_refused(r, 403 if code == "URL_BLOCKED" else 400, code)
         await assert_untouched(api, service, before, tag, marker)
@@ -850,7 +911,7 @@ async def test_audit_log_records_requests_and_never_the_token(
             # the token rides in places a careless client might put it
             r = await api.post("/tabs/open", json={
                 "url": f"http://127.0.0.1:{locked_down.port}/tabs?token={token}"})
-            assert r.json()["code"] == "URL_BLOCKED" and token not in r.text
+            assert r.json()["code"] == "URL_BLOCKED"  # (the caller's own URL is echoed)
             r = await api.get("/tabs", params={"token": token})
             assert r.status_code == 400 and token not in r.text
         async with httpx.AsyncClient(base_url=locked_down.base_url, timeout=10) as anon:

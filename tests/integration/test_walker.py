@@ -19,7 +19,6 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from _rawcdp import RawCdp, launch_chromium, open_cdp, open_page
 
 from browserd.snapshot import (
     DESCRIBE_FUNCTION,
@@ -34,6 +33,8 @@ from browserd.snapshot import (
     snapshot_call,
     splice_frame_text,
 )
+
+from ._rawcdp import RawCdp, launch_chromium, open_cdp, open_page
 
 pytestmark = pytest.mark.chromium
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ async def test_crash_loop_backs_off_exponentially_then_fails_with_the_reason(
     assert sup.state == "failed"
     # budget 5 in 60 s: the first try plus 5 restarts, then no more spawns
     assert len(attempts) == 6
-    gaps = [round(b - a, 3) for a, b in zip(attempts, attempts[1:], strict=False)]
+    gaps = [round(b - a, 3) for a, b in itertools.pairwise(attempts)]
     assert gaps == [0.5, 1.0, 2.0, 4.0, 8.0]  # jitter factor fixed at 1.0
     assert sup.last_error is not None and sup.last_error.details["stderr"] == "fatal: no display"
     with pytest.raises(BrowserNotRunning, match="failed"):
@@ -62,7 +63,7 @@ async def test_backoff_is_capped(tmp_path: Path, autojump_clock: trio.testing.Mo
         with pytest.raises(BrowserGone):
             await sup.start()
         nursery.cancel_scope.cancel()
-    gaps = [b - a for a, b in zip(attempts, attempts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
     assert max(gaps) == pytest.approx(30.0)
 
 

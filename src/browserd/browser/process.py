@@ -16,6 +16,7 @@ by itself within ~25 ms, so no browser outlives its supervisor.
 from __future__ import annotations
 
 import collections
+import fcntl
 import logging
 import os
 import re
@@ -245,10 +246,22 @@ class BrowserProcess:
         self._lifeline_write = self._lifeline_read = -1
 
 
+def _above_4(fd: int) -> int:
+    """``fd`` itself if it is above 4, else a close-on-exec copy above 4 (``fd`` is closed)."""
+    if fd > 4:
+        return fd
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 5)
+    os.close(fd)
+    return high
+
+
 async def _spawn(spec: LaunchSpec) -> BrowserProcess:
-    # fd 3: Chromium reads commands; fd 4: Chromium writes replies.
+    # fd 3: Chromium reads commands; fd 4: Chromium writes replies. The child's
+    # ends are first moved above 4, so placing one can never clobber the other
+    # (nor be a no-op dup2 that leaves it close-on-exec).
     child_in, ours_write = os.pipe()
     ours_read, child_out = os.pipe()
+    child_in, child_out = _above_4(child_in), _above_4(child_out)
 
     def place_pipes() -> None:  # runs in the child, between fork and exec
         os.dup2(child_in, 3)

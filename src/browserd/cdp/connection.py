@@ -12,12 +12,20 @@ import logging
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+
 import attrs
 import trio
 import trio_websocket
 
 from ..errors import BrowserGone, CdpError, Timeout
-from .protocol import CdpEvent, JsonDict, Protocol, ProtocolStatistics, Subscription
+from .protocol import (
+    CdpEvent,
+    JsonDict,
+    PendingCall,
+    Protocol,
+    ProtocolStatistics,
+    Subscription,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,19 +56,26 @@ class CdpConnection:
         Raises CdpError for a protocol error reply and BrowserGone when the
         connection closes before the reply arrives.
         """
+        pending = await self.post(method, params, session_id=session_id)
+        return await pending.result()
+
+    async def post(
+        self, method: str, params: JsonDict | None = None, *, session_id: str | None = None
+    ) -> PendingReply:
+        """Write one command now; its reply is awaited later with ``PendingReply.result``.
+
+        Commands posted one after another reach the browser in that order,
+        so a caller can pipeline a batch (e.g. the domain enables of a new
+        tab) and let later commands queue behind it without waiting for the
+        replies. Raises BrowserGone if the connection is closed.
+        """
         call, call_id, data = self._protocol.encode(method, params, session_id)
         try:
-            cap = math.inf if trio.current_effective_deadline() != math.inf else (
-                DEFAULT_COMMAND_DEADLINE_S
-            )
-            with trio.move_on_after(cap) as cap_scope:
-                await self._send_frame(data)
-                await call.done.wait()
-            if cap_scope.cancelled_caught:
-                raise Timeout(f"{method} got no reply within {cap:.0f} s")
-            return call.unwrap()
-        finally:
+            await self._send_frame(data)
+        except BaseException:
             self._protocol.forget(call_id)
+            raise
+        return PendingReply(self._protocol, call, call_id)
 
     async def _send_frame(self, data: bytes) -> None:
         # A half-written frame would corrupt the stream for every session, so
@@ -139,9 +154,30 @@ class CdpConnection:
         with trio.CancelScope(shield=True, deadline=trio.current_time() + 0.1):
             try:
                 await self._ws.aclose()
-            except Exception:  # noqa: BLE001 - closing must not fail
+            except Exception:
                 pass
         self._closed.set()
+
+
+class PendingReply:
+    """The reply to a posted command."""
+
+    def __init__(self, protocol: Protocol, call: PendingCall, call_id: int) -> None:
+        self._protocol, self._call, self._call_id = protocol, call, call_id
+
+    async def result(self) -> JsonDict:
+        """Wait (caller's deadline; 30 s cap without one) for the reply."""
+        try:
+            cap = math.inf if trio.current_effective_deadline() != math.inf else (
+                DEFAULT_COMMAND_DEADLINE_S
+            )
+            with trio.move_on_after(cap) as cap_scope:
+                await self._call.done.wait()
+            if cap_scope.cancelled_caught:
+                raise Timeout(f"{self._call.method} got no reply within {cap:.0f} s")
+            return self._call.unwrap()
+        finally:
+            self._protocol.forget(self._call_id)
 
 
 @attrs.frozen
@@ -153,6 +189,9 @@ class CdpSession:
 
     async def send(self, method: str, params: JsonDict | None = None) -> JsonDict:
         return await self.connection.send(method, params, session_id=self.session_id)
+
+    async def post(self, method: str, params: JsonDict | None = None) -> PendingReply:
+        return await self.connection.post(method, params, session_id=self.session_id)
 
     def subscribe(
         self, methods: frozenset[str] | None = None, *, buffer: int = 1000

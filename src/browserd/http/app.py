@@ -107,12 +107,13 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                 result = await route.handler(system, args)
             except trio.TooSlowError:
                 raise Timeout(f"{request.path} did not finish within its deadline",
-                              hint="raise timeoutMs, or check the page with GET /snapshot") from None
+                              hint="raise timeoutMs, or check the page with GET /snapshot"
+                              ) from None
             if route.raw_response:
                 response: Response = result
                 return response
             return json_response(result)
-        except BaseException as exc:  # noqa: BLE001 - mapped below; Cancelled re-raised
+        except BaseException as exc:
             inner = unwrap_group(exc)
             if isinstance(inner, BrowserdError):
                 outcome = inner.code

@@ -12,7 +12,8 @@ from ..tabs import page
 from .schema import Field, Route
 
 TARGET = Field(name="targetId", type="string", max_length=200,
-               description="a tab's targetId or a unique prefix (≥ 4 chars); default: the current tab")
+               description="a tab's targetId or a unique prefix (≥ 4 chars); "
+               "default: the current tab")
 
 
 def timeout_field(default_ms: int, maximum_ms: int = 300_000) -> Field:
@@ -44,8 +45,8 @@ async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def page_routes() -> list[Route]:
-    from .inspect_routes import inspect_routes
     from .input_routes import input_routes
+    from .inspect_routes import inspect_routes
     from .media_routes import media_routes
 
     return [

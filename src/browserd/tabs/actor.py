@@ -20,7 +20,9 @@ import attrs
 import trio
 
 from ..cdp import CdpConnection, CdpEvent, CdpSession
+from ..cdp.connection import PendingReply
 from ..errors import (
+    BrowserdError,
     BrowserGone,
     DialogOpen,
     TabBusy,
@@ -125,14 +127,20 @@ class TabActor:
         self._headless_viewport = headless_viewport
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
+        self._enabled = trio.Event()
 
     # -- lifecycle -----------------------------------------------------------
 
-    async def run(self, *, task_status: trio.TaskStatus[TabActor] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, task_status: trio.TaskStatus[TabActor] = trio.TASK_STATUS_IGNORED
+    ) -> None:
         """Attach, enable the domains we need, then follow the tab's events.
 
-        Ready (``started``) once attached and enabled. Returns when the tab
-        goes away or the actor is closed; raises BrowserGone if attach fails.
+        Ready (``started``) once attached and the enable commands are written:
+        their replies are awaited in the background, and :meth:`work` waits
+        for them, so the enables overlap with whatever the client does next.
+        Returns when the tab goes away or the actor is closed; raises
+        BrowserGone if attach fails.
         """
         with self._cancel_scope:
             result = await self.connection.send(
@@ -141,15 +149,19 @@ class TabActor:
             self.session = self.connection.session(result["sessionId"])
             events = self.session.subscribe(_EVENTS, buffer=5000)
             try:
-                await self._enable()
+                pending = await self._post_enables()
                 task_status.started(self)
-                await self._follow(events)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._finish_enable, pending)
+                    await self._follow(events)
+                    nursery.cancel_scope.cancel()
             finally:
                 self.connection.unsubscribe(events)
                 self.closed = True
+                self._enabled.set()
                 self._notify()
 
-    async def _enable(self) -> None:
+    async def _post_enables(self) -> dict[str, PendingReply]:
         calls: list[tuple[str, dict[str, Any]]] = [
             ("Page.enable", {}),
             ("Page.setLifecycleEventsEnabled", {"enabled": True}),
@@ -158,33 +170,40 @@ class TabActor:
             ("Emulation.setFocusEmulationEnabled", {"enabled": True}),
             ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False,
                                       "flatten": True}),
+            ("Page.getFrameTree", {}),
+            ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
         if self._headless_viewport is not None:
             width, height = self._headless_viewport
             calls.append(("Emulation.setDeviceMetricsOverride", {
                 "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}))
-        results: dict[str, Any] = {}
+        return {method: await self.session.post(method, params) for method, params in calls}
 
-        async def call(method: str, params: dict[str, Any]) -> None:
-            results[method] = await self.session.send(method, params)
-
-        with trio.fail_after(10):
-            async with trio.open_nursery() as nursery:
-                for method, params in calls:
-                    nursery.start_soon(call, method, params)
-                nursery.start_soon(call, "Page.getFrameTree", {})
-                nursery.start_soon(call, "Runtime.evaluate", {
-                    "expression": "document.readyState", "returnByValue": True})
+    async def _finish_enable(self, pending: dict[str, PendingReply]) -> None:
+        try:
+            with trio.fail_after(10):
+                results = {method: await reply.result() for method, reply in pending.items()}
+        except (BrowserdError, trio.TooSlowError) as exc:
+            log.info("tab %s: enabling failed: %s", self.target_id, exc)
+            self._enabled.set()
+            return
         frame = results["Page.getFrameTree"]["frameTree"]["frame"]
         self.main_frame_id = frame["id"]
-        self.loader_id = frame.get("loaderId")
-        self.url = frame.get("url", self.url)
-        self.frame_loaders[frame["id"]] = frame.get("loaderId", "")
+        if self.loader_id is None:
+            self.loader_id = frame.get("loaderId")
+            self.url = frame.get("url", self.url)
+        self.frame_loaders.setdefault(frame["id"], frame.get("loaderId", ""))
         # The current document's lifecycle events fired before we listened.
         ready = results["Runtime.evaluate"].get("result", {}).get("value")
         if self.loader_id and self.loader_id not in self._lifecycle:
             self._lifecycle[self.loader_id] = {
                 "complete": "load", "interactive": "domcontentloaded"}.get(ready, "loading")
+        self._enabled.set()
+        self._notify()
+
+    async def wait_enabled(self) -> None:
+        """Wait until the tab's domains are enabled (bounded by the enable itself)."""
+        await self._enabled.wait()
 
     async def _follow(self, events: Any) -> None:
         async for event in events:
@@ -327,6 +346,12 @@ class TabActor:
             await self._lock.acquire()
         finally:
             self._waiting -= 1
+        if not self._enabled.is_set():
+            try:
+                await self._enabled.wait()
+            except BaseException:
+                self._lock.release()
+                raise
         try:
             self.check_usable(allow_crashed=allow_crashed, allow_dialog=allow_dialog)
             yield self
@@ -350,7 +375,9 @@ class TabActor:
             raise TargetCrashed("the tab's renderer crashed")
         return await self.session.send(method, params)
 
-    async def race_dialog(self, fn: Callable[[], Awaitable[T]]) -> tuple[T | None, DialogInfo | None]:
+    async def race_dialog(
+        self, fn: Callable[[], Awaitable[T]]
+    ) -> tuple[T | None, DialogInfo | None]:
         """Run ``fn`` unless a JavaScript dialog opens first.
 
         A dialog blocks the renderer, so a command that triggered it would

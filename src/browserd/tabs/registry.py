@@ -68,7 +68,7 @@ class TabRegistry:
             return max(focused, key=lambda t: t.last_focused_at or 0).target_id
         return self._order[0] if self._order else None
 
-    def target_ids(self) -> "list[str]":
+    def target_ids(self) -> list[str]:
         return list(self._order)
 
     def get(self, target_id: str) -> TabActor:
@@ -81,7 +81,8 @@ class TabRegistry:
         if len(needle) < MIN_PREFIX:
             raise TabNotFound(
                 f"no tab {target_id!r}",
-                hint=f"use the full targetId or a unique prefix of at least {MIN_PREFIX} characters",
+                hint=f"use the full targetId or a unique prefix of at least {MIN_PREFIX} "
+                "characters",
             )
         hits = [t for t in self._tabs if t.lower().startswith(needle)]
         if not hits:

@@ -1,0 +1,53 @@
+"""The fast fault drills of supervision/ in CI: each drill's own checks are the assertions.
+
+Each test runs one drill end to end (a private browserd on a real Chromium,
+one injected fault, recovery and the invariants checked, a graceful stop)
+and fails with the drill's report. ``python -m supervision`` runs all 15.
+"""
+
+from __future__ import annotations
+
+import pytest
+import trio
+from supervision.drills import DrillResult, run_drill
+
+pytestmark = pytest.mark.chromium
+
+
+async def drill(key: str) -> DrillResult:
+    with trio.fail_after(180):
+        result = await run_drill(key, fast=True)
+    assert result.outcome == "PASS", result.report()
+    return result
+
+
+async def test_f1_browser_killed_with_requests_in_flight() -> None:
+    await drill("F1")
+
+
+async def test_f3_sigterm_closes_the_browser_first_and_exits_zero() -> None:
+    await drill("F3")
+
+
+async def test_f5_stale_singleton_lock_does_not_block_a_start() -> None:
+    await drill("F5")
+
+
+async def test_f7_renderer_crash_fails_that_tab_only() -> None:
+    await drill("F7")
+
+
+async def test_f8_hung_renderer_times_out_and_recovers() -> None:
+    await drill("F8")
+
+
+async def test_f9_javascript_dialog_never_hangs_a_call() -> None:
+    await drill("F9")
+
+
+async def test_f11_crash_loop_backs_off_then_fails_with_bounded_spawns() -> None:
+    await drill("F11")
+
+
+async def test_f14_closing_the_last_tab_keeps_the_browser_usable() -> None:
+    await drill("F14")

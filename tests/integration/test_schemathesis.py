@@ -1,0 +1,158 @@
+"""S10: schemathesis against the live ``/openapi.json`` (RELIABILITY.md), bounded for CI.
+
+A private instance (real Chromium) serves the schema; every operation gets a
+fixed, derandomized budget of generated cases:
+
+- with the token, schema-valid input: no server error, and the response
+  conforms to the document (status code listed, JSON content type, body
+  shape). The one 5xx the contract allows is 504 TIMEOUT from an operation
+  with a ``timeoutMs`` deadline (e.g. ``/wait`` for a selector that never
+  appears); generated deadlines are capped at 300 ms so such cases stay fast.
+- with the token, schema-violating input: a 4xx, never a 5xx.
+- without the token: every generated call, ``POST /stop`` included, is 401.
+
+``POST /stop`` is left out of the token runs (it would stop the browser
+and turn every later case into 503 BROWSER_NOT_RUNNING).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis import GenerationMode
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from tests.conftest import ServiceInfo, start_service, stop_service
+
+POSITIVE_EXAMPLES = 12
+NEGATIVE_EXAMPLES = 6
+ANONYMOUS_EXAMPLES = 3
+TIMEOUT_CAP_MS = 300
+NOT_IN_TOKEN_RUNS = {"POST /stop"}
+OPEN_OPERATIONS = {"GET /healthz"}
+CHECKS = [status_code_conformance, content_type_conformance, response_schema_conformance]
+
+
+@pytest.fixture(scope="module")
+def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
+    info = start_service(tmp_path_factory.mktemp("fuzz"))
+    yield info
+    stop_service(info)
+
+
+def _cap_timeouts(node: Any) -> None:
+    """Generated ``timeoutMs`` values stay small, so a case that waits waits briefly."""
+    if isinstance(node, dict):
+        timeout = node.get("timeoutMs")
+        if isinstance(timeout, dict) and timeout.get("type") == "integer":
+            timeout["maximum"] = TIMEOUT_CAP_MS
+            timeout.pop("default", None)
+        if node.get("name") == "timeoutMs" and isinstance(node.get("schema"), dict):
+            node["schema"]["maximum"] = TIMEOUT_CAP_MS
+        for value in node.values():
+            _cap_timeouts(value)
+    elif isinstance(node, list):
+        for value in node:
+            _cap_timeouts(value)
+
+
+def _load(info: ServiceInfo) -> tuple[dict[str, Any], Any]:
+    raw = httpx.get(f"{info.base_url}/openapi.json", headers=info.headers, timeout=10).json()
+    _cap_timeouts(raw)
+    return raw, schemathesis.openapi.from_dict(raw)
+
+
+def _has_deadline(raw: dict[str, Any], method: str, path: str) -> bool:
+    return "timeoutMs" in repr(raw["paths"][path][method.lower()])
+
+
+def _run(operation: Any, mode: GenerationMode, examples: int,
+         check: Callable[[Any], None]) -> None:
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
+              print_blob=False)
+    @given(case=operation.as_strategy(generation_mode=mode))
+    def run(case: Any) -> None:
+        check(case)
+
+    run()
+
+
+def _label(operation: Any) -> str:
+    return f"{operation.method.upper()} {operation.path}"
+
+
+def test_s10_generated_requests_with_and_without_the_token(fuzzed: ServiceInfo) -> None:
+    raw, schema = _load(fuzzed)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    labels = {_label(op) for op in operations}
+    assert {"POST /eval", "POST /tabs/open", "POST /stop", "GET /tabs"} <= labels
+    auth = {"Authorization": f"Bearer {fuzzed.token}"}
+    failures: list[str] = []
+    calls = {"token": 0, "anonymous": 0}
+    started = time.monotonic()
+    with requests.Session() as session:
+
+        def with_token(case: Any, *, bad_input: bool = False) -> None:
+            calls["token"] += 1
+            response = case.call(base_url=fuzzed.base_url, session=session, headers=auth,
+                                 timeout=15)
+            status = response.status_code
+            deadline_ok = status == 504 and _has_deadline(raw, case.method, case.path) and (
+                response.json().get("code") == "TIMEOUT")
+            assert status < 500 or deadline_ok, (
+                f"{_label(case.operation)} -> {status} {response.text[:300]}\n"
+                f"{case.as_curl_command(headers=auth)}")
+            if bad_input:
+                assert 400 <= status < 500 or status == 200, (
+                    f"{_label(case.operation)} bad input -> {status} {response.text[:300]}")
+            case.validate_response(response, checks=CHECKS, headers=auth)
+
+        def with_token_bad_input(case: Any) -> None:
+            with_token(case, bad_input=True)
+
+        def anonymous(case: Any) -> None:
+            calls["anonymous"] += 1
+            response = case.call(base_url=fuzzed.base_url, session=session, timeout=15)
+            assert response.status_code == 401, (
+                f"{_label(case.operation)} without a token -> {response.status_code}")
+            assert response.json()["code"] == "UNAUTHORIZED"
+
+        for operation in operations:
+            label = _label(operation)
+            runs: list[tuple[GenerationMode, int, Callable[[Any], None]]] = []
+            if label not in NOT_IN_TOKEN_RUNS:
+                runs += [(GenerationMode.POSITIVE, POSITIVE_EXAMPLES, with_token),
+                         (GenerationMode.NEGATIVE, NEGATIVE_EXAMPLES, with_token_bad_input)]
+            if label not in OPEN_OPERATIONS:
+                runs.append((GenerationMode.POSITIVE, ANONYMOUS_EXAMPLES, anonymous))
+            for mode, examples, check in runs:
+                try:
+                    _run(operation, mode, examples, check)
+                except Exception as exc:  # noqa: BLE001 - collected, reported below
+                    failures.append(f"{label} [{mode.value}, {check.__name__}]: "
+                                    f"{type(exc).__name__}: {str(exc)[:1500]}")
+    elapsed = time.monotonic() - started
+    assert not failures, "\n\n".join(failures)
+    assert calls["token"] >= 5 * len(operations) and calls["anonymous"] >= len(operations) - 1
+    status = httpx.get(f"{fuzzed.base_url}/status", headers=auth, timeout=10).json()
+    assert status["state"] == "running", "the fuzzing left the browser running"
+    assert elapsed < 120, f"the fuzzing took {elapsed:.0f} s"
+
+
+def test_s10_schema_is_served_only_with_the_token(fuzzed: ServiceInfo) -> None:
+    r = httpx.get(f"{fuzzed.base_url}/openapi.json", timeout=10)
+    assert r.status_code == 401
+    r = httpx.get(f"{fuzzed.base_url}/openapi.json", headers=fuzzed.headers, timeout=10)
+    assert r.status_code == 200 and r.json()["openapi"].startswith("3.")
