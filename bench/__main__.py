@@ -21,6 +21,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -654,7 +655,7 @@ def profile_main(args: argparse.Namespace) -> int:
                 thread = threading.Thread(target=loop, daemon=True)
                 thread.start()
                 for fmt, dest in (("raw", raw_out), ("flamegraph", svg_out)):
-                    subprocess.run(["py-spy", "record", "--pid", str(svc.pid), "--duration",
+                    subprocess.run([_py_spy(), "record", "--pid", str(svc.pid), "--duration",
                                     str(args.duration), "--nonblocking", "--format", fmt,
                                     "-o", str(dest)], check=True, capture_output=True)
                 stop.set()
@@ -677,6 +678,14 @@ def profile_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _py_spy() -> str:
+    beside = Path(sys.executable).parent / "py-spy"
+    found = str(beside) if beside.exists() else shutil.which("py-spy")
+    if found is None:
+        raise SystemExit("py-spy not found: pip install py-spy")
+    return found
+
+
 def _profile_work(target: str, ctx: ops.BdCtx, pages: PageServer,
                   trio_worker: TrioWorker) -> Callable[[], object]:
     c = ctx.client
@@ -693,6 +702,8 @@ def _profile_work(target: str, ctx: ops.BdCtx, pages: PageServer,
         ctx.goto(pages.url("1k"))
         return lambda: ops.call(c, "POST", "/screenshot", json={
             "targetId": ctx.tab, "fullPage": target == "full"})
+    if target == "start":
+        return lambda: (ops.call(c, "POST", "/stop"), ops.call(c, "POST", "/start", json={}))
     if target == "tab":
         return lambda: ops.bd_new_tab(ctx, 1, 0)
     if target.startswith("nav"):
@@ -707,7 +718,7 @@ def _profile_work(target: str, ctx: ops.BdCtx, pages: PageServer,
         workload = "snapshot" if target == "concsnap" else "eval"
         return lambda: trio_worker.run(ops.bd_conc, ctx.service, tabs, 1.0, workload)
     raise SystemExit(f"unknown profile target {target!r} (eval, snap1k, snap10k, inter1k, "
-                     "inter10k, shot, full, tab, nav1k, nav10k, dom10k, conc, concsnap)")
+                     "inter10k, shot, full, start, tab, nav1k, nav10k, dom10k, conc, concsnap)")
 
 
 # -- entry ---------------------------------------------------------------------------------------

@@ -43,30 +43,29 @@ import trio_websocket
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Service, Stats, remove_dir, temp_dir  # noqa: E402
-from bench.pages import build_page  # noqa: E402
+from bench.common import Service, Stats, remove_dir, temp_dir
+from bench.pages import build_page
 
 MAX_MESSAGE = 512 * 1024 * 1024
 
 
 def long_page(height_px: int) -> bytes:
-    """A realistic page (text, tables, forms) padded to at least ``height_px`` tall."""
-    body = build_page(1500)
-    pad = f"<div style='height:{height_px}px;background:linear-gradient(#fafafa,#dde)'></div>"
-    return body.replace("</main>", "</main>" + pad).encode()
+    """A realistic page (text, tables, forms) exactly ``height_px`` tall (plus body margins)."""
+    body = build_page(2000)
+    return body.replace("<main>", f"<main style='height:{height_px}px;overflow:hidden'>").encode()
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     page = b""
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(self.page)))
         self.end_headers()
         self.wfile.write(self.page)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
@@ -166,7 +165,10 @@ async def run(n: int, warmup: int, height: int) -> str:
                         r = await api.post("/screenshot", json={"targetId": target,
                                                                 "fullPage": full})
                         r.raise_for_status()
-                        sizes[key] = r.json()["bytes"]
+                        body = r.json()
+                        sizes[key] = body["bytes"]
+                        if body.get("scaled"):
+                            raise RuntimeError(f"browserd scaled the capture: {body['note']}")
 
                     return once
 
@@ -225,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=20, help="timed samples per cell")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs first")
-    parser.add_argument("--height", type=int, default=6000,
-                        help="extra page height in CSS px (the page is taller by its content)")
+    parser.add_argument("--height", type=int, default=12000,
+                        help="page height in CSS px (keep it under 16384: browserd scales above)")
     args = parser.parse_args(argv)
     print(trio.run(run, args.n, args.warmup, args.height))
     return 0

@@ -1,4 +1,4 @@
-"""``python -m supervision [--only F1,F3] [--fast] [--keep] [--verbose]``.
+"""``python -m supervision [--only F1,F3] [--fast] [--keep] [--verbose] [--markdown]``.
 
 Runs the drills one after another (each on its own private browserd), prints a
 table (drill, expectation, outcome, measured figures) and exits 1 if any failed.
@@ -8,6 +8,7 @@ table (drill, expectation, outcome, measured figures) and exits 1 if any failed.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 
@@ -34,6 +35,14 @@ def _table(results: list[DrillResult]) -> str:
     return "\n".join(out)
 
 
+def _markdown(results: list[DrillResult]) -> str:
+    out = ["| drill | fault | expectation | outcome | figures |", "|---|---|---|---|---|"]
+    for r in results:
+        figures = ", ".join(f"{k} {v}" for k, v in r.figures.items()).replace("|", "/")
+        out.append(f"| {r.key} | {r.title} | {r.expectation} | {r.outcome} | {figures} |")
+    return "\n".join(out)
+
+
 async def _run(keys: list[str], *, fast: bool, keep: bool, verbose: bool) -> list[DrillResult]:
     results = []
     for key in keys:
@@ -55,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"the CI subset ({','.join(FAST)}) with short budgets")
     parser.add_argument("--keep", action="store_true", help="keep every drill's temp dir")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each drill's report")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args(argv)
     if args.only:
         keys = [k.strip().upper() for k in args.only.split(",") if k.strip()]
@@ -63,11 +73,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown drills: {', '.join(unknown)} (have {', '.join(DRILLS)})")
     else:
         keys = list(FAST) if args.fast else list(DRILLS)
+    load_before = os.getloadavg()[0]
     results = trio.run(lambda: _run(keys, fast=args.fast, keep=args.keep, verbose=args.verbose))
-    print(_table(results))
+    print(_markdown(results) if args.markdown else _table(results))
     total = sum(r.seconds for r in results)
     failed = [r.key for r in results if r.outcome == "FAIL"]
-    print(f"\n{len(results)} drills in {total:.1f} s; "
+    print(f"\n{len(results)} drills in {total:.1f} s on {os.cpu_count()} cores "
+          f"(load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}); "
           f"{'FAILED: ' + ', '.join(failed) if failed else 'all passed'}")
     return 1 if failed else 0
 

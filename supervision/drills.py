@@ -49,6 +49,7 @@ from .harness import (
 from .invariants import (
     Baseline,
     check_invariants,
+    cpu_seconds,
     pid_alive,
     profile_procs,
     read_proc,
@@ -288,6 +289,12 @@ class Drill:
 # -- helpers ---------------------------------------------------------------------------------
 
 
+def _log_time(line: str) -> float:
+    """Seconds (since the epoch) of a log line's ``YYYY-mm-dd HH:MM:SS,mmm`` stamp."""
+    stamp, _, ms = line[:23].partition(",")
+    return time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + int(ms) / 1000
+
+
 def _dead_pid() -> int:
     """A pid that has just exited (so, almost surely, belongs to nobody)."""
     proc = subprocess.Popen(["true"])
@@ -356,28 +363,38 @@ async def f1(d: Drill) -> None:
             return
         inflight[name] = attrs.evolve(r, seconds=time.perf_counter() - t_kill)
 
+    tab2 = None
+    if have_shot:
+        # A tall, noisy page so the full-page capture takes a while.
+        tab2 = await svc.open_tab("about:blank")
+        r = await svc.eval(
+            "const c = document.createElement('canvas'); c.width = 1280; c.height = 8000;"
+            "const g = c.getContext('2d'); const img = g.createImageData(1280, 8000);"
+            "crypto.getRandomValues(img.data.subarray(0, 65536));"
+            "for (let i = 65536; i < img.data.length; i += 65536)"
+            "  img.data.copyWithin(i, (i * 7919) % 65536 & ~3, 65536);"
+            "g.putImageData(img, 0, 0); document.body.appendChild(c); 1", target=tab2)
+        d.check(r.status == 200, f"making the page tall: {r.brief()}")
+    else:
+        d.note("/screenshot absent: in-flight screenshots skipped")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run, "eval", lambda: svc.eval(
             "new Promise(() => {})", target=tab, await_=True, timeout_ms=60_000))
-        if have_shot:
-            r = await svc.eval("document.body.style.height = '30000px'; "
-                               "document.body.style.background = "
-                               "'linear-gradient(red, blue)'; 1", target=tab)
-            d.check(r.status == 200, f"making the page tall: {r.brief()}")
-            tab2 = await svc.open_tab("about:blank")
-            await svc.eval("document.body.style.height = '30000px'; 1", target=tab2)
-            nursery.start_soon(run, "screenshot", lambda: svc.post(
+        if tab2 is not None:
+            await trio.sleep(0.1)
+            # Queued behind the eval on the same tab, and a full-page capture elsewhere.
+            nursery.start_soon(run, "queued screenshot", lambda: svc.post(
+                "/screenshot", {"targetId": tab}, timeout=60))
+            nursery.start_soon(run, "full-page screenshot", lambda: svc.post(
                 "/screenshot", {"targetId": tab2, "fullPage": True}, timeout=60))
-        else:
-            d.note("/screenshot absent: in-flight full-page screenshot skipped")
         await trio.sleep(0.5)
         t_kill = time.perf_counter()
         os.kill(old_pid, signal.SIGKILL)
     for text in early:
-        if text.startswith("eval"):
-            d.check(False, text)
+        if text.startswith("full-page"):
+            d.note(text[:120])
         else:
-            d.note(text)
+            d.check(False, text)
     d.check("eval" in inflight, "the never-resolving eval was not in flight")
     worst = 0.0
     for name, r in inflight.items():
@@ -621,7 +638,10 @@ async def f6(d: Drill) -> None:
     d.check(os.readlink(profile / "SingletonLock") == lock_before, "SingletonLock changed")
     await d.stop(third, browser_stopped=False)
     d.check(chromium.proc.poll() is None, "stopping browserd killed the hand-started chromium")
-    del files_before
+    missing = files_before - _file_set(profile)
+    d.check(not [m for m in missing if not m.startswith(("Default/", "GrShaderCache",
+                                                         "ShaderCache", "GraphiteDawnCache"))],
+            f"files deleted: {sorted(missing)[:10]}")
     await trio.to_thread.run_sync(chromium.stop)
 
 
@@ -807,20 +827,12 @@ async def f11(d: Drill) -> None:
     t0 = time.perf_counter()
     svc = await d.start(env=env, wait_browser=False)
     rss0 = svc.rss_mib()
-    spawn_times: list[float] = []
-    last = 0
-    states: list[str] = []
     with trio.fail_after(60 if d.fast else 120):
-        while True:
-            st = await svc.status()
-            if not states or states[-1] != st["state"]:
-                states.append(st["state"])
-            while last < st["spawns"]:
-                last += 1
-                spawn_times.append(time.perf_counter() - t0)
-            if st["state"] == "failed":
-                break
-            await trio.sleep(0.02)
+        while (st := await svc.status())["state"] != "failed":
+            await trio.sleep(0.05)
+    # Spawn times from the service's own log (ms resolution), not from polling.
+    spawn_times = [_log_time(line) for line in svc.info.log_text().splitlines()
+                   if "launched browser pid" in line]
     gaps = [round(b - a, 2) for a, b in itertools.pairwise(spawn_times)]
     d.figure("spawns", st["spawns"])
     d.figure("gaps", "/".join(f"{g:.2f}" for g in gaps), " s")
@@ -1001,26 +1013,40 @@ async def f15(d: Drill) -> None:
         replies: list[tuple[str, Reply]] = []
         health: list[float] = []
         probe_failures: list[str] = []
+        # The burst gets its own connection pool, warmed up, so what is measured is
+        # the service, not 50 TCP handshakes; the /healthz probe keeps its own client.
+        burst = Service(svc.info, httpx.AsyncClient(
+            base_url=svc.info.base_url, headers=svc.info.headers, timeout=60,
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100)),
+            svc.baseline)
+        d.services.append(burst)
+        async with trio.open_nursery() as warm:
+            for _ in range(50):
+                warm.start_soon(burst.get, "/healthz")
+        audit = svc.info.home / "logs" / "audit.log"
+        audit_from = audit.stat().st_size if audit.exists() else 0
 
         async def one(i: int) -> None:
             tab = tabs[i % len(tabs)]
             if have_shot and i % 2:
-                r = await svc.post("/screenshot", {"targetId": tab}, timeout=60)
+                r = await burst.post("/screenshot", {"targetId": tab}, timeout=60)
                 replies.append(("screenshot", r))
             else:
-                r = await svc.eval(f"new Promise(r => setTimeout(() => r({i}), 200))",
-                                   target=tab, await_=True, timeout_ms=20_000)
+                r = await burst.eval(f"new Promise(r => setTimeout(() => r({i}), 200))",
+                                     target=tab, await_=True, timeout_ms=20_000)
                 replies.append(("eval", r))
 
         t0 = time.perf_counter()
+        cpu0 = cpu_seconds(svc.info.pid)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(lambda: _probe(svc, path="/healthz", body=None, every=0.1,
                                               latencies=health, failures=probe_failures))
-            async with trio.open_nursery() as burst:
+            async with trio.open_nursery() as fifty:
                 for i in range(50):
-                    burst.start_soon(one, i)
+                    fifty.start_soon(one, i)
             nursery.cancel_scope.cancel()
         total = time.perf_counter() - t0
+        d.figure("service_cpu", cpu_seconds(svc.info.pid) - cpu0, " s")
         ok = [r for _, r in replies if r.status == 200]
         refused = [r for _, r in replies if r.status in (429, 503)]
         other = [r for _, r in replies if r.status not in (200, 429, 503)]
@@ -1032,7 +1058,18 @@ async def f15(d: Drill) -> None:
         if refused:
             worst = max(r.seconds for r in refused)
             d.figure("refusal_max", worst * 1000, " ms")
-            d.check(worst < 0.5, f"a refusal took {worst:.2f} s")
+            # Seen by the client this includes its own 50 requests and the machine's
+            # load on 2 cores; the service's own refusal time is checked below.
+            d.check(worst < 2.0, f"a refusal took {worst:.2f} s to arrive")
+            with open(audit, "rb") as f:
+                f.seek(audit_from)
+                lines = f.read().decode(errors="replace").splitlines()
+            server = [float(line.rsplit("ms=", 1)[1]) for line in lines
+                      if ("outcome=TAB_BUSY" in line or "outcome=OVERLOADED" in line)
+                      and "ms=" in line]
+            if server:
+                d.figure("refusal_in_service_max", max(server), " ms")
+                d.check(max(server) < 100, f"the service took {max(server):.0f} ms to refuse")
         d.figure("healthz_max", max(health) * 1000, " ms")
         d.check(max(health) < 0.5, f"/healthz waited {max(health):.3f} s during the burst")
         d.check(not probe_failures, f"probe failures: {probe_failures[:3]}")

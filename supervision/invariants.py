@@ -110,6 +110,15 @@ def rss_kib(pid: int) -> int | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (0.0 if gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pid_alive(pid: int) -> bool:
     info = read_proc(pid)
     return info is not None and info.state != "Z"
@@ -203,15 +212,24 @@ def check_cookies_db(profile_dir: Path) -> tuple[list[str], str]:
 
 
 async def check_healthz(base_url: str) -> tuple[list[str], float]:
-    start = time.perf_counter()
-    try:
-        async with httpx.AsyncClient(timeout=5) as client:
-            r = await client.get(base_url + "/healthz")
-        took = time.perf_counter() - start
-        if r.status_code != 200:
-            return [f"/healthz answered {r.status_code}"], took
-    except httpx.HTTPError as exc:
-        return [f"/healthz failed: {exc!r}"], time.perf_counter() - start
+    """One ``GET /healthz`` on a fresh connection, timed from request to answer.
+
+    The best of three tries counts: one slow answer on a loaded 2-core machine
+    is scheduling noise, three are the service.
+    """
+    took = float("inf")
+    async with httpx.AsyncClient(timeout=5) as client:
+        for _ in range(3):
+            start = time.perf_counter()
+            try:
+                r = await client.get(base_url + "/healthz", headers={"Connection": "close"})
+            except httpx.HTTPError as exc:
+                return [f"/healthz failed: {exc!r}"], time.perf_counter() - start
+            took = min(took, time.perf_counter() - start)
+            if r.status_code != 200:
+                return [f"/healthz answered {r.status_code}"], took
+            if took <= HEALTHZ_MAX_S:
+                break
     if took > HEALTHZ_MAX_S:
         return [f"/healthz took {took:.3f} s (> {HEALTHZ_MAX_S} s)"], took
     return [], took

@@ -88,6 +88,42 @@ def _format_tabs(r: dict[str, Any]) -> str:
         + ("  [crashed]" if t.get("crashed") else "") for t in r["tabs"])
 
 
+def _format_effects(effects: dict[str, Any]) -> list[str]:
+    lines = []
+    if effects.get("navigated"):
+        lines.append(f"navigated: {effects['navigated']}")
+    if effects.get("navigationPending"):
+        lines.append(f"navigation pending: {effects['navigationPending']}")
+    if effects.get("newTabs"):
+        lines.append("new tabs: " + " ".join(map(str, effects["newTabs"])))
+    dialog = effects.get("dialog")
+    if isinstance(dialog, dict):
+        lines.append(f"dialog open: {dialog.get('type')} {str(dialog.get('message'))[:200]!r}")
+    return lines
+
+
+def _format_action(r: dict[str, Any]) -> str:
+    """click/type/press answers: ``ok`` (+ how), then one line per effect."""
+    head = "ok"
+    if r.get("method"):
+        how = str(r["method"])
+        if r.get("fallbackReason"):
+            how += f": {r['fallbackReason']}"
+        head += f" ({how})"
+    return "\n".join([head, *_format_effects(r.get("effects") or {})])
+
+
+def _format_dom_snapshot(r: dict[str, Any]) -> str:
+    lines = []
+    for n in r.get("nodes", []):
+        extra = "".join(f" {k}={n[k]!r}" for k in ("role", "name", "text", "href", "value")
+                        if n.get(k) not in (None, ""))
+        lines.append(f"{'  ' * int(n.get('depth') or 0)}[{n.get('ref')}] {n.get('tag')}{extra}")
+    if r.get("truncated"):
+        lines.append("… (truncated)")
+    return "\n".join(lines)
+
+
 def _human(result: Any) -> str:
     if isinstance(result, str):
         return result
@@ -96,13 +132,30 @@ def _human(result: Any) -> str:
             return _format_tabs(result)
         if "state" in result and "controlUrl" in result:
             return _format_status(result)
-        if "text" in result and "snapshotId" in result:
-            return str(result["text"])
+        if "snapshotId" in result:
+            if result.get("format") == "domSnapshot":
+                return _format_dom_snapshot(result)
+            if result.get("format") == "read":
+                return (f"{result.get('title', '')}\n{result.get('url', '')}\n\n"
+                        f"{str(result.get('text', '')).rstrip()}\n\n"
+                        f"{str(result.get('snapshot', '')).rstrip()}")
+            return str(result.get("text", "")).rstrip("\n")
         if "path" in result and "mediaUrl" in result:
             return str(result["path"])
         if "result" in result and "url" in result:
             value = result["result"]
             return value if isinstance(value, str) else orjson.dumps(value).decode()
+        if "effects" in result:
+            return _format_action(result)
+        if "isActive" in result and "targetId" in result:
+            return _format_tabs({"running": True, "tabs": [result]})
+        if "title" in result and "url" in result and "targetId" in result:
+            status = f"  [{result['status']}]" if result.get("status") else ""
+            return f"{result['targetId']}  {str(result['title'])[:50]!r}  {result['url']}{status}"
+        if "stopped" in result:
+            return "stopped" if result["stopped"] else "the browser was not running"
+        if set(result) == {"ok", "targetId"}:
+            return f"ok {result['targetId']}"
     return orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
 
 
@@ -219,7 +272,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = _CLIENT_COMMANDS[args.command](_client(args), args)
     except BrowserdError as exc:
         if args.json:
-            print(orjson.dumps(exc.to_dict()).decode(), file=sys.stderr)
+            from .client import ClientError
+
+            # The service's whole error body: its details (a stale ref's reason, …) too.
+            body = ({**exc.body, **exc.to_dict()} if isinstance(exc, ClientError)
+                    else exc.to_dict())
+            print(orjson.dumps(body).decode(), file=sys.stderr)
         else:
             print(f"browserd: {exc.message}", file=sys.stderr)
             if exc.hint:

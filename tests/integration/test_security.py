@@ -562,11 +562,12 @@ async def test_s6_attack_page_in_a_separate_browser(
                                      bid=own.path.rsplit("/", 1)[1], tok="x", tid="",
                                      tag=control_tag)
                 opened = (await run_page(control))["ws:cdp-browser"]
+                assert opened["opened"] is True and '"targetId"' in opened["messages"][0], opened
+                while not HITS.matching(control_tag):  # the tab it opened loads the marker
+                    await trio.sleep(0.05)
         assert_page_could_do_nothing(results)
         assert_guard_refused_the_attacks(service, logged)
         await assert_untouched(api, service, before, tag, marker)
-        assert opened["opened"] is True and '"targetId"' in opened["messages"][0], opened
-        assert HITS.matching(control_tag), "the control's CDP socket opened a marker tab"
 
 
 async def test_s6_attack_page_inside_the_managed_browser(
@@ -735,7 +736,8 @@ async def test_s8_another_chrome_on_the_cdp_port_is_refused_untouched(tmp_path: 
                         assert status["state"] in ("starting", "stopped", "restarting"), status
                         await trio.sleep(0.05)
                     r = await api.post("/tabs/open", json={"url": "about:blank"})
-                    assert r.status_code >= 500 and r.json()["code"] != "OK"
+                    assert (r.status_code, r.json()["code"]) == (503, "BROWSER_NOT_RUNNING")
+                    assert f"pid {chrome.pid}" in r.json()["error"]
             finally:
                 await trio.to_thread.run_sync(stop_service, info)
             error = status["lastError"]
@@ -892,15 +894,18 @@ async def test_s9_nothing_from_the_api_reaches_chromium_argv(
 # -- the audit log ---------------------------------------------------------------------
 
 AUDIT_RE = re.compile(
-    r"who=(?P<who>\S+) (?P<method>[A-Z]+) (?P<path>/\S*) tab=\S+ url=\S+ "
-    r"outcome=(?P<outcome>\S+) ms=(?P<ms>\d+(?:\.\d+)?)$")
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} who=(?P<who>\S+) (?P<method>[A-Z]+) "
+    r"(?P<path>/\S*) tab=(?P<tab>\S+) url=(?P<url>\S+) outcome=(?P<outcome>\S+) "
+    r"ms=(?P<ms>\d+(?:\.\d+)?)$")
 
 
 async def test_audit_log_records_requests_and_never_the_token(
     locked_down: ServiceInfo, pages: PageServer,
 ) -> None:
+    """One whole line per request (method, path, outcome, duration); no token, no forged lines."""
     token = locked_down.token
     nonce = secrets.token_hex(6)
+    forged = f"2026-01-01 00:00:00,000 who=forged-{nonce} POST /stop tab=- url=- outcome=ok ms=1.0"
     with trio.fail_after(30):
         async with locked_down.client() as api:
             assert (await api.get("/tabs")).status_code == 200
@@ -908,10 +913,23 @@ async def test_audit_log_records_requests_and_never_the_token(
             assert r.json()["code"] == "URL_BLOCKED"
             r = await api.post("/eval", json={"js": "1"})
             assert r.json()["code"] == "EVAL_DISABLED"
-            # the token rides in places a careless client might put it
+            # Client-supplied text that tries to end the line and forge an entry.
+            for url in (f"http://example.test/\n{forged}", f"http://example.test/\r\n{forged}",
+                        f"http://example.test/\u2028{forged}"):
+                r = await api.post("/tabs/open", json={"url": url})
+                assert r.json()["code"] == "BAD_URL"
+            r = await api.delete("/tabs/x%0A" + forged.replace(" ", "%20").replace("/", ""))
+            assert r.json()["code"] == "TAB_NOT_FOUND"
+            # The token where a careless client might put it.
             r = await api.post("/tabs/open", json={
                 "url": f"http://127.0.0.1:{locked_down.port}/tabs?token={token}"})
             assert r.json()["code"] == "URL_BLOCKED"  # (the caller's own URL is echoed)
+            r = await api.post("/tabs/open", json={
+                "url": f"http://127.0.0.1:{locked_down.port}/{token}"})
+            assert r.json()["code"] == "URL_BLOCKED"
+            r = await api.post("/navigate", json={"url": f"file:///{token}", "targetId": token})
+            assert r.json()["code"] == "URL_BLOCKED"
+            assert (await api.delete(f"/tabs/{token}")).json()["code"] == "TAB_NOT_FOUND"
             r = await api.get("/tabs", params={"token": token})
             assert r.status_code == 400 and token not in r.text
         async with httpx.AsyncClient(base_url=locked_down.base_url, timeout=10) as anon:
@@ -921,15 +939,20 @@ async def test_audit_log_records_requests_and_never_the_token(
             assert r.status_code == 401
             assert token not in r.text
     logs = locked_down.home / "logs"
-    lines = [m for line in (logs / "audit.log").read_text().splitlines()
-             if (m := AUDIT_RE.search(line))]
-    seen = {(m["method"], m["path"], m["outcome"]) for m in lines}
+    text = (logs / "audit.log").read_text()
+    lines = text.splitlines()
+    entries = [AUDIT_RE.match(line) for line in lines]
+    assert all(entries), [line for line, m in zip(lines, entries, strict=True) if not m]
+    matched = [m for m in entries if m is not None]
+    seen = {(m["method"], m["path"], m["outcome"]) for m in matched}
     assert {("GET", "/tabs", "ok"), ("POST", "/tabs/open", "URL_BLOCKED"),
-            ("POST", "/eval", "EVAL_DISABLED")} <= seen, seen
-    assert any(f"audit-{nonce}" in m.string for m in lines), "the URL is recorded"
-    assert all(float(m["ms"]) >= 0 for m in lines)
-    assert {m["who"] for m in lines if m["path"] == "/tabs"} != {token}
+            ("POST", "/eval", "EVAL_DISABLED"), ("POST", "/tabs/open", "BAD_URL"),
+            ("DELETE", "/tabs/[redacted]", "TAB_NOT_FOUND")} <= seen, seen
+    assert any(m["url"] == f"file:///audit-{nonce}" for m in matched), "the URL is recorded"
+    assert not [m for m in matched if m["who"] == f"forged-{nonce}"], "a forged entry"
+    assert all(float(m["ms"]) >= 0 for m in matched)
+    assert {m["who"] for m in matched if m["path"] == "/tabs"} != {token}
     for name in ("audit.log", "browserd.log"):
         assert token not in (logs / name).read_text(), f"the token leaked into {name}"
     assert token not in locked_down.log_text(), "the token leaked into stderr"
-    assert token[:12] not in (logs / "audit.log").read_text()
+    assert token[:12] not in text and token[-12:] not in text

@@ -30,9 +30,10 @@ import attrs
 import trio
 
 from ..cdp import CdpConnection, open_cdp_connection
-from ..config import Settings
+from ..config import Settings, default_headless
 from ..errors import (
     AttachOnly,
+    BadRequest,
     BrowserdError,
     BrowserDisabled,
     BrowserGone,
@@ -149,6 +150,11 @@ class BrowserSupervisor:
         if headless is not None and headless != self.headless:
             if self.settings.is_attach:
                 raise AttachOnly("headless cannot be chosen for an attached browser")
+            if not headless and default_headless(os.environ):
+                raise BadRequest(
+                    "there is no display to show a browser window on",
+                    hint="set DISPLAY (or WAYLAND_DISPLAY) for the service, or keep headless",
+                )
             if self.state == "running":
                 # Relaunch with the new mode.
                 await self.stop()
@@ -211,9 +217,11 @@ class BrowserSupervisor:
         while True:
             if not self._wanted and self.state not in ("failed", "stopped"):
                 self._set_state("stopped")
-            while not self._wanted:
-                self._wake = trio.Event()
-                await self._wake.wait()
+            if not self._wanted:
+                while not self._wanted:
+                    self._wake = trio.Event()
+                    await self._wake.wait()
+                backoff = BACKOFF_START_S  # a new start: earlier crashes set no delay
             self._set_state("restarting" if self.state in ("running", "restarting") else "starting")
             began = trio.current_time()
             error = await self._attempt()

@@ -18,6 +18,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from .. import __version__
+from ..config import is_loopback_host
 from ..errors import (
     BadRequest,
     BrowserdError,
@@ -42,6 +43,21 @@ def json_response(data: Any, status: int = 200) -> Response:
 
 def error_response(exc: BrowserdError) -> Response:
     return json_response(exc.to_dict(), exc.status)
+
+
+def audit_field(value: str, token: str, limit: int = 200) -> str:
+    """A client-supplied value made safe for one audit-log line.
+
+    The token is redacted, whitespace and control characters are escaped
+    (``\\x0a``), so a value cannot split the line or forge another entry, and
+    the result is cut to ``limit`` characters.
+    """
+    text = value.replace(token, "[redacted]")[:limit]
+    return "".join(
+        c if c.isprintable() and not c.isspace()
+        else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
+        for c in text
+    )
 
 
 def create_app(system: System) -> QuartTrio:
@@ -130,11 +146,13 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
         finally:
             if route.tag != "meta":
                 url = args.get("url")
+                tab = args.get("targetId")
                 audit_log.info(
                     "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
-                    request.path, args.get("targetId") or "-",
-                    url.split("?")[0][:200] if isinstance(url, str) else "-", outcome,
-                    (time.perf_counter() - started) * 1000,
+                    audit_field(request.path, system.token),
+                    audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
+                    audit_field(url.split("?")[0], system.token) if isinstance(url, str)
+                    else "-", outcome, (time.perf_counter() - started) * 1000,
                 )
 
     app.add_url_rule(route.path, endpoint=route.endpoint + "_" + "_".join(route.methods),
@@ -144,4 +162,10 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
 def wrap(app: QuartTrio, system: System, token: str) -> Guard:
     """The app behind the one security Guard (auth, Host, Origin, body rules)."""
     asgi: Any = app
-    return Guard(asgi, token=token, control_port=system.settings.control_port)
+    settings = system.settings
+    extra: list[str] = []
+    if settings.allow_remote_control and not is_loopback_host(settings.control_host):
+        host = settings.control_host
+        extra.append(f"[{host}]:{settings.control_port}" if ":" in host
+                     else f"{host}:{settings.control_port}")
+    return Guard(asgi, token=token, control_port=settings.control_port, extra_hosts=extra)

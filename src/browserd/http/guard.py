@@ -152,7 +152,10 @@ class Guard:
         open_paths: frozenset[str] = frozenset({"/healthz"}),
         max_body_bytes: int = 1_048_576,
         clock: Callable[[], float] = time.monotonic,
+        extra_hosts: Iterable[str] = (),
     ) -> None:
+        """``extra_hosts``: further ``host:port`` names to accept (only for an
+        explicitly opted-in non-loopback control URL)."""
         if len(token) < MIN_TOKEN_CHARS:
             raise ConfigError("the API token is missing or too short; refusing to serve")
         if not 1 <= control_port <= 65535:
@@ -162,7 +165,7 @@ class Guard:
         self._port = control_port
         hosts = (f"127.0.0.1:{control_port}", f"localhost:{control_port}",
                  f"[::1]:{control_port}")
-        self._hosts = frozenset(hosts)
+        self._hosts = frozenset(hosts) | {h.lower() for h in extra_hosts}
         if control_port == 80:
             self._hosts |= {"127.0.0.1", "localhost", "[::1]"}
         self._origins = frozenset(f"http://{h}" for h in self._hosts)

@@ -15,8 +15,9 @@ already waits for a token, a new capture is refused at once with 503
 OVERLOADED: the limit is the service's, not the tab's, so this is not
 TAB_BUSY, and the client should back off and retry.
 
-Deadlines (whole request, tab wait and save included): viewport and element
-captures 15 s, full page and PDF 60 s; expiry is 504 TIMEOUT.
+Deadlines (whole request, tab wait and save included): viewport 15 s; full
+page, element (an element can be as large as the page) and PDF 60 s; expiry
+is 504 TIMEOUT.
 
 Errors: 400 for bad argument combinations (``quality`` with PNG; ``fullPage``
 with ``ref``/``selector``; both ``ref`` and ``selector``), 404/409 from
@@ -97,7 +98,8 @@ async def screenshot(system: System, args: dict[str, Any], *, front_lock: trio.L
     admit(limiter)
     rt = system.supervisor.require_runtime()
     element_wanted = args["ref"] is not None or args["selector"] is not None
-    deadline = FULL_PAGE_DEADLINE_S if args["fullPage"] else VIEWPORT_DEADLINE_S
+    deadline = (FULL_PAGE_DEADLINE_S if args["fullPage"] or element_wanted
+                else VIEWPORT_DEADLINE_S)
     with trio.fail_after(deadline):
         tab = await rt.tabs.resolve(args["targetId"])
         async with tab.work(allow_dialog=False):

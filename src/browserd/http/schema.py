@@ -193,6 +193,16 @@ def _query_param(field: Field) -> dict[str, Any]:
     return param
 
 
+def _body_property(field: Field) -> dict[str, Any]:
+    """A JSON body property; an optional one may also be null (parse_args reads it as unset)."""
+    out = field.schema()
+    if not field.required:
+        out["type"] = [field.type, "null"]
+        if "enum" in out:
+            out["enum"] = [*out["enum"], None]
+    return out
+
+
 def openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document for ``routes``."""
     paths: dict[str, Any] = {}
@@ -227,7 +237,7 @@ def openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
                     "required": any(f.required for f in fields),
                     "content": {"application/json": {"schema": {
                         "type": "object",
-                        "properties": {f.name: f.schema() for f in fields},
+                        "properties": {f.name: _body_property(f) for f in fields},
                         "required": [f.name for f in fields if f.required],
                         "additionalProperties": False,
                     }}},

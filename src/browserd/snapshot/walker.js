@@ -111,8 +111,17 @@
   // ---- visibility -------------------------------------------------------
   // 0: pruned with its subtree, 1: rendered but invisible (children may be
   // visible), 2: visible.
+  const HAS_CHECK_VISIBILITY = typeof Element.prototype.checkVisibility === 'function';
+
   function visState(el) {
     if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return 0;
+    if (!HAS_CHECK_VISIBILITY) {  // Chromium < 105 (attach mode): slower, coarser
+      const view = el.ownerDocument.defaultView;
+      if (!view) return 0;
+      const cs = view.getComputedStyle(el);
+      if (cs.display === 'none') return 0;
+      return cs.visibility === 'visible' ? 2 : 1;
+    }
     if (el.checkVisibility(VIS_OPTS)) return 2;
     if (el.checkVisibility()) return 1;  // visibility:hidden / collapse
     // No box: display:none (or inside it), a closed <details>, content-visibility
@@ -686,6 +695,13 @@
       // An empty plain container shows nothing: skip it before asking for
       // its visibility (icons, spacers, wrappers of CSS-only content).
       if (role === '' && el.firstChild === null && tag !== 'br' && el.shadowRoot === null) return;
+      // Likewise a leaf that could only contribute text where no text is
+      // wanted (interactive mode, or inside an element named by its content).
+      if ((interactive ? !ACTION_ROLES.has(role) : quiet && role === '') &&
+          el.firstElementChild === null && el.shadowRoot === null &&
+          tag !== 'slot' && role !== 'iframe') {
+        return;
+      }
       let selfVis;
       if (inSelect) {
         selfVis = vis;

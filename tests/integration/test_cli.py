@@ -1,0 +1,224 @@
+"""The ``browserd`` CLI against the shared service, one subprocess per verb.
+
+Each verb runs as ``python -m browserd ...`` with the ``service`` fixture's
+BROWSERD_HOME and BROWSERD_CONTROL_URL (so it reads that instance's token
+file, as a user's shell would). Checked: exit status 0 and meaningful
+human output, ``--json`` output that parses, and a failing verb that exits 1
+with the error's message (and hint) on stderr. The pages are served by
+``add_route`` on the ``pages`` server (paths prefixed ``/cli_``).
+"""
+
+from __future__ import annotations
+
+import http.server
+import os
+import re
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+import orjson
+import pytest
+import trio
+
+from tests.conftest import PageServer, ServiceInfo, add_route
+
+pytestmark = pytest.mark.chromium
+
+SIGNIN_HTML = b"""<!doctype html>
+<html><head><title>CLI sign in</title></head>
+<body>
+<h1>Sign in</h1>
+<form action="/cli_welcome.html" method="get">
+  <label>Email <input type="email" name="email"></label>
+  <button type="submit">Continue</button>
+</form>
+</body></html>
+"""
+
+WELCOME_HTML = b"""<!doctype html>
+<html><head><title>CLI welcome</title></head>
+<body><h1>Welcome</h1><p id="who"></p>
+<script>
+document.getElementById('who').textContent =
+  new URLSearchParams(location.search).get('email') || '';
+</script>
+</body></html>
+"""
+
+
+def _html(body: bytes) -> Any:
+    def handler(req: http.server.SimpleHTTPRequestHandler) -> None:
+        req.send_response(200)
+        req.send_header("Content-Type", "text/html; charset=utf-8")
+        req.send_header("Content-Length", str(len(body)))
+        req.end_headers()
+        req.wfile.write(body)
+
+    return handler
+
+
+@pytest.fixture
+def signin_url(pages: PageServer) -> str:
+    add_route("/cli_signin.html", _html(SIGNIN_HTML))
+    add_route("/cli_welcome.html", _html(WELCOME_HTML))
+    return pages.url("/cli_signin.html")
+
+
+@attrs.frozen(kw_only=True)
+class Run:
+    argv: tuple[str, ...]
+    rc: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return orjson.loads(self.out)
+
+    def __str__(self) -> str:
+        return (f"browserd {' '.join(self.argv)} -> {self.rc}\n"
+                f"stdout: {self.out}\nstderr: {self.err}")
+
+
+async def cli(service: ServiceInfo, *argv: str, control_url: str | None = None) -> Run:
+    """Run ``python -m browserd *argv`` against ``service``; never raises on exit status."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
+    env |= {"BROWSERD_HOME": str(service.home),
+            "BROWSERD_CONTROL_URL": control_url or service.base_url}
+    proc = await trio.run_process([sys.executable, "-m", "browserd", *argv], env=env,
+                                  capture_stdout=True, capture_stderr=True, check=False)
+    return Run(argv=argv, rc=proc.returncode, out=proc.stdout.decode(),
+               err=proc.stderr.decode())
+
+
+async def ok(service: ServiceInfo, *argv: str) -> Run:
+    run = await cli(service, *argv)
+    assert run.rc == 0, str(run)
+    assert run.err == "", str(run)
+    return run
+
+
+async def fails(service: ServiceInfo, *argv: str, control_url: str | None = None) -> Run:
+    run = await cli(service, *argv, control_url=control_url)
+    assert run.rc == 1, str(run)
+    assert run.out == "", str(run)
+    return run
+
+
+def ref_of(snapshot_text: str, role: str, name: str) -> str:
+    match = re.search(rf"\[(e\d+)\] {role} \"{re.escape(name)}\"", snapshot_text)
+    assert match, f"no {role} {name!r} in:\n{snapshot_text}"
+    return match.group(1)
+
+
+async def test_service_verbs(service: ServiceInfo) -> None:
+    with trio.fail_after(20):
+        run = await ok(service, "status")
+        assert "state: running" in run.out
+        assert f"control: {service.base_url}" in run.out
+        status = (await ok(service, "status", "--json")).json()
+        assert status["state"] == "running" and status["running"] is True
+        assert status["ports"]["control"] == service.port
+
+        tabs = (await ok(service, "tabs", "--json")).json()
+        assert tabs["running"] is True and isinstance(tabs["tabs"], list)
+
+        assert (await ok(service, "token")).out.strip() == service.token
+        assert (await ok(service, "token", "--json")).json() == {"result": service.token}
+
+        unit = Path.home() / ".config" / "systemd" / "user" / "browserd.service"
+        existed = unit.exists()
+        run = await ok(service, "service", "install", "--print")
+        assert "-m browserd serve" in run.out
+        assert f"BROWSERD_HOME={service.home}" in run.out
+        assert "# commands:" in run.out
+        assert unit.exists() == existed  # --print writes nothing
+
+
+async def test_page_verbs(service: ServiceInfo, api: httpx.AsyncClient,
+                          signin_url: str) -> None:
+    target = ""
+    try:
+        with trio.fail_after(35):
+            tab = (await ok(service, "open", signin_url, "--json")).json()
+            target = tab["targetId"]
+            assert tab["title"] == "CLI sign in" and tab["url"] == signin_url
+            run = await ok(service, "tabs")
+            assert re.search(rf"^\* {target}  'CLI sign in'  {re.escape(signin_url)}$", run.out,
+                             re.M), run.out
+
+            text = (await ok(service, "snapshot", "--interactive", "--target", target)).out
+            email = ref_of(text, "textbox", "Email")
+            button = ref_of(text, "button", "Continue")
+            assert "heading" not in text  # interactive: only what can be acted on
+            full = (await ok(service, "snapshot", "--json", "--target", target)).json()
+            assert full["format"] == "aria" and full["title"] == "CLI sign in"
+            assert {n["ref"] for n in full["nodes"]} >= {email, button}
+
+            assert (await ok(service, "type", email, "ada@example.com",
+                             "--target", target)).out.strip() == "ok"
+            value = await ok(service, "eval", "document.querySelector('input').value",
+                             "--target", target)
+            assert value.out.strip() == "ada@example.com"
+
+            run = await ok(service, "click", button, "--target", target)
+            assert run.out.splitlines()[0] == "ok (mouse)", run.out
+            assert "navigated: " in run.out and "/cli_welcome.html?email=ada%40example.com" \
+                in run.out
+            assert (await ok(service, "eval", "document.getElementById('who').textContent",
+                             "--target", target)).out.strip() == "ada@example.com"
+
+            # The ref's document has gone: 409 STALE_REF, exit 1, message and hint on stderr.
+            run = await fails(service, "click", button, "--target", target)
+            assert f"browserd: ref {button} is stale" in run.err
+            assert "hint: take a new snapshot" in run.err
+            run = await fails(service, "click", button, "--target", target, "--json")
+            error = orjson.loads(run.err)
+            assert error["code"] == "STALE_REF" and error["reason"] == "navigated", error
+
+            run = await ok(service, "navigate", signin_url, "--target", target)
+            assert run.out.strip() == f"{target}  'CLI sign in'  {signin_url}  [200]"
+            text = (await ok(service, "snapshot", "--interactive", "--target", target)).out
+            await ok(service, "type", ref_of(text, "textbox", "Email"), "bo@example.com",
+                     "--target", target)
+            run = await ok(service, "press", "Enter", "--target", target)
+            assert "/cli_welcome.html?email=bo%40example.com" in run.out, run.out
+
+            result = (await ok(service, "eval", "--await", "--json", "--target", target,
+                               "new Promise(r => setTimeout(() => r({n: 6 * 7}), 10))")).json()
+            assert result["result"] == {"n": 42} and result["targetId"] == target
+
+            shot = Path((await ok(service, "screenshot", "--target", target)).out.strip())
+            assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            full_page = (await ok(service, "screenshot", "--full-page", "--json",
+                                  "--target", target)).json()
+            assert full_page["mime"] == "image/png" and full_page["width"] >= 1
+            pdf = Path((await ok(service, "pdf", "--target", target)).out.strip())
+            assert pdf.read_bytes()[:5] == b"%PDF-"
+
+            assert (await ok(service, "focus", target[:8])).out.strip() == f"ok {target}"
+            assert (await ok(service, "close", target)).out.strip() == f"ok {target}"
+            assert target not in (await ok(service, "tabs")).out
+            run = await fails(service, "close", target)
+            assert f"browserd: no tab {target!r}" in run.err
+            target = ""
+    finally:
+        if target:
+            await api.post("/tabs/close", json={"targetId": target})
+
+
+async def test_failing_verbs_exit_1(service: ServiceInfo) -> None:
+    with trio.fail_after(15):
+        run = await fails(service, "navigate", "file:///etc/passwd")
+        assert "browserd: the file: scheme is not allowed" in run.err
+        assert "hint: add 'file:' to url_allow" in run.err
+        error = orjson.loads((await fails(service, "focus", "zzzzzzzz", "--json")).err)
+        assert error["code"] == "TAB_NOT_FOUND"
+        with socket.socket() as s:  # a port nothing listens on
+            s.bind(("127.0.0.1", 0))
+            dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+        run = await fails(service, "status", control_url=dead)
+        assert f"browserd: browserd does not answer at {dead}" in run.err
