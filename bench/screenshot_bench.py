@@ -15,7 +15,8 @@ in one browserd tab, and then measures, for the viewport and the full page:
 - browserd: ``POST /screenshot`` over one keep-alive httpx client (capture,
   bring-to-front, decode, atomic fsynced save, JSON answer).
 
-Each cell is the median of ``--n`` samples after ``--warmup`` untimed ones.
+Each cell is the median of ``--n`` samples after ``--warmup`` untimed ones;
+the three variants of a row are sampled round-robin, so load drift hits all alike.
 It prints a table with the ratios browserd / raw, the file sizes, and what
 decoding the full page's base64 costs. Bench tooling, not product code:
 errors propagate.
@@ -92,15 +93,19 @@ class RawCdp:
                 return result
 
 
-async def median_ms(fn: Callable[[], Awaitable[object]], n: int, warmup: int) -> Stats:
-    for _ in range(warmup):
-        await fn()
-    samples = []
+async def interleaved(fns: list[Callable[[], Awaitable[object]]], n: int,
+                      warmup: int) -> list[Stats]:
+    """Time each of ``fns`` ``n`` times, round-robin (so load drift hits all alike)."""
+    for fn in fns:
+        for _ in range(warmup):
+            await fn()
+    samples: list[list[float]] = [[] for _ in fns]
     for _ in range(n):
-        t0 = time.perf_counter()
-        await fn()
-        samples.append((time.perf_counter() - t0) * 1000)
-    return Stats.of(samples)
+        for fn, out in zip(fns, samples, strict=True):
+            t0 = time.perf_counter()
+            await fn()
+            out.append((time.perf_counter() - t0) * 1000)
+    return [Stats.of(s) for s in samples]
 
 
 async def run(n: int, warmup: int, height: int) -> str:
@@ -175,9 +180,8 @@ async def run(n: int, warmup: int, height: int) -> str:
                 rows = []
                 for full in (False, True):
                     label = "full page" if full else "viewport"
-                    fast = await median_ms(raw(full, True), n, warmup)
-                    compact = await median_ms(raw(full, False), n, warmup)
-                    bd = await median_ms(via_browserd(full), n, warmup)
+                    fast, compact, bd = await interleaved(
+                        [raw(full, True), raw(full, False), via_browserd(full)], n, warmup)
                     rows.append((label, fast, compact, bd, full))
 
                 # What decoding the full page's base64 costs (the part browserd

@@ -86,7 +86,9 @@ def build_argv(spec: LaunchSpec) -> list[str]:
         argv.append("--no-sandbox")
     if spec.headless:
         argv += ["--headless=new", "--disable-gpu"]
-    argv.append("about:blank")
+    # No window at start: DevTools is ready ~90 ms sooner; the first tab is
+    # opened on demand (in a new window), as Playwright does.
+    argv.append("--no-startup-window")
     return argv
 
 

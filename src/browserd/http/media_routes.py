@@ -24,6 +24,11 @@ with ``ref``/``selector``; both ``ref`` and ``selector``), 404/409 from
 resolving the element, 409 CONFLICT when Chromium refuses to print a PDF,
 507 INSUFFICIENT_STORAGE when the file cannot be written (nothing partial
 is left).
+
+Cancellation (client gone, deadline): the CDP command in flight is
+abandoned and the tab's slot and the limiter token are released; a save
+already running in its worker thread completes first, so its file stays on
+disk and is counted by the next retention pass.
 """
 
 from __future__ import annotations
@@ -127,6 +132,7 @@ async def screenshot(system: System, args: dict[str, Any], *, front_lock: trio.L
 
 
 async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """POST /pdf: width/height are null; 409 CONFLICT if Chromium will not print."""
     limiter = system.capture_limiter
     admit(limiter)
     rt = system.supervisor.require_runtime()

@@ -114,7 +114,9 @@ class TabRegistry:
         With no window left (the last tab was closed; the browser lives on),
         the tab is created in a new window.
         """
-        params = {"url": url, "newWindow": False, "background": False}
+        # Without any page (fresh --no-startup-window browser, or the last tab
+        # was closed) a tab needs a window of its own.
+        params = {"url": url, "newWindow": not self._started, "background": False}
         try:
             result = await self.connection.send("Target.createTarget", params)
         except CdpError as exc:

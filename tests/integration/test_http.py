@@ -1,0 +1,49 @@
+"""HTTP façade behaviour that involves the browser: cancellation on disconnect, errors."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import trio
+
+from tests.conftest import ServiceInfo
+
+
+async def test_a_request_whose_client_went_away_is_cancelled(
+    service: ServiceInfo, api: httpx.AsyncClient, tab: str
+) -> None:
+    """A long /wait whose client disconnects frees the tab's work slot at once."""
+    with trio.fail_after(30):
+        async with service.client(timeout=0.5) as impatient:
+            try:
+                await impatient.post("/wait", json={"targetId": tab, "selector": "#never",
+                                                    "timeoutMs": 20000})
+            except httpx.TimeoutException:
+                pass
+        started = time.perf_counter()
+        r = await api.post("/eval", json={"targetId": tab, "js": "1+1"})
+        assert r.status_code == 200 and r.json()["result"] == 2
+        assert time.perf_counter() - started < 2.0, "the abandoned wait still held the tab"
+
+
+async def test_unknown_fields_and_bad_json_are_400_naming_the_problem(
+    api: httpx.AsyncClient,
+) -> None:
+    with trio.fail_after(10):
+        r = await api.post("/navigate", json={"url": "http://127.0.0.1:1/", "wait": "load"})
+        assert (r.status_code, r.json()["code"]) == (400, "BAD_REQUEST")
+        assert r.json()["field"] == "wait"
+        r = await api.post("/eval", content=b"{not json", headers={
+            "Content-Type": "application/json"})
+        assert r.status_code == 400 and "JSON" in r.json()["error"]
+        r = await api.post("/eval", json={"js": 5})
+        assert r.status_code == 400 and r.json()["field"] == "js"
+
+
+async def test_openapi_lists_every_route(api: httpx.AsyncClient) -> None:
+    with trio.fail_after(10):
+        spec = (await api.get("/openapi.json")).json()
+    for path in ("/healthz", "/status", "/start", "/stop", "/tabs", "/tabs/open", "/navigate",
+                 "/eval", "/snapshot", "/click", "/type", "/wait", "/act", "/dialog"):
+        assert path in spec["paths"], path
