@@ -980,6 +980,8 @@ async def f14(d: Drill) -> None:
     svc = await d.start()
     st = await svc.status()
     pid = st["pid"]
+    await svc.open_tab("about:blank")
+    await svc.open_tab("about:blank")
     for t in await svc.tabs():
         r = await svc.post("/tabs/close", {"targetId": t["targetId"]}, timeout=15)
         d.check(r.status == 200, f"closing {t['targetId']}: {r.brief()}")

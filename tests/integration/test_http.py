@@ -47,3 +47,32 @@ async def test_openapi_lists_every_route(api: httpx.AsyncClient) -> None:
     for path in ("/healthz", "/status", "/start", "/stop", "/tabs", "/tabs/open", "/navigate",
                  "/eval", "/snapshot", "/click", "/type", "/wait", "/act", "/dialog"):
         assert path in spec["paths"], path
+
+
+async def test_tab_titles_follow_navigations_caused_by_clicks(
+    api: httpx.AsyncClient, pages, tab: str  # type: ignore[no-untyped-def]
+) -> None:
+    with trio.fail_after(30):
+        r = await api.post("/navigate", json={"targetId": tab, "url": pages.url("/lead_a.html")})
+        assert r.json()["title"] == "Page A"
+        r = await api.post("/click", json={"targetId": tab, "selector": "#go"})
+        assert r.status_code == 200 and r.json()["effects"]["navigated"].endswith("lead_b.html")
+        await api.post("/wait", json={"targetId": tab, "loadState": "load"})
+        tabs = (await api.get("/tabs")).json()["tabs"]
+        mine = next(t for t in tabs if t["targetId"] == tab)
+        assert (mine["title"], mine["url"].rsplit("/", 1)[1]) == ("Page B", "lead_b.html")
+
+
+async def test_typing_into_something_not_editable_is_refused(
+    api: httpx.AsyncClient, pages, tab: str  # type: ignore[no-untyped-def]
+) -> None:
+    with trio.fail_after(30):
+        await api.post("/navigate", json={"targetId": tab, "url": pages.url("/lead_a.html")})
+        for selector, what in (("#btn", "button"), ("#ro", "readonly input")):
+            r = await api.post("/type", json={"targetId": tab, "selector": selector,
+                                              "text": "hello"})
+            assert (r.status_code, r.json()["code"]) == (400, "BAD_REQUEST"), r.text
+            assert what in r.json()["error"]
+        r = await api.post("/eval", json={"targetId": tab,
+                                          "js": "document.querySelector('#ro').value"})
+        assert r.json()["result"] == "fixed"

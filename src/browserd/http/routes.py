@@ -83,6 +83,8 @@ async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
     except BrowserdError:
         return {"running": False, "tabs": []}
     await rt.tabs.wait_pending()
+    with trio.move_on_after(2):
+        await rt.tabs.refresh_infos()
     return {"running": True, "tabs": [t.to_json() for t in rt.tabs.infos()]}
 
 

@@ -788,6 +788,24 @@ async def press(tab: TabActor, key: str, modifiers: Sequence[str] = (), *,
     return {"ok": True, "effects": effects}
 
 
+# After DOM.focus: does keyboard text land somewhere editable? (Focus may move
+# into a widget's inner field, so the deep active element is what counts.)
+_EDITABLE_JS = """function () {
+  let a = this.ownerDocument.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  if (!a) return this.localName;
+  if (a.isContentEditable) return 'ok';
+  const tag = a.localName;
+  if (tag === 'textarea') return (a.readOnly || a.disabled) ? 'readonly textarea' : 'ok';
+  if (tag === 'input') {
+    const nonText = ['button', 'submit', 'reset', 'checkbox', 'radio', 'file', 'image',
+                     'range', 'color', 'hidden'];
+    if (nonText.includes(a.type)) return 'input type=' + a.type;
+    return (a.readOnly || a.disabled) ? 'readonly input' : 'ok';
+  }
+  return tag;
+}"""
+
 _CLEAR_JS = """function () {
   const el = this, tag = el.localName;
   if (tag === 'input' || tag === 'textarea') {
@@ -843,6 +861,12 @@ async def type_text(tab: TabActor, text: str, *, target: Target | None = None,
                     raise BadRequest(f"the element cannot take keyboard focus ({exc.message})",
                                      hint="target a text field, textarea or editable element"
                                      ) from None
+                if text or clear:
+                    what = await _call(tab, handle, _EDITABLE_JS)
+                    if what != "ok":
+                        raise BadRequest(
+                            f"the element is not editable (a {what}); nothing was typed",
+                            hint="target a text field, textarea or editable element")
             if clear:
                 how = "none"
                 if handle is not None:

@@ -128,6 +128,17 @@ class TabRegistry:
         self.last_used = tab.target_id
         return tab
 
+    async def refresh_infos(self) -> None:
+        """Re-read every page's title and URL (events can lag behind the page)."""
+        try:
+            result = await self.connection.send("Target.getTargets")
+        except BrowserdError:
+            return
+        for info in result.get("targetInfos", []):
+            tab = self._tabs.get(info.get("targetId", ""))
+            if tab is not None:
+                tab.title, tab.url = info.get("title", tab.title), info.get("url", tab.url)
+
     async def wait_pending(self) -> None:
         """Wait (≤ 5 s) for tabs discovered but still attaching."""
         with trio.move_on_after(5):
