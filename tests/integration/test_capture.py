@@ -13,7 +13,7 @@ import os
 import struct
 import subprocess
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +21,12 @@ import httpx
 import pytest
 import trio
 
+from browserd.browser.devtools_http import browser_ws_url
 from browserd.cdp import open_cdp_connection
 from browserd.errors import BadRequest, CdpError
-from browserd.tabs import capture, page, refs
+from browserd.tabs import capture, refs
 from browserd.tabs.actor import TabActor
 from tests.conftest import ServiceInfo, start_service, stop_service
-from tests.integration._rawcdp import launch_chromium
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 LIME = (0, 255, 0)
@@ -497,25 +497,31 @@ async def test_disk_full(tiny_disk, pages):
 
 
 @contextlib.asynccontextmanager
-async def direct_tab(url: str) -> Any:
-    """A TabActor of our own on a private Chromium (no service in between)."""
-    with launch_chromium() as ws_url:
+async def direct_tab(api: httpx.AsyncClient, url: str) -> AsyncIterator[TabActor]:
+    """A TabActor of our own, over our own CDP connection, on a tab of the service's browser.
+
+    (Opened and closed through the API; the service's own actor stays attached too.)
+    """
+    status = (await api.get("/status")).json()
+    ws_url = await browser_ws_url(status["cdpUrl"])
+    target = await open_tab(api, url)
+    try:
         async with open_cdp_connection(ws_url) as conn, trio.open_nursery() as nursery:
-            created = await conn.send("Target.createTarget", {"url": "about:blank"})
-            actor = TabActor(conn, created["targetId"], headless_viewport=(1280, 720))
+            actor = TabActor(conn, target, headless_viewport=(1280, 720))
             tab: TabActor = await nursery.start(actor.run)
-            await page.navigate(tab, url)
             yield tab
             nursery.cancel_scope.cancel()
+    finally:
+        await api.post("/tabs/close", json={"targetId": target})
 
 
-async def test_byte_limit_ladder(pages):
+async def test_byte_limit_ladder(api, pages):
     """PNG too big: better compression, then JPEG 80, then scaled down; each step said.
 
     Viewport captures (fast); the limits sit between the sizes measured first.
     """
     with trio.fail_after(60):
-        async with direct_tab(pages.url("/cap_long.html")) as tab:
+        async with direct_tab(api, pages.url("/cap_long.html")) as tab:
             fast = await capture.screenshot(tab)
             assert fast.mime == "image/png" and fast.note is None
             compact = await capture.decode_base64((await tab.send("Page.captureScreenshot", {
@@ -549,10 +555,10 @@ async def test_byte_limit_ladder(pages):
                 await capture.screenshot(tab, max_bytes=10)
 
 
-async def test_element_in_out_of_process_frame(pages, other_origin):
+async def test_element_in_out_of_process_frame(api, pages, other_origin):
     with trio.fail_after(60):
         url = pages.url("/cap_frame.html?child=" + other_origin.url("/cap_child.html"))
-        async with direct_tab(url) as tab:
+        async with direct_tab(api, url) as tab:
             while not tab.child_sessions:
                 await tab.wait_changed()
             snap = await refs.take_snapshot(tab)

@@ -124,7 +124,7 @@ class TabActor:
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()
-        self._headless_viewport = headless_viewport
+        self.headless_viewport = headless_viewport
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
@@ -173,8 +173,8 @@ class TabActor:
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
-        if self._headless_viewport is not None:
-            width, height = self._headless_viewport
+        if self.headless_viewport is not None:
+            width, height = self.headless_viewport
             calls.append(("Emulation.setDeviceMetricsOverride", {
                 "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}))
         return {method: await self.session.post(method, params) for method, params in calls}

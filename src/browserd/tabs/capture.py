@@ -273,7 +273,7 @@ class _Restorer:
         self.needed = False
 
     async def run(self) -> None:
-        viewport: tuple[int, int] | None = getattr(self.tab, "_headless_viewport", None)
+        viewport = self.tab.headless_viewport
         if not self.needed or viewport is None:
             return
         width, height = viewport
