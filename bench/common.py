@@ -30,7 +30,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,14 +43,16 @@ from typing import Any, TypeVar
 import attrs
 import httpx
 import trio
+from supervision.harness import free_port_pair as free_port_pair
+from supervision.invariants import cpu_seconds as cpu_seconds
 
 from browserd.browser.process import LaunchSpec, build_argv
+from browserd.browser.profile import profile_pids
 from browserd.cdp import CdpConnection, open_cdp_connection
 
 T = TypeVar("T")
 
 CHROMIUM = "/usr/lib/chromium/chromium"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 _DEVTOOLS = re.compile(rb"DevTools listening on (ws://\S+)")
 
 
@@ -108,16 +109,6 @@ async def time_async(fn: Callable[[], Awaitable[object]], n: int, warmup: int = 
 # -- /proc ---------------------------------------------------------------------------------------
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime+stime of one process in seconds (0.0 if it is gone)."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = raw.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
 def cpu_of(pids: list[int]) -> dict[int, float]:
     return {pid: cpu_seconds(pid) for pid in pids}
 
@@ -163,10 +154,9 @@ def _all_pids() -> list[int]:
     return [int(d) for d in os.listdir("/proc") if d.isdigit()]
 
 
-def chromium_pids(profile_dir: Path | str) -> list[int]:
+def chromium_pids(profile_dir: Path) -> list[int]:
     """Every live process whose command line names this ``--user-data-dir``."""
-    needle = f"--user-data-dir={profile_dir}"
-    return [pid for pid in _all_pids() if needle in _cmdline(pid)]
+    return profile_pids(profile_dir)
 
 
 def descendants(root: int) -> list[int]:
@@ -185,26 +175,6 @@ def descendants(root: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
-
-
-# -- ports -------------------------------------------------------------------------------------
-
-
-def free_port_pair() -> int:
-    """A port P with P and P+1 both free on 127.0.0.1 (never 9222)."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port >= 65000 or port in (9221, 9222):
-            continue
-        with socket.socket() as s2:
-            try:
-                s2.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free port pair")
 
 
 # -- browserd --------------------------------------------------------------------------------

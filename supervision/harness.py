@@ -3,11 +3,13 @@
 - :func:`start_service` / :func:`stop_service`: a private ``browserd serve``
   subprocess on free ports under its own ``BROWSERD_HOME`` (moved here from
   tests/conftest.py, which imports them back; behaviour unchanged).
-- :class:`RawCdp` / :func:`open_raw_cdp`: an independent CDP client for
-  injecting faults on the service's DevTools port (``Page.crash``, cookies).
+- :class:`RawCdp` / :func:`open_raw_cdp` / :func:`open_cdp`: an independent
+  CDP client for injecting faults on the service's DevTools port
+  (``Page.crash``, cookies); tests/integration/_rawcdp.py builds on it too.
 - :class:`TcpProxy`: a trio TCP proxy whose connections can be cut, to drop
   a CDP websocket while the browser lives.
-- :func:`launch_chromium`: a Chromium started by hand (not by browserd).
+- :func:`launch_chromium`: a Chromium started by hand (not by browserd),
+  on a given DevTools port, one Chromium picks (``cdp_port=0``), or none.
 - :class:`PageServer`: a tiny local HTTP server for drill pages.
 
 Everything here is test tooling: blocking helpers are plain functions (call
@@ -36,6 +38,8 @@ import httpx
 import orjson
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
+
+from browserd.browser.profile import user_data_dir_arg
 
 CHROMIUM = shutil.which("chromium") or "/usr/lib/chromium/chromium"
 REAL_CHROMIUM = "/usr/lib/chromium/chromium" if Path("/usr/lib/chromium/chromium").exists() \
@@ -217,8 +221,19 @@ class CdpFailed(Exception):
     """A raw CDP command got an error reply, or the socket closed first."""
 
 
+class CdpCommandError(CdpFailed):
+    """The browser answered a command with an error object."""
+
+
+class CdpClosed(CdpFailed):
+    """The websocket closed before the reply came."""
+
+
 class RawCdp:
-    """One websocket to a DevTools endpoint; replies matched by id, events kept."""
+    """One websocket to a DevTools endpoint; replies matched by id, events kept.
+
+    Cancelling :meth:`send` abandons the reply (dropped when it arrives).
+    """
 
     def __init__(self, ws: WebSocketConnection) -> None:
         self._ws = ws
@@ -231,10 +246,11 @@ class RawCdp:
                    session_id: str | None = None) -> dict[str, Any]:
         """Send one command and wait (caller's deadline) for its result.
 
-        Raises CdpFailed on an error reply or a closed socket.
+        Raises CdpCommandError on an error reply, CdpClosed on a closed socket
+        (both are CdpFailed).
         """
         if self.closed:
-            raise CdpFailed(f"{method}: connection closed")
+            raise CdpClosed(f"{method}: connection closed")
         msg_id = next(self._ids)
         message: dict[str, Any] = {"id": msg_id, "method": method, "params": params or {}}
         if session_id is not None:
@@ -247,9 +263,9 @@ class RawCdp:
         finally:
             self._pending.pop(msg_id, None)
         if not box:
-            raise CdpFailed(f"{method}: connection closed")
+            raise CdpClosed(f"{method}: connection closed")
         if "error" in box[0]:
-            raise CdpFailed(f"{method}: {box[0]['error']}")
+            raise CdpCommandError(f"{method}: {box[0]['error']}")
         result: dict[str, Any] = box[0].get("result", {})
         return result
 
@@ -289,19 +305,35 @@ def browser_ws_url(cdp_port: int, host: str = "127.0.0.1") -> str:
 
 
 @contextlib.asynccontextmanager
+async def open_cdp(ws_url: str) -> AsyncIterator[RawCdp]:
+    """Connect to a DevTools websocket URL (browser or page); yield a :class:`RawCdp`.
+
+    Leaving the block cancels the reader and closes the socket. An exception
+    from the body comes out as itself, not wrapped in a group.
+    """
+    try:
+        async with (
+            open_websocket_url(ws_url, max_message_size=64 * 1024 * 1024) as ws,
+            trio.open_nursery() as nursery,
+        ):
+            cdp = RawCdp(ws)
+            nursery.start_soon(cdp._reader)
+            try:
+                yield cdp
+            finally:
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+@contextlib.asynccontextmanager
 async def open_raw_cdp(cdp_port: int) -> AsyncIterator[RawCdp]:
     """Connect to the browser endpoint on ``cdp_port``; closed on exit."""
     url = await trio.to_thread.run_sync(browser_ws_url, cdp_port)
-    async with (
-        open_websocket_url(url, max_message_size=64 * 1024 * 1024) as ws,
-        trio.open_nursery() as nursery,
-    ):
-        cdp = RawCdp(ws)
-        nursery.start_soon(cdp._reader)
-        try:
-            yield cdp
-        finally:
-            nursery.cancel_scope.cancel()
+    async with open_cdp(url) as cdp:
+        yield cdp
 
 
 # -- a TCP proxy that can be cut -----------------------------------------------------------
@@ -387,6 +419,7 @@ class PlainChromium:
     proc: subprocess.Popen[bytes]
     profile_dir: Path
     cdp_port: int | None
+    ws_url: str | None = None
 
     @property
     def pid(self) -> int:
@@ -404,31 +437,48 @@ class PlainChromium:
                 continue
 
 
+def _active_port(profile_dir: Path) -> int | None:
+    """The DevTools port Chromium wrote to the profile's ``DevToolsActivePort``, if any."""
+    try:
+        first = (profile_dir / "DevToolsActivePort").read_text().split("\n", 1)[0]
+        return int(first)
+    except (OSError, ValueError):
+        return None
+
+
 def launch_chromium(profile_dir: Path, *, cdp_port: int | None = None,
-                    timeout: float = 20.0) -> PlainChromium:
+                    timeout: float = 20.0, extra_args: tuple[str, ...] = ()) -> PlainChromium:
     """Start Chromium by hand on ``profile_dir`` (blocking until it is up).
 
-    Up means: DevTools answers when ``cdp_port`` is given, otherwise the
-    profile's ``SingletonLock`` names its pid. Raises RuntimeError otherwise.
+    Up means: DevTools answers when ``cdp_port`` is given (0: a port Chromium
+    picks, read back from ``DevToolsActivePort``; the result's ``cdp_port``
+    and ``ws_url`` name it), otherwise the profile's ``SingletonLock`` names
+    its pid. ``extra_args`` go before the start URL. Raises RuntimeError
+    (after stopping it) otherwise.
     """
     profile_dir.mkdir(parents=True, exist_ok=True)
-    argv = [REAL_CHROMIUM, *QUIET_FLAGS, f"--user-data-dir={profile_dir}"]
+    if cdp_port == 0:  # a stale file from an earlier run must not be read back
+        with contextlib.suppress(FileNotFoundError):
+            (profile_dir / "DevToolsActivePort").unlink()
+    argv = [REAL_CHROMIUM, *QUIET_FLAGS, user_data_dir_arg(profile_dir)]
     if os.geteuid() == 0:
         argv.append("--no-sandbox")
     if cdp_port is not None:
         argv += [f"--remote-debugging-port={cdp_port}", "--remote-debugging-address=127.0.0.1"]
-    argv.append("about:blank")
+    argv += [*extra_args, "about:blank"]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     chromium = PlainChromium(proc=proc, profile_dir=profile_dir, cdp_port=cdp_port)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            chromium.stop()
             raise RuntimeError(f"chromium exited {proc.returncode}")
         if cdp_port is not None:
+            port = _active_port(profile_dir) if cdp_port == 0 else cdp_port
             try:
-                browser_ws_url(cdp_port)
-                return chromium
+                if port is not None:
+                    return attrs.evolve(chromium, cdp_port=port, ws_url=browser_ws_url(port))
             except (httpx.HTTPError, KeyError, ValueError):
                 pass
         else:

@@ -31,6 +31,9 @@ import attrs
 import httpx
 import trio
 
+from browserd.browser.profile import on_profile, process_argv
+from browserd.browser.profile import pid_alive as pid_alive  # the drills import it from here
+
 HEALTHZ_MAX_S = 0.5
 
 
@@ -59,12 +62,14 @@ def read_proc(pid: int) -> ProcInfo | None:
     """One process's stat and argv, or None if it is gone."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
+        return None
+    argv = process_argv(pid)
+    if argv is None:
         return None
     fields = raw.rpartition(")")[2].split()
     return ProcInfo(pid=pid, ppid=int(fields[1]), pgid=int(fields[2]), state=fields[0],
-                    argv=tuple(a.decode(errors="replace") for a in argv if a))
+                    argv=argv)
 
 
 def all_procs() -> list[ProcInfo]:
@@ -84,13 +89,14 @@ def profile_procs(profile_dir: Path, *, include_helpers: bool = True) -> list[Pr
     ``include_helpers`` also any process naming a path inside the profile
     (crashpad's ``--database=<profile>/Crash Reports``).
     """
-    flag = f"--user-data-dir={profile_dir}"
     inside = str(profile_dir) + os.sep
     out = []
     for p in all_procs():
         if p.state == "Z":
             continue
-        if flag in p.argv or (include_helpers and any(inside in a for a in p.argv[1:])):
+        if on_profile(p.argv, profile_dir) or (
+            include_helpers and any(inside in a for a in p.argv[1:])
+        ):
             out.append(p)
     return out
 
@@ -119,9 +125,6 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def pid_alive(pid: int) -> bool:
-    info = read_proc(pid)
-    return info is not None and info.state != "Z"
 
 
 # -- checks -------------------------------------------------------------------------------------

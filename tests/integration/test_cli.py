@@ -10,7 +10,6 @@ with the error's message (and hint) on stderr. The pages are served by
 
 from __future__ import annotations
 
-import http.server
 import os
 import re
 import socket
@@ -25,6 +24,7 @@ import pytest
 import trio
 
 from tests.conftest import PageServer, ServiceInfo, add_route
+from tests.integration.helpers import html_route
 
 pytestmark = pytest.mark.chromium
 
@@ -50,21 +50,10 @@ document.getElementById('who').textContent =
 """
 
 
-def _html(body: bytes) -> Any:
-    def handler(req: http.server.SimpleHTTPRequestHandler) -> None:
-        req.send_response(200)
-        req.send_header("Content-Type", "text/html; charset=utf-8")
-        req.send_header("Content-Length", str(len(body)))
-        req.end_headers()
-        req.wfile.write(body)
-
-    return handler
-
-
 @pytest.fixture
 def signin_url(pages: PageServer) -> str:
-    add_route("/cli_signin.html", _html(SIGNIN_HTML))
-    add_route("/cli_welcome.html", _html(WELCOME_HTML))
+    add_route("/cli_signin.html", html_route(SIGNIN_HTML))
+    add_route("/cli_welcome.html", html_route(WELCOME_HTML))
     return pages.url("/cli_signin.html")
 
 

@@ -8,24 +8,9 @@ import httpx
 import trio
 
 from tests.conftest import PageServer
+from tests.integration.helpers import navigate
 
 SECRET = "hunter2-secret"
-
-
-async def navigate(api: httpx.AsyncClient, tab: str, url: str) -> None:
-    """Navigate, then make sure the document has finished parsing.
-
-    (/navigate can answer while a large page is still being parsed, so the
-    tests wait for readyState themselves rather than race the parser.)
-    """
-    r = await api.post("/navigate", json={"targetId": tab, "url": url})
-    assert r.status_code == 200, r.text
-    while True:
-        r = await api.post("/eval", json={"targetId": tab, "js": "document.readyState"})
-        assert r.status_code == 200, r.text
-        if r.json()["result"] == "complete":
-            return
-        await trio.sleep(0.02)
 
 
 async def get(api: httpx.AsyncClient, path: str, **params: Any) -> dict[str, Any]:

@@ -14,24 +14,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from browserd.browser.profile import profile_pids
 from tests.conftest import ServiceInfo, free_port_pair, start_service, stop_service
 
 
 def profile_processes(profile_dir: Path) -> list[int]:
-    """Pids whose command line uses this profile directory."""
-    needle = f"--user-data-dir={profile_dir}".encode()
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
-        except OSError:
-            continue
-        if needle in cmdline and state != "Z":
-            pids.append(int(proc.name))
-    return pids
+    """Pids (live, not zombies) whose command line uses this profile directory."""
+    return profile_pids(profile_dir)
 
 
 def wait_for(predicate, timeout: float = 15.0, interval: float = 0.05):  # type: ignore[no-untyped-def]

@@ -22,7 +22,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +36,7 @@ import httpx
 import orjson
 import pytest
 import trio
+from supervision import harness
 
 from tests.conftest import (
     PageServer,
@@ -46,14 +46,9 @@ from tests.conftest import (
     start_service,
     stop_service,
 )
-from tests.integration._rawcdp import CHROMIUM, launch_chromium, open_cdp
+from tests.integration._rawcdp import launch_chromium, open_cdp
 from tests.integration.test_lifecycle import profile_processes
 
-CHROME_FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-    "--no-default-browser-check", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-)
 MARKER_TITLE = "sec marker"
 
 
@@ -689,30 +684,13 @@ async def test_s7_remote_bind_with_opt_in_still_requires_the_token(tmp_path: Pat
 @contextlib.asynccontextmanager
 async def plain_chromium(cdp_port: int, profile: Path) -> AsyncIterator[subprocess.Popen[bytes]]:
     """A Chromium that browserd did not launch, listening on ``cdp_port``; killed on exit."""
-    profile.mkdir(parents=True)
-    log_path = profile.parent / f"{profile.name}-stderr.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [CHROMIUM, *CHROME_FLAGS, f"--remote-debugging-port={cdp_port}",
-             f"--user-data-dir={profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            start_new_session=True,
-        )
+    chromium = await trio.to_thread.run_sync(functools.partial(
+        harness.launch_chromium, profile, cdp_port=cdp_port))
     try:
-        while b"DevTools listening on" not in log_path.read_bytes():
-            assert proc.poll() is None, log_path.read_text(errors="replace")
-            await trio.sleep(0.05)
-        yield proc
+        yield chromium.proc
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        with trio.move_on_after(5) as waited:
-            waited.shield = True
-            await trio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(chromium.stop)
         shutil.rmtree(profile, ignore_errors=True)
 
 

@@ -10,22 +10,9 @@ import httpx
 import trio
 
 from tests.conftest import PageServer, add_route
+from tests.integration.helpers import html_route, navigate
 
 REF_LINE = re.compile(r"^( *)\[(e\d+)\] (.*)$")
-
-
-def html_route(body: str) -> Any:
-    """A page-server handler that answers ``body`` as text/html."""
-    data = body.encode()
-
-    def handler(req: Any) -> None:
-        req.send_response(200)
-        req.send_header("Content-Type", "text/html; charset=utf-8")
-        req.send_header("Content-Length", str(len(data)))
-        req.end_headers()
-        req.wfile.write(data)
-
-    return handler
 
 
 def big_page(elements: int) -> str:
@@ -37,22 +24,6 @@ def big_page(elements: int) -> str:
     )
     return (f"<!doctype html><html><head><title>Big {elements}</title></head>"
             f"<body>{rows}</body></html>")
-
-
-async def navigate(api: httpx.AsyncClient, tab: str, url: str) -> None:
-    """Navigate, then make sure the document has finished parsing.
-
-    (/navigate can answer while a large page is still being parsed, so the
-    tests wait for readyState themselves rather than race the parser.)
-    """
-    r = await api.post("/navigate", json={"targetId": tab, "url": url})
-    assert r.status_code == 200, r.text
-    while True:
-        r = await api.post("/eval", json={"targetId": tab, "js": "document.readyState"})
-        assert r.status_code == 200, r.text
-        if r.json()["result"] == "complete":
-            return
-        await trio.sleep(0.02)
 
 
 async def snap(api: httpx.AsyncClient, tab: str, **fields: Any) -> dict[str, Any]:

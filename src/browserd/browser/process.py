@@ -30,6 +30,7 @@ import trio
 
 from ..errors import BrowserGone, PortInUse, ProfileInUse, StartupError
 from .ports import find_port_holder
+from .profile import user_data_dir_arg
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ def build_argv(spec: LaunchSpec) -> list[str]:
     width, height = spec.window_size
     argv = [
         str(spec.executable),
-        f"--user-data-dir={spec.profile_dir}",
+        user_data_dir_arg(spec.profile_dir),
         f"--remote-debugging-port={spec.cdp_port}",
         "--remote-debugging-address=127.0.0.1",
         "--remote-debugging-pipe",

@@ -4,6 +4,11 @@ A profile directory is browserd's only if it carries :data:`MARKER`; a
 non-empty directory without it is refused, so a real profile is never taken
 over. Name and colour are seeded into the preferences once; clean-exit flags
 are written before every launch so Chromium shows no "Restore pages?" bubble.
+
+Which processes belong to a profile is decided here too, in one place
+(:func:`user_data_dir_arg`, :func:`on_profile`, :func:`profile_pids`): a
+Chromium process of a profile carries ``--user-data-dir=<profile>`` as one
+argument of its command line.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import errno
 import json
 import os
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,11 +144,59 @@ def pid_alive(pid: int) -> bool:
 
 
 def _is_zombie(pid: int) -> bool:
+    return _proc_state(pid) == "Z"
+
+
+def _proc_state(pid: int) -> str | None:
+    """The state letter from ``/proc/<pid>/stat`` ("R", "S", "Z", ...); None if unreadable."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return fields[0] if fields else None
+
+
+def user_data_dir_arg(directory: Path) -> str:
+    """The switch that ties a Chromium process to its profile directory."""
+    return f"--user-data-dir={directory}"
+
+
+def process_argv(pid: int) -> tuple[str, ...] | None:
+    """The command line of ``pid`` from ``/proc``; None if it is gone or there is no /proc."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return tuple(os.fsdecode(arg) for arg in raw.split(b"\0") if arg)
+
+
+def on_profile(argv: Sequence[str], directory: Path) -> bool:
+    """True when a command line is a Chromium process of ``directory``."""
+    return user_data_dir_arg(directory) in argv
+
+
+def profile_pids(directory: Path) -> list[int]:
+    """Live (non-zombie) processes whose command line runs on ``directory``.
+
+    Linux only (reads ``/proc``); empty where there is no /proc. A process
+    that exits while it is being read is left out.
+    """
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    pids = []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        argv = process_argv(pid)
+        if argv is not None and on_profile(argv, directory) and (
+            _proc_state(pid) not in (None, "Z")
+        ):
+            pids.append(pid)
+    return pids
 
 
 def clear_stale_lock(directory: Path, *, our_pids: frozenset[int] = frozenset()) -> None:

@@ -52,7 +52,15 @@ from .devtools_http import browser_ws_url
 from .executable import find_executable
 from .ports import find_port_holder, port_is_free
 from .process import BrowserProcess, LaunchSpec, run_browser
-from .profile import claim_profile, clear_stale_lock, pid_alive, prepare_preferences, read_lock
+from .profile import (
+    claim_profile,
+    clear_stale_lock,
+    on_profile,
+    pid_alive,
+    prepare_preferences,
+    process_argv,
+    read_lock,
+)
 
 log = logging.getLogger(__name__)
 
@@ -424,11 +432,8 @@ class BrowserSupervisor:
             log.info("browser pid %d belongs to the live browserd pid %d; not touching it",
                      pid, service_pid)
             return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            return None
-        if f"--user-data-dir={profile_dir}".encode() not in cmdline:
+        argv = process_argv(pid)
+        if argv is None or not on_profile(argv, profile_dir):
             return None
         return pid
 
@@ -437,8 +442,7 @@ def _is_live_browserd(pid: int) -> bool:
     """True when ``pid`` is alive and (where /proc tells) runs browserd."""
     if not pid_alive(pid):
         return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
+    argv = process_argv(pid)
+    if argv is None:
         return True  # no /proc (macOS): assume the worst, touch nothing
-    return b"browserd" in cmdline
+    return any("browserd" in arg for arg in argv)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
@@ -10,6 +11,8 @@ import trio
 from ..client import healthz_proof
 from ..errors import BrowserdError
 from ..system import System
+from ..tabs.actor import TabActor
+from ..tabs.registry import TabRegistry
 from .schema import Field, Route
 
 TARGET = Field(name="targetId", type="string", max_length=200,
@@ -106,20 +109,22 @@ async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
     return tab.info(active=tab.target_id == active).to_json()
 
 
-async def focus_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
+async def _on_tab(system: System, args: dict[str, Any],
+                  command: Callable[[TabRegistry, TabActor], Awaitable[None]]) -> dict[str, Any]:
+    """Run a registry ``command`` on the tab ``args["targetId"]`` within 10 s."""
     rt = system.supervisor.require_runtime()
     tab = rt.tabs.get(args["targetId"])
     with trio.fail_after(10):
-        await rt.tabs.focus(tab)
+        await command(rt.tabs, tab)
     return {"ok": True, "targetId": tab.target_id}
+
+
+async def focus_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    return await _on_tab(system, args, TabRegistry.focus)
 
 
 async def close_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    rt = system.supervisor.require_runtime()
-    tab = rt.tabs.get(args["targetId"])
-    with trio.fail_after(10):
-        await rt.tabs.close(tab)
-    return {"ok": True, "targetId": tab.target_id}
+    return await _on_tab(system, args, TabRegistry.close)
 
 
 def all_routes() -> list[Route]:

@@ -5,8 +5,8 @@ isolated world (``Page.createIsolatedWorld`` + ``Runtime.evaluate`` with its
 ``contextId``), defines ``globalThis.__browserd``. Re-evaluating it keeps the
 world's ref maps. The ``*_call`` functions build the ``Runtime.evaluate``
 expressions for its entry points; every argument goes through
-``json.dumps``, so no caller-supplied string is ever pasted into JavaScript
-unescaped.
+:func:`js_literal` (which the other page modules use too), so no
+caller-supplied string is ever pasted into JavaScript unescaped.
 
 Nothing here does I/O; nothing here can be cancelled half-way.
 """
@@ -80,8 +80,13 @@ class SnapshotOptions:
         }
 
 
-def _js(value: Any) -> str:
-    # JSON is valid JavaScript (ES2019+); ensure_ascii also escapes U+2028/9.
+def js_literal(value: Any) -> str:
+    """A JavaScript literal for ``value``, safe to embed in an expression.
+
+    JSON is valid JavaScript (ES2019+); ``ensure_ascii`` also escapes
+    U+2028/9 and lone surrogates, so untrusted strings cannot break out.
+    Raises ValueError for NaN or infinity, TypeError for non-JSON values.
+    """
     return json.dumps(value, ensure_ascii=True, allow_nan=False)
 
 
@@ -95,12 +100,12 @@ def snapshot_call(opts: SnapshotOptions) -> str:
     scope cannot be found, ``{error: {code, ...}}`` with code ``STALE_REF``
     (with ``reason``), ``NO_MATCH`` or ``BAD_SELECTOR``.
     """
-    return f"JSON.stringify(globalThis.__browserd.snapshot({_js(opts.to_js())}))"
+    return f"JSON.stringify(globalThis.__browserd.snapshot({js_literal(opts.to_js())}))"
 
 
 def read_view_call(opts: SnapshotOptions) -> str:
     """The read view's expression; decoded: ``{title, url, text, truncated}``."""
-    return f"JSON.stringify(globalThis.__browserd.readView({_js(opts.to_js())}))"
+    return f"JSON.stringify(globalThis.__browserd.readView({js_literal(opts.to_js())}))"
 
 
 def dom_snapshot_call(opts: SnapshotOptions) -> str:
@@ -108,7 +113,7 @@ def dom_snapshot_call(opts: SnapshotOptions) -> str:
 
     ``opts.limit`` defaults to 2000 nodes in the walker when ``None``.
     """
-    return f"JSON.stringify(globalThis.__browserd.domSnapshot({_js(opts.to_js())}))"
+    return f"JSON.stringify(globalThis.__browserd.domSnapshot({js_literal(opts.to_js())}))"
 
 
 def decode_reply(value: Any) -> dict[str, Any]:
@@ -137,7 +142,7 @@ def resolve_call(ref: str, expect_role: str | None, expect_name: str | None) -> 
     ``{"stale":"changed","role":…,"name":…}`` or ``{"stale":"unknown"}``,
     which comes back by value even without ``returnByValue``.
     """
-    args = ", ".join(_js(a) for a in (ref, expect_role, expect_name))
+    args = ", ".join(js_literal(a) for a in (ref, expect_role, expect_name))
     return (
         f"(() => {{ const r = globalThis.__browserd.resolve({args}); "
         "return r && r.nodeType === 1 ? r : JSON.stringify(r); })()"
@@ -146,7 +151,7 @@ def resolve_call(ref: str, expect_role: str | None, expect_name: str | None) -> 
 
 def find_by_text_call(text: str) -> str:
     """The expression for ``findByText`` (``returnByValue: false``): element or null."""
-    return f"globalThis.__browserd.findByText({_js(text)})"
+    return f"globalThis.__browserd.findByText({js_literal(text)})"
 
 
 def cap_text(text: str, max_chars: int | None) -> tuple[str, bool]:

@@ -635,6 +635,31 @@ def _dialog_before_input(tab: TabActor, what: str) -> DialogOpen:
                       dialog=info.to_json() if info is not None else None)
 
 
+async def _send_input(tab: TabActor, what: str, progress: Progress,
+                      fn: Callable[[], Awaitable[None]]) -> dict[str, Any]:
+    """Run ``fn`` (which sends the input) while observing the tab; the effects.
+
+    Raises DialogOpen when a dialog opened before ``fn`` sent anything
+    (``progress.sent``), else whatever ``fn`` raises. Cancellation abandons
+    ``fn``'s CDP call in flight.
+    """
+    with observing(tab) as observer:
+        _, dialog = await _race(tab, fn)
+        if dialog and not progress.sent:
+            raise _dialog_before_input(tab, what)
+        return await observer.settle()
+
+
+def _pointer_answer(spot_box: list[Spot], effects: dict[str, Any]) -> dict[str, Any]:
+    """``{ok, method, fallbackReason?, coveredBy?, effects}`` for a click or hover."""
+    spot = spot_box[0] if spot_box else Spot(reason="noBox")
+    out: dict[str, Any] = {"ok": True, "method": "mouse" if spot.usable else "dom"}
+    if not spot.usable:
+        out.update(_fallback_fields(spot))
+    out["effects"] = effects
+    return out
+
+
 # -- actions -----------------------------------------------------------------------
 
 async def click(tab: TabActor, target: Target, *, button: str = "left", click_count: int = 1,
@@ -656,37 +681,28 @@ async def click(tab: TabActor, target: Target, *, button: str = "left", click_co
     progress = progress if progress is not None else Progress()
     handle = await resolve_target(tab, ref=target.ref, selector=target.selector,
                                   text=target.text)
-    with observing(tab) as observer:
-        spot_box: list[Spot] = []
+    spot_box: list[Spot] = []
 
-        async def run() -> None:
-            spot = await locate(tab, handle)
-            spot_box.append(spot)
-            if not spot.usable:
-                progress.sent = True
-                await _call(tab, handle, "function () { this.click(); }", user_gesture=True)
-                return
-            assert spot.x is not None and spot.y is not None
-            base = {"x": spot.x, "y": spot.y, "modifiers": mask}
-            await tab.send("Input.dispatchMouseEvent", {**base, "type": "mouseMoved"})
-            for count in range(1, click_count + 1):
-                press = {**base, "button": button, "clickCount": count}
-                progress.sent = True
-                await tab.send("Input.dispatchMouseEvent",
-                               {**press, "type": "mousePressed", "buttons": BUTTONS[button]})
-                await tab.send("Input.dispatchMouseEvent",
-                               {**press, "type": "mouseReleased", "buttons": 0})
+    async def run() -> None:
+        spot = await locate(tab, handle)
+        spot_box.append(spot)
+        if not spot.usable:
+            progress.sent = True
+            await _call(tab, handle, "function () { this.click(); }", user_gesture=True)
+            return
+        assert spot.x is not None and spot.y is not None
+        base = {"x": spot.x, "y": spot.y, "modifiers": mask}
+        await tab.send("Input.dispatchMouseEvent", {**base, "type": "mouseMoved"})
+        for count in range(1, click_count + 1):
+            press = {**base, "button": button, "clickCount": count}
+            progress.sent = True
+            await tab.send("Input.dispatchMouseEvent",
+                           {**press, "type": "mousePressed", "buttons": BUTTONS[button]})
+            await tab.send("Input.dispatchMouseEvent",
+                           {**press, "type": "mouseReleased", "buttons": 0})
 
-        _, dialog = await _race(tab, run)
-        if dialog and not progress.sent:
-            raise _dialog_before_input(tab, "click")
-        effects = await observer.settle()
-    spot = spot_box[0] if spot_box else Spot(reason="noBox")
-    out: dict[str, Any] = {"ok": True, "method": "mouse" if spot.usable else "dom"}
-    if not spot.usable:
-        out.update(_fallback_fields(spot))
-    out["effects"] = effects
-    return out
+    effects = await _send_input(tab, "click", progress, run)
+    return _pointer_answer(spot_box, effects)
 
 
 _HOVER_DOM_JS = """function () {
@@ -709,29 +725,20 @@ async def hover(tab: TabActor, target: Target, *, progress: Progress | None = No
     progress = progress if progress is not None else Progress()
     handle = await resolve_target(tab, ref=target.ref, selector=target.selector,
                                   text=target.text)
-    with observing(tab) as observer:
-        spot_box: list[Spot] = []
+    spot_box: list[Spot] = []
 
-        async def run() -> None:
-            spot = await locate(tab, handle)
-            spot_box.append(spot)
-            progress.sent = True
-            if spot.usable:
-                await tab.send("Input.dispatchMouseEvent",
-                               {"type": "mouseMoved", "x": spot.x, "y": spot.y})
-            else:
-                await _call(tab, handle, _HOVER_DOM_JS)
+    async def run() -> None:
+        spot = await locate(tab, handle)
+        spot_box.append(spot)
+        progress.sent = True
+        if spot.usable:
+            await tab.send("Input.dispatchMouseEvent",
+                           {"type": "mouseMoved", "x": spot.x, "y": spot.y})
+        else:
+            await _call(tab, handle, _HOVER_DOM_JS)
 
-        _, dialog = await _race(tab, run)
-        if dialog and not progress.sent:
-            raise _dialog_before_input(tab, "hover")
-        effects = await observer.settle()
-    spot = spot_box[0] if spot_box else Spot(reason="noBox")
-    out: dict[str, Any] = {"ok": True, "method": "mouse" if spot.usable else "dom"}
-    if not spot.usable:
-        out.update(_fallback_fields(spot))
-    out["effects"] = effects
-    return out
+    effects = await _send_input(tab, "hover", progress, run)
+    return _pointer_answer(spot_box, effects)
 
 
 async def _key_events(tab: TabActor, chord: Chord, progress: Progress) -> None:
@@ -780,11 +787,8 @@ async def press(tab: TabActor, key: str, modifiers: Sequence[str] = (), *,
     """
     chord = parse_chord(key, modifiers)
     progress = progress if progress is not None else Progress()
-    with observing(tab) as observer:
-        _, dialog = await _race(tab, lambda: _key_events(tab, chord, progress))
-        if dialog and not progress.sent:
-            raise _dialog_before_input(tab, "key press")
-        effects = await observer.settle()
+    effects = await _send_input(tab, "key press", progress,
+                                lambda: _key_events(tab, chord, progress))
     return {"ok": True, "effects": effects}
 
 
@@ -845,54 +849,50 @@ async def type_text(tab: TabActor, text: str, *, target: Target | None = None,
     if target is not None and target.given():
         handle = await resolve_target(tab, ref=target.ref, selector=target.selector,
                                       text=target.text)
-    with observing(tab) as observer:
 
-        async def run() -> None:
+    async def run() -> None:
+        if handle is not None:
+            with contextlib.suppress(CdpError):
+                await _send(tab, handle.session, "DOM.scrollIntoViewIfNeeded",
+                            {"objectId": handle.object_id})
+            try:
+                await _send(tab, handle.session, "DOM.focus", {"objectId": handle.object_id})
+            except CdpError as exc:
+                gone = _gone_error(exc)
+                if gone is not None:
+                    raise gone from None
+                raise BadRequest(f"the element cannot take keyboard focus ({exc.message})",
+                                 hint="target a text field, textarea or editable element"
+                                 ) from None
+            if text or clear:
+                what = await _call(tab, handle, _EDITABLE_JS)
+                if what != "ok":
+                    raise BadRequest(
+                        f"the element is not editable (a {what}); nothing was typed",
+                        hint="target a text field, textarea or editable element")
+        if clear:
+            how = "none"
             if handle is not None:
-                with contextlib.suppress(CdpError):
-                    await _send(tab, handle.session, "DOM.scrollIntoViewIfNeeded",
-                                {"objectId": handle.object_id})
-                try:
-                    await _send(tab, handle.session, "DOM.focus", {"objectId": handle.object_id})
-                except CdpError as exc:
-                    gone = _gone_error(exc)
-                    if gone is not None:
-                        raise gone from None
-                    raise BadRequest(f"the element cannot take keyboard focus ({exc.message})",
-                                     hint="target a text field, textarea or editable element"
-                                     ) from None
-                if text or clear:
-                    what = await _call(tab, handle, _EDITABLE_JS)
-                    if what != "ok":
-                        raise BadRequest(
-                            f"the element is not editable (a {what}); nothing was typed",
-                            hint="target a text field, textarea or editable element")
-            if clear:
-                how = "none"
-                if handle is not None:
-                    progress.sent = True
-                    how = str(await _call(tab, handle, _CLEAR_JS))
-                if how != "value":
-                    if how == "none":
-                        await _key_events(tab, parse_chord("Control+a"), progress)
-                    await _key_events(tab, parse_chord("Delete"), progress)
-            if text:
-                if slowly:
-                    for ch in text:
-                        spec = KEYS.get(ch) or (KEYS["Enter"] if ch == "\n" else None)
-                        chord = Chord(modifiers=(), key=spec or KeySpec(
-                            key=ch, code="", key_code=0, text=ch, shifted=ch))
-                        await _key_events(tab, chord, progress)
-                else:
-                    progress.sent = True
-                    await tab.send("Input.insertText", {"text": text})
-            if submit:
-                await _key_events(tab, parse_chord("Enter"), progress)
+                progress.sent = True
+                how = str(await _call(tab, handle, _CLEAR_JS))
+            if how != "value":
+                if how == "none":
+                    await _key_events(tab, parse_chord("Control+a"), progress)
+                await _key_events(tab, parse_chord("Delete"), progress)
+        if text:
+            if slowly:
+                for ch in text:
+                    spec = KEYS.get(ch) or (KEYS["Enter"] if ch == "\n" else None)
+                    chord = Chord(modifiers=(), key=spec or KeySpec(
+                        key=ch, code="", key_code=0, text=ch, shifted=ch))
+                    await _key_events(tab, chord, progress)
+            else:
+                progress.sent = True
+                await tab.send("Input.insertText", {"text": text})
+        if submit:
+            await _key_events(tab, parse_chord("Enter"), progress)
 
-        _, dialog = await _race(tab, run)
-        if dialog and not progress.sent:
-            raise _dialog_before_input(tab, "text")
-        effects = await observer.settle()
+    effects = await _send_input(tab, "text", progress, run)
     return {"ok": True, "effects": effects}
 
 

@@ -13,6 +13,7 @@ import orjson
 import trio
 
 from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, Timeout
+from ..snapshot import js_literal as js_literal  # one escaper for every page module
 from .actor import TabActor
 
 _LOAD_RANK = {"none": 0, "loading": 0, "domcontentloaded": 1, "load": 2}
@@ -135,8 +136,3 @@ async def terminate(tab: TabActor) -> None:
             await tab.send("Runtime.terminateExecution")
         except (BrowserdError, CdpError):
             pass
-
-
-def js_literal(value: Any) -> str:
-    """A JSON literal safe to embed in an expression (untrusted strings included)."""
-    return orjson.dumps(value).decode().replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

@@ -53,6 +53,7 @@ from ..snapshot import (
     cap_text,
     dom_snapshot_call,
     find_by_text_call,
+    js_literal,
     read_view_call,
     resolve_call,
     snapshot_call,
@@ -366,23 +367,36 @@ async def _frame_target(tab: TabActor, session: CdpSession, frame_id: str, ref: 
     return None
 
 
-async def _walk(tab: TabActor, session: CdpSession, frame_id: str, *, interactive: bool,
-                max_chars: int | None, limit: int | None, root_ref: str | None,
-                root_selector: str | None, nesting: int) -> _Walk:
-    opts = SnapshotOptions(next_ref=tab.next_ref, interactive=interactive, max_chars=max_chars,
-                           limit=limit, root_ref=root_ref, root_selector=root_selector)
-    remote = await world_evaluate(tab, session, frame_id, snapshot_call(opts))
-    reply = _decode(remote)
+async def _run_walker(tab: TabActor, session: CdpSession, frame_id: str, call: str,
+                      root: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Evaluate a walker ``call`` in the frame's world; its reply and the nodes it listed.
+
+    The tab's ref counter advances and the listed refs are recorded against
+    the world's document. Raises BrowserdError when the walker answers
+    nothing, the :func:`_walker_error` of an error reply (``root`` names the
+    scope), and whatever :func:`world_evaluate` raises.
+    """
+    reply = _decode(await world_evaluate(tab, session, frame_id, call))
     if not isinstance(reply, dict):
         raise BrowserdError("the snapshot walker returned no result")
     if "error" in reply:
-        raise _walker_error(reply["error"], root_ref or root_selector)
+        raise _walker_error(reply["error"], root)
     key: WorldKey = (_own_id(tab, session), frame_id)
     world = _worlds(tab).get(key)
     tab.next_ref = max(tab.next_ref, int(reply.get("nextRef") or tab.next_ref))
     nodes: list[dict[str, Any]] = list(reply.get("nodes") or [])
     _record(tab, nodes, frame_id=frame_id, loader_id=world.loader_id if world else "",
             session_id=key[0])
+    return reply, nodes
+
+
+async def _walk(tab: TabActor, session: CdpSession, frame_id: str, *, interactive: bool,
+                max_chars: int | None, limit: int | None, root_ref: str | None,
+                root_selector: str | None, nesting: int) -> _Walk:
+    opts = SnapshotOptions(next_ref=tab.next_ref, interactive=interactive, max_chars=max_chars,
+                           limit=limit, root_ref=root_ref, root_selector=root_selector)
+    reply, nodes = await _run_walker(tab, session, frame_id, snapshot_call(opts),
+                                     root_ref or root_selector)
     walk = _Walk(text=str(reply.get("text") or ""), nodes=nodes,
                  truncated=bool(reply.get("truncated")), stats=dict(reply.get("stats") or {}))
     frames = list(reply.get("frames") or [])
@@ -501,17 +515,8 @@ async def _dom_walk(tab: TabActor, session: CdpSession, frame_id: str, *, limit:
     started = time.perf_counter()
     opts = SnapshotOptions(next_ref=tab.next_ref, limit=limit, root_ref=root_ref,
                            root_selector=root_selector)
-    reply = _decode(await world_evaluate(tab, session, frame_id, dom_snapshot_call(opts)))
-    if not isinstance(reply, dict):
-        raise BrowserdError("the snapshot walker returned no result")
-    if "error" in reply:
-        raise _walker_error(reply["error"], root_ref or root_selector)
-    key: WorldKey = (_own_id(tab, session), frame_id)
-    world = _worlds(tab).get(key)
-    tab.next_ref = max(tab.next_ref, int(reply.get("nextRef") or tab.next_ref))
-    nodes: list[dict[str, Any]] = list(reply.get("nodes") or [])
-    _record(tab, nodes, frame_id=frame_id, loader_id=world.loader_id if world else "",
-            session_id=key[0])
+    reply, nodes = await _run_walker(tab, session, frame_id, dom_snapshot_call(opts),
+                                     root_ref or root_selector)
     return {"nodes": nodes, "truncated": bool(reply.get("truncated")),
             "stats": {"nodes": len(nodes), "refs": len(nodes),
                       "ms": round((time.perf_counter() - started) * 1000, 1)}}
@@ -608,7 +613,7 @@ async def resolve_selector(tab: TabActor, selector: str, *, index: int = 0) -> E
     if index < 0:
         raise BadRequest("index must not be negative", field="index")
     session, frame_id = tab.session, tab.main_frame_id
-    expression = _SELECT_JS % (orjson.dumps(selector).decode(), index)
+    expression = _SELECT_JS % (js_literal(selector), index)
     remote = await world_evaluate(tab, session, frame_id, expression, by_value=False)
     handle = await _handle_from(tab, session, frame_id, remote)
     if handle is not None:
