@@ -27,6 +27,7 @@ from ..errors import (
     DialogOpen,
     TabBusy,
     TargetCrashed,
+    unwrap_group,
 )
 
 log = logging.getLogger(__name__)
@@ -151,10 +152,15 @@ class TabActor:
             try:
                 pending = await self._post_enables()
                 task_status.started(self)
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._finish_enable, pending)
-                    await self._follow(events)
-                    nursery.cancel_scope.cancel()
+                try:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._finish_enable, pending)
+                        await self._follow(events)
+                        nursery.cancel_scope.cancel()
+                except* BrowserdError as group:
+                    # One tab's failure (e.g. its event stream overflowed) ends
+                    # that tab's actor only, never the browser's subtree.
+                    log.warning("tab %s: actor ended: %s", self.target_id, group.exceptions[0])
             finally:
                 self.connection.unsubscribe(events)
                 self.closed = True
@@ -383,22 +389,26 @@ class TabActor:
         A dialog blocks the renderer, so a command that triggered it would
         not answer until it is closed; here the command is abandoned and the
         dialog returned instead. Returns (result, None) or (None, dialog).
+        Errors of ``fn`` come out as themselves, not in an exception group.
         """
         if self.dialog is not None:
             return None, self.dialog
         result: list[T] = []
         opened = self.dialog_opened
-        async with trio.open_nursery() as nursery:
-            async def run() -> None:
-                result.append(await fn())
-                nursery.cancel_scope.cancel()
+        try:
+            async with trio.open_nursery() as nursery:
+                async def run() -> None:
+                    result.append(await fn())
+                    nursery.cancel_scope.cancel()
 
-            async def watch() -> None:
-                await opened.wait()
-                nursery.cancel_scope.cancel()
+                async def watch() -> None:
+                    await opened.wait()
+                    nursery.cancel_scope.cancel()
 
-            nursery.start_soon(run)
-            nursery.start_soon(watch)
+                nursery.start_soon(run)
+                nursery.start_soon(watch)
+        except BaseExceptionGroup as group:
+            raise unwrap_group(group) from None
         if result:
             return result[0], None
         if self.dialog is not None:

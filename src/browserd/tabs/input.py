@@ -65,7 +65,6 @@ from ..errors import (
     NoDialog,
     StaleRef,
     Timeout,
-    unwrap_group,
 )
 from . import page
 from .actor import TabActor
@@ -392,10 +391,7 @@ async def _race(tab: TabActor, fn: Callable[[], Awaitable[T]]) -> tuple[T | None
 
     Errors from ``fn`` come out as themselves (not in an exception group).
     """
-    try:
-        result, dialog = await tab.race_dialog(fn)
-    except BaseExceptionGroup as group:
-        raise unwrap_group(group) from None
+    result, dialog = await tab.race_dialog(fn)
     return result, dialog is not None
 
 
@@ -635,6 +631,11 @@ def _dialog_before_input(tab: TabActor, what: str) -> DialogOpen:
                       dialog=info.to_json() if info is not None else None)
 
 
+async def _element(tab: TabActor, target: Target) -> ElementHandle:
+    """The element a :class:`Target` names (ref, selector or text); errors as resolve_target."""
+    return await resolve_target(tab, ref=target.ref, selector=target.selector, text=target.text)
+
+
 async def _send_input(tab: TabActor, what: str, progress: Progress,
                       fn: Callable[[], Awaitable[None]]) -> dict[str, Any]:
     """Run ``fn`` (which sends the input) while observing the tab; the effects.
@@ -650,8 +651,20 @@ async def _send_input(tab: TabActor, what: str, progress: Progress,
         return await observer.settle()
 
 
-def _pointer_answer(spot_box: list[Spot], effects: dict[str, Any]) -> dict[str, Any]:
-    """``{ok, method, fallbackReason?, coveredBy?, effects}`` for a click or hover."""
+async def _pointer(tab: TabActor, what: str, progress: Progress, handle: ElementHandle,
+                   act: Callable[[Spot], Awaitable[None]]) -> dict[str, Any]:
+    """Locate the element, then ``act`` on its :class:`Spot` (see :func:`_send_input`).
+
+    Answers ``{ok, method: "mouse"|"dom", fallbackReason?, coveredBy?, effects}``.
+    """
+    spot_box: list[Spot] = []
+
+    async def run() -> None:
+        spot = await locate(tab, handle)
+        spot_box.append(spot)
+        await act(spot)
+
+    effects = await _send_input(tab, what, progress, run)
     spot = spot_box[0] if spot_box else Spot(reason="noBox")
     out: dict[str, Any] = {"ok": True, "method": "mouse" if spot.usable else "dom"}
     if not spot.usable:
@@ -679,13 +692,9 @@ async def click(tab: TabActor, target: Target, *, button: str = "left", click_co
         raise BadRequest("clickCount must be 1, 2 or 3", field="clickCount")
     mask = modifier_mask(modifiers)
     progress = progress if progress is not None else Progress()
-    handle = await resolve_target(tab, ref=target.ref, selector=target.selector,
-                                  text=target.text)
-    spot_box: list[Spot] = []
+    handle = await _element(tab, target)
 
-    async def run() -> None:
-        spot = await locate(tab, handle)
-        spot_box.append(spot)
+    async def act(spot: Spot) -> None:
         if not spot.usable:
             progress.sent = True
             await _call(tab, handle, "function () { this.click(); }", user_gesture=True)
@@ -701,8 +710,7 @@ async def click(tab: TabActor, target: Target, *, button: str = "left", click_co
             await tab.send("Input.dispatchMouseEvent",
                            {**press, "type": "mouseReleased", "buttons": 0})
 
-    effects = await _send_input(tab, "click", progress, run)
-    return _pointer_answer(spot_box, effects)
+    return await _pointer(tab, "click", progress, handle, act)
 
 
 _HOVER_DOM_JS = """function () {
@@ -723,13 +731,9 @@ async def hover(tab: TabActor, target: Target, *, progress: Progress | None = No
     cancellation as for :func:`click`.
     """
     progress = progress if progress is not None else Progress()
-    handle = await resolve_target(tab, ref=target.ref, selector=target.selector,
-                                  text=target.text)
-    spot_box: list[Spot] = []
+    handle = await _element(tab, target)
 
-    async def run() -> None:
-        spot = await locate(tab, handle)
-        spot_box.append(spot)
+    async def act(spot: Spot) -> None:
         progress.sent = True
         if spot.usable:
             await tab.send("Input.dispatchMouseEvent",
@@ -737,8 +741,7 @@ async def hover(tab: TabActor, target: Target, *, progress: Progress | None = No
         else:
             await _call(tab, handle, _HOVER_DOM_JS)
 
-    effects = await _send_input(tab, "hover", progress, run)
-    return _pointer_answer(spot_box, effects)
+    return await _pointer(tab, "hover", progress, handle, act)
 
 
 async def _key_events(tab: TabActor, chord: Chord, progress: Progress) -> None:
@@ -847,8 +850,7 @@ async def type_text(tab: TabActor, text: str, *, target: Target | None = None,
     progress = progress if progress is not None else Progress()
     handle = None
     if target is not None and target.given():
-        handle = await resolve_target(tab, ref=target.ref, selector=target.selector,
-                                      text=target.text)
+        handle = await _element(tab, target)
 
     async def run() -> None:
         if handle is not None:
@@ -932,8 +934,7 @@ async def select(tab: TabActor, target: Target, values: Sequence[str], *,
     if not values or not all(isinstance(v, str) for v in values):
         raise BadRequest("values must be a non-empty list of strings", field="values")
     progress = progress if progress is not None else Progress()
-    handle = await resolve_target(tab, ref=target.ref, selector=target.selector,
-                                  text=target.text)
+    handle = await _element(tab, target)
     with observing(tab) as observer:
         result_box: list[Any] = []
 
