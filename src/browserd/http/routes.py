@@ -6,6 +6,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 import trio
 
 from ..client import healthz_proof
@@ -24,6 +25,7 @@ def status_body(system: System) -> dict[str, Any]:
     settings = system.settings
     rt = sup.runtime
     stats = sup.statistics()
+    media = system.media.statistics()
     return {
         "enabled": settings.enabled,
         "state": stats.state,
@@ -46,6 +48,10 @@ def status_body(system: System) -> dict[str, Any]:
         "lastError": stats.last_error,
         "uptimeS": stats.uptime_s,
         "serviceUptimeS": round(time.time() - system.started_at, 3),
+        "tabs": len(rt.tabs.target_ids()) if rt is not None else 0,
+        "cdp": attrs.asdict(rt.connection.statistics()) if rt is not None else None,
+        "media": {"files": media.files, "bytes": media.bytes, "saves": media.saves,
+                  "failures": media.failures, "pruned": media.pruned},
     }
 
 
