@@ -128,10 +128,10 @@ def _human(result: Any) -> str:
     if isinstance(result, str):
         return result
     if isinstance(result, dict):
-        if "tabs" in result and "running" in result:
-            return _format_tabs(result)
         if "state" in result and "controlUrl" in result:
             return _format_status(result)
+        if isinstance(result.get("tabs"), list) and "running" in result:
+            return _format_tabs(result)
         if "snapshotId" in result:
             if result.get("format") == "domSnapshot":
                 return _format_dom_snapshot(result)

@@ -814,3 +814,17 @@ async def test_under_hypercorn_raw_sockets() -> None:
             assert inner.bodies[-1] == b'{"js":"1"}'
             shutdown.set()
     assert guard.auth_failures == 4  # query token, off by one, preflight, 404
+
+
+async def test_refusal_of_a_request_with_a_body_closes_the_connection(
+    guard: Guard, inner: Inner
+) -> None:
+    """The unread body would poison a kept-alive connection: the refusal says close."""
+    with_body = make_scope("POST", "/eval", headers=[
+        ("host", GOOD_HOST), ("content-type", "application/json"), ("content-length", "9")])
+    resp, _ = await drive(guard, with_body, chunks=[b'{"js":"1"}'])
+    assert_refused(resp, inner, 401, "UNAUTHORIZED")
+    assert resp.header("connection") == ["close"]
+    without_body = make_scope("GET", "/tabs", headers=[("host", GOOD_HOST)])
+    resp, _ = await drive(guard, without_body)
+    assert resp.status == 401 and resp.header("connection") == []

@@ -127,6 +127,14 @@ class _Exchange:
     body_bytes: int = 0
 
 
+def _may_have_body(scope: Scope) -> bool:
+    """True unless the request declares no body (no Transfer-Encoding, length 0 or none)."""
+    if _header_values(scope, b"transfer-encoding"):
+        return True
+    lengths = _header_values(scope, b"content-length")
+    return bool(lengths) and lengths[0] not in ("0", "")
+
+
 def _header_values(scope: Scope, name: bytes) -> list[str]:
     return [
         bytes(v).decode("latin-1").strip()
@@ -327,10 +335,15 @@ class Guard:
         await self._app(scope, guarded_receive, guarded_send)
 
     async def _send_http_refusal(self, scope: Scope, send: Send, refusal: _Refusal) -> None:
+        headers = self._refusal_headers(refusal)
+        if _may_have_body(scope):
+            # The unread body makes the connection unusable for a next request:
+            # say so, or a keep-alive client would send one into a closing socket.
+            headers.append((b"connection", b"close"))
         await send({
             "type": "http.response.start",
             "status": refusal.status,
-            "headers": self._refusal_headers(refusal),
+            "headers": headers,
         })
         body = b"" if scope.get("method") == "HEAD" else refusal.body
         await send({"type": "http.response.body", "body": body, "more_body": False})
