@@ -76,3 +76,12 @@ async def test_typing_into_something_not_editable_is_refused(
         r = await api.post("/eval", json={"targetId": tab,
                                           "js": "document.querySelector('#ro').value"})
         assert r.json()["result"] == "fixed"
+
+
+async def test_a_repeated_query_field_is_refused(api: httpx.AsyncClient, tab: str) -> None:
+    with trio.fail_after(10):
+        r = await api.get(f"/dom?targetId={tab}&format=text&format=bogus")
+        assert (r.status_code, r.json()["code"], r.json()["field"]) == (400, "BAD_REQUEST",
+                                                                        "format")
+        r = await api.get(f"/dom?targetId={tab}&format=text")
+        assert r.status_code == 200

@@ -118,7 +118,7 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                 if body is not None and not isinstance(body, dict):
                     raise BadRequest("the JSON body must be an object")
                 body = {**(body or {}), **path_args}
-            args = parse_args(route.fields, query=request.args, body=body)
+            args = parse_args(route.fields, query=_single_valued(request.args), body=body)
             try:
                 result = await route.handler(system, args)
             except trio.TooSlowError:
@@ -157,6 +157,22 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
 
     app.add_url_rule(route.path, endpoint=route.endpoint + "_" + "_".join(route.methods),
                      view_func=view, methods=list(route.methods))
+
+
+def _single_valued(query: Any) -> dict[str, str]:
+    """The query string as one value per field; a repeated field is a 400.
+
+    (Taking the first of several values would let ``?format=html&format=evil``
+    pass validation with a value the client did not mean as the only one.)
+    """
+    out: dict[str, str] = {}
+    for key in query:
+        values = query.getlist(key)
+        if len(values) > 1:
+            raise BadRequest(f"field {key!r} is given more than once", field=key,
+                             hint="give each field once; lists are comma-separated")
+        out[key] = values[0]
+    return out
 
 
 def wrap(app: QuartTrio, system: System, token: str) -> Guard:
