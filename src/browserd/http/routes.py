@@ -110,7 +110,10 @@ async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
         if url != "about:blank":
             async with tab.work():
                 await page.navigate(tab, url, wait_until="load", timeout_s=25)
-        await rt.tabs.focus(tab)
+        if args["newTab"]:
+            rt.tabs.note_focused(tab)  # a foreground createTarget is already in front
+        else:
+            await rt.tabs.focus(tab)
     active = rt.tabs.active_id()
     return tab.info(active=tab.target_id == active).to_json()
 

@@ -156,7 +156,12 @@ class TabRegistry:
         return tab
 
     async def focus(self, tab: TabActor) -> None:
+        """Bring ``tab`` to the front and make it the active tab."""
         await self.connection.send("Target.activateTarget", {"targetId": tab.target_id})
+        self.note_focused(tab)
+
+    def note_focused(self, tab: TabActor) -> None:
+        """Record that ``tab`` is in front (it was just created or activated)."""
         tab.last_focused_at = time.time()
         self.last_used = tab.target_id
 
