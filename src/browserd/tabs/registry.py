@@ -53,30 +53,44 @@ class TabRegistry:
         self.last_used: str | None = None
         self.created_count = 0
         self._changed = trio.Event()
+        # Headless only: one pre-created, unlisted about:blank tab that
+        # /tabs/open hands out at once (then replaces in the background).
+        self._spare_wanted = headless
+        self._spare: str | None = None
+        self._making_spare = False
 
     # -- queries -------------------------------------------------------------
 
+    @property
+    def _listed(self) -> dict[str, TabActor]:
+        """The tabs a client sees: every attached page but the spare."""
+        return {t: a for t, a in self._tabs.items() if t != self._spare}
+
     def infos(self) -> list[TabInfo]:
         active = self.active_id()
-        return [self._tabs[t].info(active=t == active) for t in self._order if t in self._tabs]
+        listed = self._listed
+        return [listed[t].info(active=t == active) for t in self._order if t in listed]
 
     def active_id(self) -> str | None:
-        if self.last_used in self._tabs:
+        listed = self._listed
+        if self.last_used in listed:
             return self.last_used
-        focused = [t for t in self._tabs.values() if t.last_focused_at is not None]
+        focused = [t for t in listed.values() if t.last_focused_at is not None]
         if focused:
             return max(focused, key=lambda t: t.last_focused_at or 0).target_id
-        return self._order[0] if self._order else None
+        order = [t for t in self._order if t in listed]
+        return order[0] if order else None
 
     def target_ids(self) -> list[str]:
-        return list(self._order)
+        return [t for t in self._order if t != self._spare]
 
     def get(self, target_id: str) -> TabActor:
         """Exact id or unique case-insensitive prefix (≥ 4 chars)."""
         if not isinstance(target_id, str) or not target_id:
             raise BadRequest("targetId must be a non-empty string")
-        if target_id in self._tabs:
-            return self._tabs[target_id]
+        listed = self._listed
+        if target_id in listed:
+            return listed[target_id]
         needle = target_id.lower()
         if len(needle) < MIN_PREFIX:
             raise TabNotFound(
@@ -84,12 +98,12 @@ class TabRegistry:
                 hint=f"use the full targetId or a unique prefix of at least {MIN_PREFIX} "
                 "characters",
             )
-        hits = [t for t in self._tabs if t.lower().startswith(needle)]
+        hits = [t for t in listed if t.lower().startswith(needle)]
         if not hits:
             raise TabNotFound(f"no tab {target_id!r}")
         if len(hits) > 1:
             raise AmbiguousTarget(f"{target_id!r} matches {len(hits)} tabs", matches=hits)
-        return self._tabs[hits[0]]
+        return listed[hits[0]]
 
     async def resolve(self, target_id: str | None, *, use: bool = True) -> TabActor:
         """The tab a request means (API.md default-tab rule); may open about:blank."""
@@ -98,7 +112,7 @@ class TabRegistry:
                 await self.wait_pending()
             tab = self.get(target_id)
         else:
-            if not self._tabs and self._ready:
+            if not self._listed and self._ready:
                 await self.wait_pending()
             active = self.active_id()
             tab = self._tabs[active] if active else await self.open("about:blank")
@@ -109,14 +123,28 @@ class TabRegistry:
     # -- changes -------------------------------------------------------------
 
     async def open(self, url: str = "about:blank") -> TabActor:
-        """Create a tab (background-free, focus emulated) and wait until its actor is ready.
+        """Open a tab in front and wait until its actor is attached.
 
-        With no window left (the last tab was closed; the browser lives on),
-        the tab is created in a new window.
+        An ``about:blank`` tab is the spare when one is ready (headless
+        only): it is listed from now on, brought to the front, and a new
+        spare is made in the background. Otherwise the tab is created, in a
+        new window when the browser has no page at all (a fresh
+        ``--no-startup-window`` browser, or the last tab was closed).
         """
-        # Without any page (fresh --no-startup-window browser, or the last tab
-        # was closed) a tab needs a window of its own.
-        params = {"url": url, "newWindow": not self._started, "background": False}
+        spare = self._spare
+        if url == "about:blank" and spare is not None and spare in self._tabs:
+            self._spare = None
+            tab = self._tabs[spare]
+            await self.connection.send("Target.activateTarget", {"targetId": spare})
+        else:
+            tab = await self.wait_tab(await self._create(url, background=False))
+        self.last_used = tab.target_id
+        self.replenish_spare()
+        self._notify()
+        return tab
+
+    async def _create(self, url: str, *, background: bool) -> str:
+        params = {"url": url, "newWindow": not self._started, "background": background}
         try:
             result = await self.connection.send("Target.createTarget", params)
         except CdpError as exc:
@@ -124,9 +152,25 @@ class TabRegistry:
                 raise
             result = await self.connection.send("Target.createTarget",
                                                 {**params, "newWindow": True})
-        tab = await self.wait_tab(result["targetId"])
-        self.last_used = tab.target_id
-        return tab
+        return str(result["targetId"])
+
+    def replenish_spare(self) -> None:
+        """Start making a spare tab if one is wanted and none exists (never blocks)."""
+        if self._spare_wanted and self._spare is None and not self._making_spare:
+            self._making_spare = True
+            self._nursery.start_soon(self._make_spare)
+
+    async def _make_spare(self) -> None:
+        try:
+            with trio.fail_after(15):
+                # Marked before it attaches, so it is never listed.
+                self._spare = await self._create("about:blank", background=True)
+                await self.wait_tab(self._spare)
+        except (BrowserdError, trio.TooSlowError) as exc:
+            log.info("no spare tab: %s", exc)
+            self._spare = None
+        finally:
+            self._making_spare = False
 
     async def refresh_infos(self) -> None:
         """Re-read every page's title and URL (events can lag behind the page)."""
@@ -244,6 +288,8 @@ class TabRegistry:
             self._ready.pop(target_id, trio.Event()).set()
 
     def _drop(self, target_id: str) -> None:
+        if target_id == self._spare:
+            self._spare = None
         tab = self._tabs.pop(target_id, None)
         self._started.discard(target_id)
         self._ready.pop(target_id, None)
@@ -270,6 +316,7 @@ async def open_tab_registry(
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)
+        registry.replenish_spare()
         try:
             yield registry
         finally:
