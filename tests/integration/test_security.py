@@ -134,9 +134,13 @@ async def observe(api: httpx.AsyncClient, cdp_port: int) -> World:
     status = (await api.get("/status")).json()
     async with httpx.AsyncClient(timeout=10) as raw:
         targets = (await raw.get(f"http://127.0.0.1:{cdp_port}/json/list")).json()
+    tabs = frozenset(t["targetId"] for t in r.json()["tabs"])
     return World(
-        tabs=frozenset(t["targetId"] for t in r.json()["tabs"]),
-        pages={t["id"]: t["url"] for t in targets if t["type"] == "page"},
+        tabs=tabs,
+        # browserd keeps one unlisted about:blank spare tab in headless mode; it
+        # is replaced whenever /tabs/open hands it out, so it is not an attack's
+        pages={t["id"]: t["url"] for t in targets if t["type"] == "page"
+               and (t["id"] in tabs or t["url"] != "about:blank")},
         pid=status["pid"],
     )
 
