@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
+import functools
 import http.server
+import inspect
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any
 import attrs
 import httpx
 import pytest
+import trio
 
 # The service-launch helpers live with the fault drills (supervision/harness.py)
 # and are re-exported here under their old names.
@@ -34,6 +37,36 @@ from supervision.harness import (
 __all__ = ["CHROMIUM", "ServiceInfo", "free_port_pair", "start_service", "stop_service"]
 
 PAGES_DIR = Path(__file__).parent / "pages"
+
+#: Every trio test runs under this deadline (seconds of trio's clock). Tests on
+#: trio's MockClock set their own, in virtual seconds, inside the test.
+TRIO_TEST_DEADLINE_S = 150.0
+
+
+def _under_deadline(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with trio.fail_after(TRIO_TEST_DEADLINE_S):
+            return await fn(*args, **kwargs)
+
+    return wrapper
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Wrap every async test in ``trio.fail_after``: a hang fails the test, never CI.
+
+    Tests using ``autojump_clock`` are left alone (a virtual-time deadline would
+    fire at once on their long virtual sleeps); they carry explicit deadlines.
+    pytest-timeout (pyproject) is the wall-clock backstop for everything.
+    """
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        if "autojump_clock" in item.fixturenames:
+            continue
+        if inspect.iscoroutinefunction(item.obj):
+            item.obj = _under_deadline(item.obj)
 
 
 @pytest.fixture(scope="session")

@@ -20,9 +20,15 @@ from browserd.errors import (
 from browserd.paths import Paths
 
 
-def make(tmp_path: Path, subtree, **settings) -> BrowserSupervisor:  # type: ignore[no-untyped-def]
+#: Deadline of each test in trio's (virtual, autojumping) seconds: a policy
+#: regression that loops forever (e.g. a restart budget that never runs out)
+#: fails the test instead of spinning.
+VIRTUAL_DEADLINE_S = 3600.0
+
+
+def make(tmp_path: Path, subtree, rng=lambda: 0.5, **settings) -> BrowserSupervisor:  # type: ignore[no-untyped-def]
     paths = Paths.resolve({"BROWSERD_HOME": str(tmp_path)})
-    return BrowserSupervisor(Settings(**settings), paths, rng=lambda: 0.5, subtree=subtree)
+    return BrowserSupervisor(Settings(**settings), paths, rng=rng, subtree=subtree)
 
 
 async def test_crash_loop_backs_off_exponentially_then_fails_with_the_reason(
@@ -35,11 +41,12 @@ async def test_crash_loop_backs_off_exponentially_then_fails_with_the_reason(
         raise BrowserGone("exited with code 1", stderr="fatal: no display")
 
     sup = make(tmp_path, crashing)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(sup.run)
-        with pytest.raises(BrowserGone, match="giving up"):
-            await sup.start()
-        nursery.cancel_scope.cancel()
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(BrowserGone, match="giving up"):
+                await sup.start()
+            nursery.cancel_scope.cancel()
     assert sup.state == "failed"
     # budget 5 in 60 s: the first try plus 5 restarts, then no more spawns
     assert len(attempts) == 6
@@ -58,11 +65,12 @@ async def test_backoff_is_capped(tmp_path: Path, autojump_clock: trio.testing.Mo
         raise BrowserGone("boom")
 
     sup = make(tmp_path, crashing, restart_budget=20, restart_window_s=10_000.0)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(sup.run)
-        with pytest.raises(BrowserGone):
-            await sup.start()
-        nursery.cancel_scope.cancel()
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(BrowserGone):
+                await sup.start()
+            nursery.cancel_scope.cancel()
     gaps = [b - a for a, b in itertools.pairwise(attempts)]
     assert max(gaps) == pytest.approx(30.0)
 
@@ -78,12 +86,13 @@ async def test_refusal_fails_at_once_without_retrying(
         raise PortInUse("DevTools port 18792 is already held by pid 7 (nc)")
 
     sup = make(tmp_path, refused)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(sup.run)
-        with pytest.raises(PortInUse, match="pid 7"):
-            await sup.start()
-        await trio.sleep(120)
-        nursery.cancel_scope.cancel()
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(PortInUse, match="pid 7"):
+                await sup.start()
+            await trio.sleep(120)
+            nursery.cancel_scope.cancel()
     assert calls == 1 and sup.state == "failed"
 
 
@@ -99,12 +108,13 @@ async def test_healthy_run_resets_the_backoff(
         raise BrowserGone("crashed")
 
     sup = make(tmp_path, runs_a_while)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(sup.run)
-        await sup.start()
-        while len(attempts) < 5:
-            await trio.sleep(1)
-        nursery.cancel_scope.cancel()
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            while len(attempts) < 5:
+                await trio.sleep(1)
+            nursery.cancel_scope.cancel()
     # after a ≥60 s healthy run the next restart waits 0.5 s again
     assert attempts[1] - attempts[0] == pytest.approx(61.5)
     assert attempts[3] - attempts[2] == pytest.approx(61.5)
@@ -125,16 +135,22 @@ async def test_stop_during_backoff_ends_restarts(
         raise BrowserGone("crashed")
 
     sup = make(tmp_path, crashing)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(sup.run)
-        await sup.start()
-        while sup.state != "restarting":
-            await trio.sleep(0.01)
-        await sup.stop()
-        seen = attempts
-        await trio.sleep(300)
-        nursery.cancel_scope.cancel()
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            while sup.state != "restarting":
+                await trio.sleep(0.01)
+            # The backoff wait here is 0.5 s (virtual); with the clock
+            # autojumping, a stop that waited it out would let time advance.
+            asked_at = trio.current_time()
+            await sup.stop()
+            stopped_at = trio.current_time()
+            seen = attempts
+            await trio.sleep(300)
+            nursery.cancel_scope.cancel()
     assert sup.state == "stopped"
+    assert stopped_at == asked_at, "stop waited for the backoff instead of ending it"
     assert attempts == seen
 
 
@@ -151,13 +167,14 @@ async def test_stop_cancels_a_running_subtree(
             cancelled.set()
 
     sup = make(tmp_path, forever)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(sup.run)
-        await sup.start()
-        assert sup.state == "running"
-        assert await sup.stop() is True
-        assert cancelled.is_set() and sup.state == "stopped"
-        nursery.cancel_scope.cancel()
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            assert sup.state == "running"
+            assert await sup.stop() is True
+            assert cancelled.is_set() and sup.state == "stopped"
+            nursery.cancel_scope.cancel()
 
 
 async def test_disabled_never_launches_and_answers_at_once(tmp_path: Path) -> None:
@@ -177,3 +194,122 @@ async def test_disabled_never_launches_and_answers_at_once(tmp_path: Path) -> No
                 await sup.start()
             nursery.cancel_scope.cancel()
     assert not launched and sup.state == "disabled"
+
+
+async def test_stop_ends_a_long_backoff_wait_at_once(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Deep in a crash loop (a ~30 s wait), ``stop`` returns without waiting any of it."""
+    attempts = 0
+
+    async def crashing(sup: BrowserSupervisor) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise BrowserGone("crashed")
+
+    sup = make(tmp_path, crashing, restart_budget=50, restart_window_s=10_000.0)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            nursery.start_soon(sup.start)
+            while attempts < 9:  # backoff now at its 30 s cap
+                await trio.sleep(0.001)
+            await trio.sleep(0.001)
+            assert sup.state == "restarting"
+            asked_at = trio.current_time()
+            assert await sup.stop() is True
+            assert trio.current_time() == asked_at
+            seen = attempts
+            await trio.sleep(600)
+            nursery.cancel_scope.cancel()
+    assert sup.state == "stopped" and attempts == seen
+
+
+async def test_backoff_is_jittered_by_the_random_factor(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Each wait is ``backoff * (0.5 + r)`` for a fresh r: restarts of many services spread out."""
+    attempts: list[float] = []
+    factors = iter([0.0, 0.99, 0.25, 0.75, 0.1])
+
+    async def crashing(sup: BrowserSupervisor) -> None:
+        attempts.append(trio.current_time())
+        raise BrowserGone("crashed")
+
+    sup = make(tmp_path, crashing, rng=lambda: next(factors))
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(BrowserGone, match="giving up"):
+                await sup.start()
+            nursery.cancel_scope.cancel()
+    gaps = [round(b - a, 6) for a, b in itertools.pairwise(attempts)]
+    assert gaps == [0.25, 1.49, 1.5, 5.0, 4.8]
+
+
+async def test_default_jitter_is_random(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Without an injected rng the waits are not the bare doubling sequence."""
+    attempts: list[float] = []
+
+    async def crashing(sup: BrowserSupervisor) -> None:
+        attempts.append(trio.current_time())
+        raise BrowserGone("crashed")
+
+    paths = Paths.resolve({"BROWSERD_HOME": str(tmp_path)})
+    sup = BrowserSupervisor(Settings(), paths, subtree=crashing)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(BrowserGone, match="giving up"):
+                await sup.start()
+            nursery.cancel_scope.cancel()
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    bases = [0.5, 1.0, 2.0, 4.0, 8.0]
+    assert all(0.5 * base <= gap <= 1.5 * base for gap, base in zip(gaps, bases, strict=True))
+    assert len({round(gap / base, 9) for gap, base in zip(gaps, bases, strict=True)}) > 1
+
+
+async def test_restart_budget_counts_only_restarts_inside_the_window(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Crashes spread wider than the window never exhaust the budget."""
+    attempts: list[float] = []
+
+    async def crashes_after_a_while(sup: BrowserSupervisor) -> None:
+        attempts.append(trio.current_time())
+        sup.mark_running(None)
+        await trio.sleep(40)  # healthy less than 60 s: the backoff keeps growing
+        raise BrowserGone("crashed")
+
+    sup = make(tmp_path, crashes_after_a_while, restart_budget=2, restart_window_s=30.0)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            while len(attempts) < 6:
+                await trio.sleep(1)
+            assert sup.state in ("running", "restarting")
+            nursery.cancel_scope.cancel()
+    assert sup.restarts >= 5
+
+
+async def test_budget_of_one_fails_on_the_second_crash(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    attempts = 0
+
+    async def crashing(sup: BrowserSupervisor) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise BrowserGone("crashed")
+
+    sup = make(tmp_path, crashing, restart_budget=1)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(BrowserGone, match="restarted 1 times"):
+                await sup.start()
+            nursery.cancel_scope.cancel()
+    assert attempts == 2 and sup.restarts == 1 and sup.state == "failed"
