@@ -19,7 +19,6 @@ from browserd.errors import (
 )
 from browserd.paths import Paths
 
-
 #: Deadline of each test in trio's (virtual, autojumping) seconds: a policy
 #: regression that loops forever (e.g. a restart budget that never runs out)
 #: fails the test instead of spinning.

@@ -1,0 +1,217 @@
+"""The stop ladder and the leftover-browser clean-up, on a fake browser process.
+
+The fake is a small Python script launched exactly as Chromium would be (same
+argv, lifeline pipes, own process group). It prints the DevTools line, then
+behaves as the test asks: exit on ``Browser.close``, ignore it but clean up on
+SIGTERM, or ignore SIGTERM too. No real Chromium: these tests are about which
+signal ended the process and that nothing is left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from browserd.browser import process as process_module
+from browserd.browser.process import BrowserProcess, LaunchSpec, run_browser
+from browserd.browser.profile import user_data_dir_arg
+from browserd.browser.supervisor import BrowserSupervisor
+from browserd.config import Settings
+from browserd.errors import BrowserGone, ProfileInUse
+from browserd.paths import Paths
+
+FAKE_BROWSER = """\
+import os, re, signal, sys, time
+mode = os.environ.get("FAKE_BROWSER_MODE", "close")
+marker = os.environ.get("FAKE_BROWSER_MARKER")
+if mode == "exit":
+    sys.exit(1)
+port = next(int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--remote-debugging-port="))
+
+def on_term(signum, frame):
+    if marker:
+        with open(marker, "w") as f:
+            f.write("sigterm")
+    os._exit(0)
+
+if mode == "ignore-term":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+else:
+    signal.signal(signal.SIGTERM, on_term)
+sys.stderr.write(f"DevTools listening on ws://127.0.0.1:{port}/devtools/browser/fake\\n")
+sys.stderr.flush()
+if mode == "close":
+    data = b""
+    while b"Browser.close" not in data:
+        chunk = os.read(3, 4096)
+        if not chunk:
+            break
+        data += chunk
+    sys.exit(0)
+while True:
+    time.sleep(3600)
+"""
+
+
+@pytest.fixture
+def fake_browser(tmp_path: Path) -> Path:
+    path = tmp_path / "fake-browser"
+    path.write_text(f"#!{sys.executable}\n{FAKE_BROWSER}")
+    path.chmod(0o755)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def spec_for(executable: Path, tmp_path: Path) -> LaunchSpec:
+    profile = tmp_path / "profile"
+    profile.mkdir(exist_ok=True)
+    return LaunchSpec(executable=executable, profile_dir=profile, cdp_port=free_port(),
+                      headless=True)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+
+
+async def supervise(
+    spec: LaunchSpec, *, task_status: trio.TaskStatus[BrowserProcess] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """run_browser, minus the BrowserGone it raises once the process is gone."""
+    with contextlib.suppress(BrowserGone):
+        await run_browser(spec, task_status=task_status)
+
+
+async def stop_fake(executable: Path, tmp_path: Path) -> tuple[str, int, int | None]:
+    """Launch the fake, run the stop ladder on it; (step, pid, returncode)."""
+    spec = spec_for(executable, tmp_path)
+    async with trio.open_nursery() as nursery:
+        proc: BrowserProcess = await nursery.start(supervise, spec)
+        step = await proc.stop()
+    return step, proc.pid, proc.returncode
+
+
+@pytest.fixture
+def short_ladder(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Shorter waits keep these tests quick; they are deadlines, not assertions.
+    monkeypatch.setattr(process_module, "CLOSE_WAIT_S", 0.5)
+
+
+async def test_a_browser_that_honours_close_ends_at_the_first_step(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "close")
+    step, pid, code = await stop_fake(fake_browser, tmp_path)
+    assert (step, code) == ("close", 0)
+    assert not alive(pid)
+
+
+async def test_a_browser_that_ignores_close_gets_sigterm_and_may_clean_up(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_ladder: None
+) -> None:
+    marker = tmp_path / "got-sigterm"
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "ignore-close")
+    monkeypatch.setenv("FAKE_BROWSER_MARKER", str(marker))
+    step, pid, code = await stop_fake(fake_browser, tmp_path)
+    assert step == "sigterm"
+    assert marker.read_text() == "sigterm", "the browser never got SIGTERM's chance to clean up"
+    assert code == 0 and not alive(pid)
+
+
+async def test_a_browser_that_ignores_sigterm_is_killed_and_reaped(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_ladder: None
+) -> None:
+    monkeypatch.setattr(process_module, "TERM_WAIT_S", 0.5)
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "ignore-term")
+    step, pid, code = await stop_fake(fake_browser, tmp_path)
+    assert step == "sigkill"
+    assert code == -signal.SIGKILL, "not reaped after SIGKILL"
+    assert not alive(pid)
+
+
+async def test_stopping_twice_is_harmless(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "close")
+    spec = spec_for(fake_browser, tmp_path)
+    async with trio.open_nursery() as nursery:
+        proc: BrowserProcess = await nursery.start(supervise, spec)
+        assert await proc.stop() == "close"
+        assert await proc.stop() == "exited"
+
+
+async def test_cancelling_the_supervising_task_runs_the_ladder_to_the_end(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_ladder: None
+) -> None:
+    """The path the supervisor takes: cancellation, shielded ladder, nothing left running."""
+    monkeypatch.setattr(process_module, "TERM_WAIT_S", 0.5)
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "ignore-term")
+    spec = spec_for(fake_browser, tmp_path)
+    async with trio.open_nursery() as nursery:
+        proc: BrowserProcess = await nursery.start(run_browser, spec)
+        nursery.cancel_scope.cancel()
+    assert proc.returncode == -signal.SIGKILL
+    assert not alive(proc.pid)
+
+
+# -- a browser left behind by a browserd that died (F2) -------------------------------------
+
+
+@pytest.fixture
+def leftover(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Paths]]:
+    """A 'browser' on the profile, with the pid record and lock a dead browserd left."""
+    paths = Paths.resolve({"BROWSERD_HOME": str(tmp_path / "home")})
+    profile = paths.profile_dir("clawd")
+    profile.mkdir(parents=True, mode=0o700)
+    (profile / ".browserd-profile").write_text('{"createdBy": "browserd", "version": 1}\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(3600)", user_data_dir_arg(profile)],
+        start_new_session=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    os.symlink(f"{socket.gethostname()}-{proc.pid}", profile / "SingletonLock")
+    paths.state_dir.mkdir(parents=True, exist_ok=True)
+    (paths.state_dir / "clawd.json").write_text(json.dumps({
+        "pid": proc.pid, "profileDir": str(profile), "executable": "/usr/bin/chromium",
+        "startedAt": 0, "servicePid": dead.pid}))
+    yield proc, paths
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+async def test_a_browser_left_by_a_dead_browserd_is_stopped_before_launching(
+    leftover: tuple[subprocess.Popen[bytes], Paths], fake_browser: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    proc, paths = leftover
+    monkeypatch.delenv("BROWSERD_BROWSER", raising=False)
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "exit")  # the new launch itself fails at once
+    settings = Settings(executable=str(fake_browser), cdp_port=free_port(), restart_budget=0)
+    sup = BrowserSupervisor(settings, paths)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(sup.run)
+        with pytest.raises(Exception) as raised:
+            await sup.start()
+        nursery.cancel_scope.cancel()
+    assert not isinstance(raised.value, ProfileInUse), raised.value
+    assert proc.poll() is not None or not alive(proc.pid), "the leftover browser still runs"
+    assert "exited before DevTools" in str(raised.value)
