@@ -151,12 +151,39 @@ async def page_eval(api: httpx.AsyncClient, target_id: str, js: str) -> Any:
     return r.json()["result"]
 
 
+async def page_eval_awaited(api: httpx.AsyncClient, target_id: str, js: str) -> Any:
+    r = await api.post("/eval", json={"js": js, "targetId": target_id, "await": True})
+    assert r.status_code == 200, r.text
+    return r.json()["result"]
+
+
+async def browser_barrier(evaluate: Callable[[str], Awaitable[Any]], page_url: str) -> None:
+    """Fetch a fresh sentinel from ``page_url``'s server inside the page; wait until it arrives."""
+    sentinel = new_tag()
+    url = page_url.split("?")[0] + f"?hit={sentinel}-barrier"
+    status = await evaluate(
+        f"fetch({orjson.dumps(url).decode()}, {{cache: 'no-store'}}).then(r => r.status)")
+    assert status == 200
+    with trio.fail_after(30):
+        while not HITS.matching(sentinel):
+            await trio.sleep(0.02)
+
+
 async def assert_untouched(
     api: httpx.AsyncClient, service: ServiceInfo, before: World, tag: str,
     marker: Marker | None, *, extra_tabs: frozenset[str] = frozenset(),
 ) -> None:
-    """No tab opened or closed, no browser restart, no marker hit, no JS run in ``marker``."""
-    await trio.sleep(0.3)  # anything an attack set off has had time to arrive
+    """No tab opened or closed, no browser restart, no marker hit, no JS run in ``marker``.
+
+    Every attack was answered before this runs. Instead of watching a fixed
+    while for late effects, a barrier: the marker tab (through its own work
+    queue, behind anything an attack could have queued there) fetches a
+    sentinel from the page server, and we wait until the server has it — so
+    whatever the browser was asked to load before has been sent by then.
+    """
+    if marker is not None:
+        await browser_barrier(
+            lambda js: page_eval_awaited(api, marker.target_id, js), marker.url)
     after = await observe(api, service.cdp_port)
     assert after.tabs == before.tabs | extra_tabs
     assert set(after.pages) == set(before.pages) | extra_tabs
@@ -768,8 +795,15 @@ async def test_s9_eval_disabled_is_403_and_runs_nothing(
                 reply = await cdp.send("Runtime.evaluate", {
                     "expression": "[typeof window.__sec_pwned, document.title]",
                     "returnByValue": True})
-            assert reply["result"]["value"] == ["undefined", MARKER_TITLE]
-            await trio.sleep(0.3)
+                assert reply["result"]["value"] == ["undefined", MARKER_TITLE]
+
+                async def cdp_eval(js: str) -> Any:
+                    reply = await cdp.send("Runtime.evaluate", {
+                        "expression": js, "awaitPromise": True, "returnByValue": True})
+                    return reply["result"]["value"]
+
+                # a barrier instead of a fixed wait: see assert_untouched
+                await browser_barrier(cdp_eval, pages.url("/sec_marker.html"))
             assert hits.matching(tag) == []
             await api.post("/tabs/close", json={"targetId": target})
 
@@ -778,6 +812,7 @@ def blocked_urls(service: ServiceInfo, pages: PageServer) -> list[tuple[str, str
     cp, cdp = service.port, service.cdp_port
     return [
         ("file:///etc/passwd", "URL_BLOCKED"),
+        ("file:///etc/hostname", "URL_BLOCKED"),
         ("FILE:///etc/passwd", "URL_BLOCKED"),
         ("chrome://settings", "URL_BLOCKED"),
         ("chrome://version/", "URL_BLOCKED"),
@@ -815,11 +850,21 @@ async def test_s9_url_policy_blocks_schemes_and_our_ports_and_no_tab_goes_there(
         before = await observe(api, service.cdp_port)
         for i, (url, code) in enumerate(blocked_urls(service, pages)):
             variants: list[tuple[str, dict[str, Any]]] = [
-                ("/tabs/open", {}), ("/navigate", {"targetId": marker.target_id})]
+                ("/tabs/open", {"url": url}),
+                ("/navigate", {"url": url, "targetId": marker.target_id}),
+                # /act's navigate step goes through the same policy, even after a harmless step
+                ("/act", {"targetId": marker.target_id, "actions": [
+                    {"kind": "wait", "loadState": "load"}, {"kind": "navigate", "url": url}]}),
+            ]
             if i % 4 == 0:  # the current tab, navigated in place
-                variants.append(("/tabs/open", {"newTab": False}))
-            for path, extra in variants:
-                r = await api.post(path, json={"url": url, **extra})
+                variants.append(("/tabs/open", {"url": url, "newTab": False}))
+            for path, body in variants:
+                r = await api.post(path, json=body)
+                if path == "/act" and code == "BAD_URL":
+                    # /act reports a malformed step as 400 naming actions[i]
+                    assert_refused(r, 400, "BAD_REQUEST")
+                    assert r.json()["index"] == 1, r.text
+                    continue
                 assert_refused(r, 403 if code == "URL_BLOCKED" else 400, code)
         await assert_untouched(api, service, before, tag, marker)
         after = await observe(api, service.cdp_port)
