@@ -53,21 +53,43 @@ QUIET_FLAGS = (
 # -- a private browserd --------------------------------------------------------------------
 
 
+_HANDED_OUT: set[int] = set()
+_HANDED_OUT_LOCK = threading.Lock()
+
+
 def free_port_pair() -> int:
-    """A port P such that P and P+1 are both free on 127.0.0.1."""
+    """A port P such that P and P+1 are both free on 127.0.0.1 right now.
+
+    Never hands out the same pair twice in one process, so concurrent tests
+    and drills here cannot race each other for it. Another process can still
+    take it between this probe and browserd's bind: :func:`start_service`
+    retries with a new pair when that happens.
+    """
     for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = int(s.getsockname()[1])
         if port >= 65000 or port in (9221, 9222):
             continue
-        with socket.socket() as s2:
-            try:
-                s2.bind(("127.0.0.1", port + 1))
-            except OSError:
+        with _HANDED_OUT_LOCK:
+            if {port, port + 1} & _HANDED_OUT:
                 continue
+            with socket.socket() as s2:
+                try:
+                    s2.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+            _HANDED_OUT.update((port, port + 1))
         return port
     raise RuntimeError("no free port pair")
+
+
+class PortTaken(RuntimeError):
+    """The service (or its browser) found its port held by someone else: try another."""
+
+
+#: How many fresh port pairs :func:`start_service` tries when it picks the ports.
+PORT_ATTEMPTS = 4
 
 
 @attrs.frozen(kw_only=True)
@@ -134,9 +156,32 @@ def start_service(
     Blocking. ``wait_browser`` also waits for ``/healthz`` to say the browser
     is open. Raises RuntimeError (with the log) if it exits or never answers.
     """
-    port = port or free_port_pair()
+    if port is not None:
+        return _start_service_on(home, port, env=env, args=args, wait_browser=wait_browser,
+                                 timeout=timeout, log_name=log_name)
+    for attempt in range(PORT_ATTEMPTS):
+        try:
+            return _start_service_on(home, free_port_pair(), env=env, args=args,
+                                     wait_browser=wait_browser, timeout=timeout,
+                                     log_name=log_name)
+        except PortTaken:
+            if attempt == PORT_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_service_on(
+    home: Path, port: int, *, env: dict[str, str] | None, args: tuple[str, ...],
+    wait_browser: bool, timeout: float, log_name: str,
+) -> ServiceInfo:
+    """One start on ``port`` (control) and ``port + 1`` (DevTools, unless ``env`` says).
+
+    Raises PortTaken when browserd refuses because one of them is held,
+    RuntimeError for any other exit or if it never gets ready.
+    """
     home.mkdir(parents=True, exist_ok=True)
     log_path = home / log_name
+    log_start = log_path.stat().st_size if log_path.exists() else 0
     full_env = {**os.environ, "BROWSERD_HOME": str(home), "BROWSERD_HEADLESS": "1",
                 "BROWSERD_CONTROL_URL": f"http://127.0.0.1:{port}", **(env or {})}
     with open(log_path, "ab") as log:
@@ -148,11 +193,18 @@ def start_service(
     token_file = home / "config" / "token"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            output = log_path.read_bytes()[log_start:].decode(errors="replace")
+            if "PORT_IN_USE" in output or ("port" in output and "already held" in output):
+                raise PortTaken(f"port {port} taken before browserd bound it:\n{output}")
             raise RuntimeError(f"browserd exited {proc.returncode}:\n{log_path.read_text()}")
         try:
             r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
             if r.status_code == 200 and (not wait_browser or r.json()["browser"] == "open"):
                 break
+            if r.status_code == 200 and _browser_refused_its_port(port, token_file):
+                proc.kill()
+                proc.wait()
+                raise PortTaken(f"DevTools port of {port} taken before the browser bound it")
         except httpx.HTTPError:
             pass
         time.sleep(0.05)
@@ -164,6 +216,19 @@ def start_service(
     return ServiceInfo(proc=proc, home=home, port=port, cdp_port=cdp_port,
                        token=token_file.read_text().strip(), log_path=log_path,
                        profile=full_env.get("BROWSERD_PROFILE") or "clawd")
+
+
+def _browser_refused_its_port(port: int, token_file: Path) -> bool:
+    """True when the service's browser start failed with PORT_IN_USE."""
+    try:
+        token = token_file.read_text().strip()
+        r = httpx.get(f"http://127.0.0.1:{port}/status", timeout=2,
+                      headers={"Authorization": f"Bearer {token}"})
+        body = r.json()
+    except (OSError, httpx.HTTPError, ValueError):
+        return False
+    error = body.get("lastError") or {}
+    return body.get("state") == "failed" and error.get("code") == "PORT_IN_USE"
 
 
 def stop_service(info: ServiceInfo, timeout: float = 20.0) -> int:

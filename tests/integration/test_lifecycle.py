@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from supervision import harness
 
 from browserd.browser.profile import profile_pids
 from tests.conftest import ServiceInfo, free_port_pair, start_service, stop_service
@@ -276,3 +277,25 @@ def test_cli_never_sends_the_token_to_an_impostor(tmp_path: Path) -> None:
 def test_healthz_needs_no_token_and_says_nothing_else(service: ServiceInfo) -> None:
     r = httpx.get(f"{service.base_url}/healthz", timeout=5)
     assert r.status_code == 200 and set(r.json()) == {"ok", "browser"}
+
+
+def test_harness_retries_a_port_someone_else_took(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The port race in the harness: a pair taken between probe and bind means a new pair."""
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    picks = iter([taken, harness.free_port_pair()])
+    monkeypatch.setattr(harness, "free_port_pair", lambda: next(picks))
+    try:
+        info = start_service(tmp_path / "home", env={"BROWSERD_ENABLED": "0"},
+                             wait_browser=False)
+        try:
+            assert info.port != taken
+            assert httpx.get(f"{info.base_url}/healthz", timeout=10).status_code == 200
+        finally:
+            stop_service(info)
+    finally:
+        squatter.close()
