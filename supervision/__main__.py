@@ -78,9 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     print(_markdown(results) if args.markdown else _table(results))
     total = sum(r.seconds for r in results)
     failed = [r.key for r in results if r.outcome == "FAIL"]
+    # Only a drill whose spec declares why it may be impossible here ends SKIP
+    # (run_drill turns any other skip into FAIL); say so, never "all passed".
+    skipped = [r.key for r in results if r.outcome == "SKIP"]
+    verdict = "FAILED: " + ", ".join(failed) if failed else "all passed"
+    if skipped:
+        verdict += f" (declared skips: {', '.join(skipped)})"
     print(f"\n{len(results)} drills in {total:.1f} s on {os.cpu_count()} cores "
-          f"(load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}); "
-          f"{'FAILED: ' + ', '.join(failed) if failed else 'all passed'}")
+          f"(load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}); {verdict}")
     return 1 if failed else 0
 
 

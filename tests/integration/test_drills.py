@@ -2,7 +2,8 @@
 
 Each test runs one drill end to end (a private browserd on a real Chromium,
 one injected fault, recovery and the invariants checked, a graceful stop)
-and fails with the drill's report. ``python -m supervision`` runs all 15.
+and fails with the drill's report. ``python -m supervision`` runs all 15. Latency
+limits are not judged here (only recorded): a loaded CI machine is slow, not broken.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.chromium
 
 async def drill(key: str) -> DrillResult:
     with trio.fail_after(180):
-        result = await run_drill(key, fast=True)
+        result = await run_drill(key, fast=True, judge_latency=False)
     assert result.outcome == "PASS", result.report()
     return result
 
