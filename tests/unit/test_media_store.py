@@ -569,3 +569,55 @@ async def test_cancel_at_random_points_never_leaves_partial_files(tmp_path: Path
     for name in listing(tmp_path):
         assert (tmp_path / name).read_bytes() == data
     assert len(listing(tmp_path)) == store.statistics().saves
+
+
+async def test_data_is_fsynced_before_the_rename_and_the_directory_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Durability order, observed at the system calls: write, fsync(temp), rename, fsync(dir).
+
+    Without the first fsync a crash after the rename can leave a complete-looking
+    name over empty or partial data; without the second the rename itself may be lost.
+    """
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    real_write, real_fsync, real_replace = os.write, os.fsync, os.replace
+
+    def fd_path(fd: int) -> str:
+        return os.readlink(f"/proc/self/fd/{fd}")
+
+    def write(fd: int, data: bytes) -> int:
+        with lock:
+            events.append(("write", fd_path(fd)))
+        return real_write(fd, data)
+
+    def fsync(fd: int) -> None:
+        with lock:
+            events.append(("fsync", fd_path(fd)))
+        real_fsync(fd)
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str], **kw: object) -> None:
+        with lock:
+            events.append(("replace", f"{os.fspath(src)} -> {os.fspath(dst)}"))
+        real_replace(src, dst, **kw)  # type: ignore[arg-type]
+
+    if not Path("/proc/self/fd").exists():
+        pytest.skip("needs /proc to name file descriptors")
+    async with open_media_store(tmp_path / "media", ROOMY) as store:
+        monkeypatch.setattr(os, "write", write)
+        monkeypatch.setattr(os, "fsync", fsync)
+        monkeypatch.setattr(os, "replace", replace)
+        rec = await save_png(store, payload(200_000))
+        monkeypatch.undo()
+    media_dir = str((tmp_path / "media").resolve())
+    final = str(rec.path)
+    [rename_at] = [i for i, (op, what) in enumerate(events)
+                   if op == "replace" and what.endswith(f" -> {final}")]
+    temp = events[rename_at][1].split(" -> ")[0]
+    writes = [i for i, (op, what) in enumerate(events) if op == "write" and what == temp]
+    data_syncs = [i for i, (op, what) in enumerate(events) if op == "fsync" and what == temp]
+    dir_syncs = [i for i, (op, what) in enumerate(events) if op == "fsync" and what == media_dir]
+    assert writes, events
+    assert any(max(writes) < i < rename_at for i in data_syncs), f"no fsync of data: {events}"
+    assert any(i > rename_at for i in dir_syncs), f"no fsync of the directory: {events}"
+    assert rec.path.read_bytes() == payload(200_000)
