@@ -1,0 +1,406 @@
+"""A small AST mutation runner: break the code on purpose, one change at a time.
+
+``python -m supervision.mutants [--only guard,urlpolicy] [--list] [--limit N] [-j N]``
+
+For each configured target (a module, optionally only some of its functions,
+and the fast tests that guard it) every mutation point is changed in turn —
+comparisons flipped, ``and``/``or`` swapped, ``not`` dropped, numbers and
+booleans changed, arithmetic swapped, statement calls, ``raise`` and return
+values removed — and the mapped tests are run against the mutant. A mutant
+is *killed* when a test fails (or the run exceeds its timeout: a hang is a
+failure too) and *survives* when every test passes. The score and each
+survivor (file:line and the change) are printed; survivors are either gaps
+in the tests or equivalent changes, and docs/testing.md records which.
+
+How it runs: the whole ``src/`` tree is copied to a temporary directory; this
+process imports the heavy third-party libraries once, then forks one child
+per mutant, which puts the copy first on ``sys.path`` and runs pytest
+in-process on the mapped tests. The working tree is never modified. Not
+part of CI: it takes minutes.
+
+Editing the configuration when modules move: change ``TARGETS`` below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import attrs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@attrs.frozen(kw_only=True)
+class Target:
+    """One module under mutation and the tests that must catch its mutants."""
+
+    name: str
+    module: str  # path under src/
+    tests: tuple[str, ...]
+    #: Only mutate inside these functions/methods (``Class.method`` or a bare
+    #: name); None mutates the whole module.
+    functions: tuple[str, ...] | None = None
+    timeout_s: float = 120.0
+
+
+TARGETS: tuple[Target, ...] = (
+    Target(name="guard", module="browserd/http/guard.py", tests=("tests/unit/test_guard.py",)),
+    Target(name="urlpolicy", module="browserd/urlpolicy.py",
+           tests=("tests/unit/test_urlpolicy.py",)),
+    Target(name="token", module="browserd/token.py", tests=("tests/unit/test_token.py",)),
+    Target(name="proof", module="browserd/client.py", tests=("tests/unit/test_client_proof.py",),
+           functions=("healthz_proof", "Client.verify")),
+    Target(name="media", module="browserd/media/store.py",
+           tests=("tests/unit/test_media_store.py",)),
+    Target(name="restart-policy", module="browserd/browser/supervisor.py",
+           tests=("tests/unit/test_supervisor.py", "tests/unit/test_stop_ladder.py"),
+           functions=("BrowserSupervisor.run", "BrowserSupervisor.start",
+                      "BrowserSupervisor.stop", "BrowserSupervisor.require_runtime",
+                      "BrowserSupervisor._attempt", "BrowserSupervisor._stop_our_leftover",
+                      "BrowserSupervisor._leftover_pid", "_is_live_browserd")),
+    Target(name="stop-ladder", module="browserd/browser/process.py",
+           tests=("tests/unit/test_stop_ladder.py",),
+           functions=("BrowserProcess.stop", "BrowserProcess._signal_group",
+                      "BrowserProcess._send_close", "run_browser")),
+    # Ref resolution is exercised against a real Chromium: slow (minutes per mutant).
+    Target(name="refs", module="browserd/tabs/refs.py",
+           tests=("tests/integration/test_snapshot.py",), timeout_s=300.0),
+)
+
+#: Third-party imports done once in the parent so each forked child starts fast.
+PRELOAD = ("trio", "trio.testing", "httpx", "orjson", "attrs", "platformdirs", "pytest",
+           "quart", "quart_trio", "hypercorn", "trio_websocket", "hmac",
+           "secrets", "http.server", "sqlite3")
+
+_COMPARE_SWAPS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
+    ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,),
+    ast.Lt: (ast.LtE, ast.GtE), ast.LtE: (ast.Lt, ast.Gt),
+    ast.Gt: (ast.GtE, ast.LtE), ast.GtE: (ast.Gt, ast.Lt),
+    ast.In: (ast.NotIn,), ast.NotIn: (ast.In,),
+    ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
+}
+_BINOP_SWAPS: dict[type[ast.operator], type[ast.operator]] = {
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Mult, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
+}
+_LOGGERS = {"log", "logger", "logging"}
+
+
+def _is_log_call(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in _LOGGERS)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+class Mutator(ast.NodeTransformer):
+    """Applies mutation number ``target`` (or, with -1, only counts the points)."""
+
+    def __init__(self, target: int, functions: Sequence[str] | None) -> None:
+        self.target = target
+        self.functions = set(functions) if functions is not None else None
+        self.count = 0
+        self.description: str | None = None
+        self._scope: list[str] = []
+
+    # -- where mutation is allowed -------------------------------------------------------------
+
+    def _active(self) -> bool:
+        if self.functions is None:
+            return True
+        qualified = ".".join(self._scope)
+        return any(qualified == f or qualified.startswith(f + ".") for f in self.functions)
+
+    def _hit(self, node: ast.AST, what: str) -> bool:
+        if not self._active():
+            return False
+        index = self.count
+        self.count += 1
+        if index == self.target:
+            self.description = f"line {getattr(node, 'lineno', '?')}: {what}"
+            return True
+        return False
+
+    def _scoped(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> ast.AST:
+        self._scope.append(node.name)
+        body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
+        head = node.body[: len(node.body) - len(body)]
+        node.body = head + [self.visit(stmt) for stmt in body]
+        node.body = [stmt for stmt in node.body if stmt is not None]
+        self._scope.pop()
+        return node  # decorators, arguments and annotations are left alone
+
+    visit_FunctionDef = _scoped
+    visit_AsyncFunctionDef = _scoped
+    visit_ClassDef = _scoped
+
+    def visit_Module(self, node: ast.Module) -> ast.AST:
+        body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
+        head = node.body[: len(node.body) - len(body)]
+        node.body = head + [self.visit(stmt) for stmt in body]
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if node.value is not None:
+            node.value = self.visit(node.value)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if _is_log_call(node):
+            return node
+        return self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        return node  # message text: changes there are noise
+
+    # -- the operators -------------------------------------------------------------------------
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        for i, op in enumerate(node.ops):
+            for replacement in _COMPARE_SWAPS.get(type(op), ()):
+                if self._hit(node, f"{type(op).__name__} -> {replacement.__name__}"):
+                    node.ops[i] = replacement()
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        if self._hit(node, f"{type(node.op).__name__} -> "
+                           f"{'Or' if isinstance(node.op, ast.And) else 'And'}"):
+            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not) and self._hit(node, "not x -> x"):
+            return node.operand
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        swap = _BINOP_SWAPS.get(type(node.op))
+        if swap is not None and self._hit(node, f"{type(node.op).__name__} -> {swap.__name__}"):
+            node.op = swap()
+        return node
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        self.generic_visit(node)
+        swap = _BINOP_SWAPS.get(type(node.op))
+        if swap is not None and self._hit(node, f"{type(node.op).__name__}= -> "
+                                                f"{swap.__name__}="):
+            node.op = swap()
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        value = node.value
+        if isinstance(value, bool):
+            if self._hit(node, f"{value} -> {not value}"):
+                return ast.copy_location(ast.Constant(not value), node)
+        elif isinstance(value, int | float):
+            if self._hit(node, f"{value!r} -> {value + 1!r}"):
+                return ast.copy_location(ast.Constant(value + 1), node)
+            if value != 0 and self._hit(node, f"{value!r} -> 0"):
+                return ast.copy_location(ast.Constant(type(value)(0)), node)
+        return node
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
+        if _is_log_call(node.value):
+            return node
+        self.generic_visit(node)
+        call = node.value.value if isinstance(node.value, ast.Await) else node.value
+        if isinstance(call, ast.Call) and self._hit(
+                node, f"call removed: {ast.unparse(call)[:60]}"):
+            return ast.copy_location(ast.Pass(), node)
+        return node
+
+    def visit_Return(self, node: ast.Return) -> ast.AST:
+        self.generic_visit(node)
+        if node.value is not None and not (
+            isinstance(node.value, ast.Constant) and node.value.value is None
+        ) and self._hit(node, f"return {ast.unparse(node.value)[:50]} -> return None"):
+            node.value = ast.Constant(None)
+        return node
+
+    def visit_Raise(self, node: ast.Raise) -> ast.AST:
+        self.generic_visit(node)
+        if node.exc is not None and self._hit(node, f"raise removed: "
+                                                    f"{ast.unparse(node.exc)[:50]}"):
+            return ast.copy_location(ast.Pass(), node)
+        return node
+
+
+def count_mutants(source: str, functions: Sequence[str] | None) -> int:
+    counter = Mutator(-1, functions)
+    counter.visit(ast.parse(source))
+    return counter.count
+
+
+def mutate(source: str, index: int, functions: Sequence[str] | None) -> tuple[str, str]:
+    """The source of mutant ``index`` and a description of the change."""
+    mutator = Mutator(index, functions)
+    tree = mutator.visit(copy.deepcopy(ast.parse(source)))
+    ast.fix_missing_locations(tree)
+    assert mutator.description is not None
+    return ast.unparse(tree), mutator.description
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Outcome:
+    target: str
+    index: int
+    description: str
+    verdict: str  # killed | timeout | survived
+    seconds: float
+
+
+def _run_tests_in_child(src_copy: Path, tests: Sequence[str]) -> None:
+    """In the forked child: put the copy first, run pytest quietly, exit with its code."""
+    os.setsid()
+    # MUTANTS_CHILD_LOG=file keeps the children's pytest output (debugging the runner)
+    devnull = os.open(os.environ.get("MUTANTS_CHILD_LOG", os.devnull),
+                      os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.path.insert(0, str(src_copy))
+    # Anything that imported the real browserd must import the copy instead.
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("browserd", "tests") or (
+            name.startswith("supervision.") and name != __name__
+        ):
+            del sys.modules[name]
+    import pytest
+
+    code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly",
+                        *[str(ROOT / t) for t in tests]])
+    os._exit(int(code))
+
+
+def run_tests(src_copy: Path, tests: Sequence[str], timeout_s: float) -> tuple[str, float]:
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            _run_tests_in_child(src_copy, tests)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(99)
+    deadline = started + timeout_s
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            return ("survived" if code == 0 else "killed"), time.monotonic() - started
+        if time.monotonic() > deadline:
+            with _quiet():
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout", time.monotonic() - started
+        time.sleep(0.05)
+
+
+class _quiet:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return exc[0] is not None and issubclass(exc[0], OSError)  # type: ignore[arg-type]
+
+
+def run_target(target: Target, src_copy: Path, *, limit: int | None,
+               verbose: bool) -> Iterator[Outcome]:
+    path = src_copy / target.module
+    original = path.read_text()
+    total = count_mutants(original, target.functions)
+    baseline, _ = run_tests(src_copy, target.tests, target.timeout_s)
+    if baseline != "survived":
+        raise SystemExit(f"{target.name}: the tests fail without any mutant ({baseline})")
+    indices = range(total if limit is None else min(total, limit))
+    try:
+        for index in indices:
+            mutated, description = mutate(original, index, target.functions)
+            path.write_text(mutated)
+            verdict, seconds = run_tests(src_copy, target.tests, target.timeout_s)
+            outcome = Outcome(target=target.name, index=index, description=description,
+                              verdict=verdict, seconds=seconds)
+            if verbose or verdict == "survived":
+                print(f"  [{index + 1}/{total}] {verdict:8} {target.module} {description}",
+                      flush=True)
+            yield outcome
+    finally:
+        path.write_text(original)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m supervision.mutants", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="comma-separated target names "
+                                       f"({', '.join(t.name for t in TARGETS)})")
+    parser.add_argument("--list", action="store_true", help="count mutants per target, run none")
+    parser.add_argument("--limit", type=int, help="at most N mutants per target")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
+    args = parser.parse_args(argv)
+    targets = list(TARGETS)
+    if args.only:
+        wanted = {n.strip() for n in args.only.split(",")}
+        unknown = wanted - {t.name for t in targets}
+        if unknown:
+            parser.error(f"unknown targets: {', '.join(sorted(unknown))}")
+        targets = [t for t in targets if t.name in wanted]
+    if args.list:
+        for t in targets:
+            source = (ROOT / "src" / t.module).read_text()
+            print(f"{t.name:15} {count_mutants(source, t.functions):5}  {t.module}")
+        return 0
+    sys.dont_write_bytecode = True  # the children must never reuse a mutant's bytecode
+    for name in PRELOAD:
+        __import__(name)
+    os.chdir(ROOT)
+    summary: list[tuple[str, int, int, list[Outcome]]] = []
+    with tempfile.TemporaryDirectory(prefix="browserd-mutants-") as tmp:
+        src_copy = Path(tmp) / "src"
+        shutil.copytree(ROOT / "src", src_copy,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        for target in targets:
+            print(f"… {target.name}: {target.module} against {' '.join(target.tests)}",
+                  flush=True)
+            outcomes = list(run_target(target, src_copy, limit=args.limit,
+                                       verbose=args.verbose))
+            killed = sum(1 for o in outcomes if o.verdict != "survived")
+            survivors = [o for o in outcomes if o.verdict == "survived"]
+            summary.append((target.name, killed, len(outcomes), survivors))
+            print(f"  {target.name}: {killed}/{len(outcomes)} killed", flush=True)
+    print("\ntarget          killed / total   score")
+    all_killed = all_total = 0
+    for name, killed, total, _ in summary:
+        all_killed += killed
+        all_total += total
+        print(f"{name:15} {killed:6} / {total:<6} {100 * killed / max(total, 1):6.1f}%")
+    print(f"{'all':15} {all_killed:6} / {all_total:<6} "
+          f"{100 * all_killed / max(all_total, 1):6.1f}%")
+    for name, _, _, survivors in summary:
+        for o in survivors:
+            print(f"survived: {name} {o.description}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
