@@ -50,6 +50,8 @@ class Target:
     #: Only mutate inside these functions/methods (``Class.method`` or a bare
     #: name); None mutates the whole module.
     functions: tuple[str, ...] | None = None
+    #: A pytest ``-k`` expression narrowing the tests, or None for all of them.
+    select: str | None = None
     timeout_s: float = 120.0
 
 
@@ -72,9 +74,11 @@ TARGETS: tuple[Target, ...] = (
            tests=("tests/unit/test_stop_ladder.py",),
            functions=("BrowserProcess.stop", "BrowserProcess._signal_group",
                       "BrowserProcess._send_close", "run_browser")),
-    # Ref resolution is exercised against a real Chromium: slow (minutes per mutant).
+    # Ref resolution is exercised against a real Chromium (a browserd per mutant): slow.
     Target(name="refs", module="browserd/tabs/refs.py",
-           tests=("tests/integration/test_snapshot.py",), timeout_s=300.0),
+           tests=("tests/integration/test_snapshot.py", "tests/integration/test_input.py"),
+           functions=("resolve_ref", "_stale"), select="stale or refs_stable or by_ref",
+           timeout_s=300.0),
 )
 
 #: Third-party imports done once in the parent so each forked child starts fast.
@@ -269,7 +273,7 @@ class Outcome:
     seconds: float
 
 
-def _run_tests_in_child(src_copy: Path, tests: Sequence[str]) -> None:
+def _run_tests_in_child(src_copy: Path, tests: Sequence[str], select: str | None) -> None:
     """In the forked child: put the copy first, run pytest quietly, exit with its code."""
     os.setsid()
     # MUTANTS_CHILD_LOG=file keeps the children's pytest output (debugging the runner)
@@ -286,24 +290,25 @@ def _run_tests_in_child(src_copy: Path, tests: Sequence[str]) -> None:
             del sys.modules[name]
     import pytest
 
-    code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly",
+    code = pytest.main(["-q", "-x", "-p", "no:cacheprovider",
+                        *(["-k", select] if select else []),
                         *[str(ROOT / t) for t in tests]])
     os._exit(int(code))
 
 
-def run_tests(src_copy: Path, tests: Sequence[str], timeout_s: float) -> tuple[str, float]:
+def run_tests(src_copy: Path, target: Target) -> tuple[str, float]:
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
-            _run_tests_in_child(src_copy, tests)
+            _run_tests_in_child(src_copy, target.tests, target.select)
         except BaseException:
             import traceback
 
             traceback.print_exc()
         finally:
             os._exit(99)
-    deadline = started + timeout_s
+    deadline = started + target.timeout_s
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -330,7 +335,7 @@ def run_target(target: Target, src_copy: Path, *, limit: int | None,
     path = src_copy / target.module
     original = path.read_text()
     total = count_mutants(original, target.functions)
-    baseline, _ = run_tests(src_copy, target.tests, target.timeout_s)
+    baseline, _ = run_tests(src_copy, target)
     if baseline != "survived":
         raise SystemExit(f"{target.name}: the tests fail without any mutant ({baseline})")
     indices = range(total if limit is None else min(total, limit))
@@ -338,7 +343,7 @@ def run_target(target: Target, src_copy: Path, *, limit: int | None,
         for index in indices:
             mutated, description = mutate(original, index, target.functions)
             path.write_text(mutated)
-            verdict, seconds = run_tests(src_copy, target.tests, target.timeout_s)
+            verdict, seconds = run_tests(src_copy, target)
             outcome = Outcome(target=target.name, index=index, description=description,
                               verdict=verdict, seconds=seconds)
             if verbose or verdict == "survived":

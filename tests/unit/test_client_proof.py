@@ -120,3 +120,12 @@ def test_the_proof_is_the_hmac_of_the_challenge_under_the_token() -> None:
     assert healthz_proof(TOKEN, "abc") != healthz_proof(TOKEN, "abd")
     assert healthz_proof(TOKEN, "abc") != healthz_proof("j" * 43, "abc")
     assert len(healthz_proof(TOKEN, "abc")) == 64
+
+
+def test_one_client_proves_the_listener_once(listen: Callable[[Answer], Listener]) -> None:
+    honest = listen(lambda c: {"ok": True, "proof": healthz_proof(TOKEN, c)})
+    client = Client(honest.url, TOKEN, timeout=10)
+    client.get("/status")
+    client.get("/status")
+    assert len(honest.challenges) == 1
+    assert honest.seen.count(f"Bearer {TOKEN}") == 2

@@ -16,7 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,10 +24,10 @@ import trio
 
 from browserd.browser import process as process_module
 from browserd.browser.process import BrowserProcess, LaunchSpec, run_browser
-from browserd.browser.profile import user_data_dir_arg
+from browserd.browser.profile import profile_pids, user_data_dir_arg
 from browserd.browser.supervisor import BrowserSupervisor
 from browserd.config import Settings
-from browserd.errors import BrowserGone, ProfileInUse
+from browserd.errors import BrowserGone, ProfileInUse, StartupError, unwrap_group
 from browserd.paths import Paths
 
 FAKE_BROWSER = """\
@@ -36,6 +36,15 @@ mode = os.environ.get("FAKE_BROWSER_MODE", "close")
 marker = os.environ.get("FAKE_BROWSER_MARKER")
 if mode == "exit":
     sys.exit(1)
+if mode == "orphan":  # a "renderer" in our process group that outlives us
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    with open(marker, "w") as f:
+        f.write(str(child.pid))
+    mode = "close"
+if mode == "mute":  # never says DevTools is ready
+    while True:
+        time.sleep(3600)
 port = next(int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--remote-debugging-port="))
 
 def on_term(signum, frame):
@@ -50,6 +59,8 @@ else:
     signal.signal(signal.SIGTERM, on_term)
 sys.stderr.write(f"DevTools listening on ws://127.0.0.1:{port}/devtools/browser/fake\\n")
 sys.stderr.flush()
+if mode == "exit-when-ready":
+    sys.exit(3)
 if mode == "close":
     data = b""
     while b"Browser.close" not in data:
@@ -215,3 +226,66 @@ async def test_a_browser_left_by_a_dead_browserd_is_stopped_before_launching(
     assert not isinstance(raised.value, ProfileInUse), raised.value
     assert proc.poll() is not None or not alive(proc.pid), "the leftover browser still runs"
     assert "exited before DevTools" in str(raised.value)
+
+
+def open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+async def test_a_renderer_orphaned_in_the_group_is_killed_too(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "orphan-pid"
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "orphan")
+    monkeypatch.setenv("FAKE_BROWSER_MARKER", str(marker))
+    step, _, _ = await stop_fake(fake_browser, tmp_path)
+    assert step == "close"
+    orphan = int(marker.read_text())
+    with trio.fail_after(10):  # SIGKILL was sent; wait for the kernel to finish it
+        while alive(orphan):
+            await trio.sleep(0.02)
+
+
+async def test_the_lifeline_pipes_are_closed_after_the_stop(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "close")
+    before = open_fds()
+    await stop_fake(fake_browser, tmp_path)
+    assert open_fds() <= before
+
+
+async def test_a_browser_that_never_gets_ready_is_a_startup_error_and_is_stopped(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_ladder: None
+) -> None:
+    monkeypatch.setattr(process_module, "READY_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "mute")
+    spec = spec_for(fake_browser, tmp_path)
+    error = await raised_by(run_browser_until_it_ends, spec)
+    assert isinstance(error, StartupError) and "did not open DevTools" in error.message
+    assert not [pid for pid in profile_pids(spec.profile_dir) if alive(pid)]
+
+
+async def test_a_browser_exiting_on_its_own_is_reported_gone(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "exit-when-ready")
+    spec = spec_for(fake_browser, tmp_path)
+    error = await raised_by(run_browser_until_it_ends, spec)
+    assert isinstance(error, BrowserGone) and "exited unexpectedly" in error.message
+
+
+async def run_browser_until_it_ends(spec: LaunchSpec) -> None:
+    async with trio.open_nursery() as nursery:
+        await nursery.start(run_browser, spec)
+        await trio.sleep_forever()
+
+
+async def raised_by(fn: Callable[[LaunchSpec], Awaitable[None]], spec: LaunchSpec
+                    ) -> BaseException | None:
+    """What ``fn(spec)`` raised, unwrapped from trio's exception groups."""
+    try:
+        await fn(spec)
+    except BaseException as exc:
+        return unwrap_group(exc)
+    return None
