@@ -1,6 +1,7 @@
 """A small AST mutation runner: break the code on purpose, one change at a time.
 
-``python -m supervision.mutants [--only guard,urlpolicy] [--list] [--limit N] [-j N]``
+``python -m supervision.mutants [--only guard,urlpolicy] [--list] [--limit N] [--every N]
+[--record results.jsonl] [-v]``
 
 For each configured target (a module, optionally only some of its functions,
 and the fast tests that guard it) every mutation point is changed in turn —
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import json
 import os
 import shutil
 import signal
@@ -330,15 +332,15 @@ class _quiet:
         return exc[0] is not None and issubclass(exc[0], OSError)  # type: ignore[arg-type]
 
 
-def run_target(target: Target, src_copy: Path, *, limit: int | None,
-               verbose: bool) -> Iterator[Outcome]:
+def run_target(target: Target, src_copy: Path, *, limit: int | None, every: int = 1,
+               verbose: bool, record: Path | None = None) -> Iterator[Outcome]:
     path = src_copy / target.module
     original = path.read_text()
     total = count_mutants(original, target.functions)
     baseline, _ = run_tests(src_copy, target)
     if baseline != "survived":
         raise SystemExit(f"{target.name}: the tests fail without any mutant ({baseline})")
-    indices = range(total if limit is None else min(total, limit))
+    indices = range(0, total if limit is None else min(total, limit), every)
     try:
         for index in indices:
             mutated, description = mutate(original, index, target.functions)
@@ -346,6 +348,9 @@ def run_target(target: Target, src_copy: Path, *, limit: int | None,
             verdict, seconds = run_tests(src_copy, target)
             outcome = Outcome(target=target.name, index=index, description=description,
                               verdict=verdict, seconds=seconds)
+            if record is not None:
+                with record.open("a") as f:
+                    f.write(json.dumps(attrs.asdict(outcome)) + "\n")
             if verbose or verdict == "survived":
                 print(f"  [{index + 1}/{total}] {verdict:8} {target.module} {description}",
                       flush=True)
@@ -361,6 +366,9 @@ def main(argv: list[str] | None = None) -> int:
                                        f"({', '.join(t.name for t in TARGETS)})")
     parser.add_argument("--list", action="store_true", help="count mutants per target, run none")
     parser.add_argument("--limit", type=int, help="at most N mutants per target")
+    parser.add_argument("--every", type=int, default=1,
+                        help="a sample: only every Nth mutant (mutants 0, N, 2N, ...)")
+    parser.add_argument("--record", type=Path, help="append each outcome as a JSON line here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
     args = parser.parse_args(argv)
     targets = list(TARGETS)
@@ -387,8 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         for target in targets:
             print(f"… {target.name}: {target.module} against {' '.join(target.tests)}",
                   flush=True)
-            outcomes = list(run_target(target, src_copy, limit=args.limit,
-                                       verbose=args.verbose))
+            outcomes = list(run_target(target, src_copy, limit=args.limit, every=args.every,
+                                       verbose=args.verbose, record=args.record))
             killed = sum(1 for o in outcomes if o.verdict != "survived")
             survivors = [o for o in outcomes if o.verdict == "survived"]
             summary.append((target.name, killed, len(outcomes), survivors))

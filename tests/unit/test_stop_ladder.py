@@ -53,6 +53,14 @@ def on_term(signum, frame):
             f.write("sigterm")
     os._exit(0)
 
+def lifeline():  # like Chromium: when browserd's end of the pipe closes, exit
+    while os.read(3, 4096):
+        pass
+    os._exit(0)
+
+if mode != "close":
+    import threading
+    threading.Thread(target=lifeline, daemon=True).start()
 if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 else:
