@@ -272,7 +272,9 @@ class Drill:
             token_file=svc.info.token_file, baseline=svc.baseline,
             service_pid=None if service_down else svc.info.pid,
             base_url=None if service_down else svc.info.base_url,
-            browser_stopped=browser_stopped,
+            browser_stopped=browser_stopped, judge_latency=self.judge_latency,
+            # a deadline for a condition, not a latency: generous when not judging latency
+            orphan_grace=4.0 if self.judge_latency else 15.0,
         )
         for violation in report.violations:
             self.failures.append(f"invariant ({label}): {violation}")
