@@ -828,3 +828,9 @@ async def test_refusal_of_a_request_with_a_body_closes_the_connection(
     without_body = make_scope("GET", "/tabs", headers=[("host", GOOD_HOST)])
     resp, _ = await drive(guard, without_body)
     assert resp.status == 401 and resp.header("connection") == []
+
+
+def test_the_shortest_token_accepted_is_twenty_characters(inner: Inner) -> None:
+    Guard(inner, token="t" * 20, control_port=PORT)
+    with pytest.raises(ConfigError, match="too short"):
+        Guard(inner, token="t" * 19, control_port=PORT)

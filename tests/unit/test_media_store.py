@@ -621,3 +621,22 @@ async def test_data_is_fsynced_before_the_rename_and_the_directory_after(
     assert any(max(writes) < i < rename_at for i in data_syncs), f"no fsync of data: {events}"
     assert any(i > rename_at for i in dir_syncs), f"no fsync of the directory: {events}"
     assert rec.path.read_bytes() == payload(200_000)
+
+
+async def test_statistics_and_retention_as_seen_from_outside(tmp_path: Path) -> None:
+    async with open_media_store(tmp_path / "media", ROOMY) as store:
+        assert store.retention == ROOMY
+        stats = store.statistics()
+        assert (stats.files, stats.bytes, stats.saves, stats.failures) == (0, 0, 0, 0)
+        await save_png(store, payload(1000))
+        await save_png(store, payload(500, seed=1))
+        stats = store.statistics()
+        assert (stats.files, stats.bytes, stats.saves) == (2, 1500, 2)
+
+
+async def test_a_directory_removed_under_the_store_is_recreated_private(tmp_path: Path) -> None:
+    async with open_media_store(tmp_path / "media", ROOMY) as store:
+        shutil.rmtree(tmp_path / "media")
+        rec = await save_png(store, payload(100))
+        assert rec.path.read_bytes() == payload(100)
+        assert stat.S_IMODE((tmp_path / "media").stat().st_mode) == 0o700
