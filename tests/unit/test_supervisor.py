@@ -12,9 +12,11 @@ import trio.testing
 from browserd.browser.supervisor import BrowserSupervisor
 from browserd.config import Settings
 from browserd.errors import (
+    BadRequest,
     BrowserDisabled,
     BrowserGone,
     BrowserNotRunning,
+    BrowserStarting,
     PortInUse,
 )
 from browserd.paths import Paths
@@ -312,3 +314,96 @@ async def test_budget_of_one_fails_on_the_second_crash(
                 await sup.start()
             nursery.cancel_scope.cancel()
     assert attempts == 2 and sup.restarts == 1 and sup.state == "failed"
+
+
+async def test_calls_while_starting_are_told_it_is_starting(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    release = trio.Event()
+
+    async def slow_start(sup: BrowserSupervisor) -> None:
+        await release.wait()
+        sup.mark_running(None)
+        await trio.sleep_forever()
+
+    sup = make(tmp_path, slow_start)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            nursery.start_soon(sup.start)
+            while sup.state != "starting":
+                await trio.sleep(0.01)
+            with pytest.raises(BrowserStarting):
+                sup.require_runtime()
+            release.set()
+            while sup.state != "running":
+                await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+
+
+async def test_stop_after_failure_leaves_it_stopped_and_says_it_was_not_up(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async def refused(sup: BrowserSupervisor) -> None:
+        raise PortInUse("held")
+
+    sup = make(tmp_path, refused)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(PortInUse):
+                await sup.start()
+            assert sup.state == "failed"
+            assert await sup.stop() is False
+            assert sup.state == "stopped"
+            nursery.cancel_scope.cancel()
+
+
+async def test_headed_start_without_a_display_is_refused(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    launched = 0
+
+    async def launch(sup: BrowserSupervisor) -> None:
+        nonlocal launched
+        launched += 1
+        sup.mark_running(None)
+        await trio.sleep_forever()
+
+    sup = make(tmp_path, launch, headless=True)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(BadRequest, match="no display"):
+                await sup.start(headless=False)
+            assert launched == 0 and sup.headless is True
+            nursery.cancel_scope.cancel()
+
+
+async def test_changing_the_mode_of_a_running_browser_relaunches_it(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DISPLAY", ":99")
+    modes: list[bool] = []
+    ended = 0
+
+    async def launch(sup: BrowserSupervisor) -> None:
+        nonlocal ended
+        modes.append(sup.headless)
+        sup.mark_running(None)
+        try:
+            await trio.sleep_forever()
+        finally:
+            ended += 1
+
+    sup = make(tmp_path, launch, headless=True)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            await sup.start(headless=False)
+            assert sup.state == "running"
+            nursery.cancel_scope.cancel()
+    assert modes == [True, False] and ended >= 1
