@@ -54,7 +54,7 @@ class Target:
     functions: tuple[str, ...] | None = None
     #: A pytest ``-k`` expression narrowing the tests, or None for all of them.
     select: str | None = None
-    timeout_s: float = 120.0
+    timeout_s: float = 60.0
 
 
 TARGETS: tuple[Target, ...] = (

@@ -226,3 +226,41 @@ def test_for_settings_blocks_control_and_cdp_ports() -> None:
 def test_for_settings_explicit_cdp_port() -> None:
     p = UrlPolicy.for_settings(Settings(cdp_port=30000))
     assert p.blocked_ports == frozenset({18791, 30000})
+
+
+# WHATWG IPv4 forms Chromium accepts: every spelling of loopback on our ports is
+# blocked, out-of-range numbers are malformed, in-range ones are ordinary hosts.
+@pytest.mark.parametrize("url", [
+    f"http://0x7f.1:{CONTROL}/", f"http://0x7F.1:{CDP}/", f"http://0x.0x.0x.1:{CONTROL}/",
+    f"http://0x7f.0.0.1.:{CONTROL}/", f"http://0177.0.0.1:{CDP}/", f"http://127.0.0.1.:{CONTROL}/",
+    f"http://127.1.:{CDP}/", f"http://0x7f.0x0.0x0.0x1:{CDP}/", f"http://017700000001:{CONTROL}/",
+    f"http://0x7f000001:{CDP}/", f"http://[::1%25eth0]:{CONTROL}/", f"http://0x:{CONTROL}/",
+])
+def test_every_spelling_of_loopback_on_our_ports_is_blocked(policy: UrlPolicy, url: str) -> None:
+    with pytest.raises(UrlBlocked):
+        policy.check(url)
+
+
+@pytest.mark.parametrize("url", [
+    "http://1.2.3.256/", "http://1.2.65536/", "http://1.16777216/", "http://4294967296/",
+    "http://256.1.1.1/", "http://1.2.3.4.5/", "http://0x1g.1/", "http://1..2/",
+])
+def test_out_of_range_ipv4_is_malformed(policy: UrlPolicy, url: str) -> None:
+    with pytest.raises(BadUrl, match="invalid IPv4"):
+        policy.check(url)
+
+
+@pytest.mark.parametrize("url", [
+    "http://1.2.65535/", "http://1.16777215/", "http://4294967295/", "http://255.1.1.1/",
+    "http://255.255.255.255/", f"http://0x7f.1:{CONTROL + 10}/",
+])
+def test_in_range_ipv4_forms_are_ordinary_hosts(policy: UrlPolicy, url: str) -> None:
+    assert policy.check(url) == url
+
+
+def test_a_long_refused_url_is_cut_in_the_message(policy: UrlPolicy) -> None:
+    url = f"http://127.0.0.1:{CONTROL}/" + "a" * 500
+    with pytest.raises(UrlBlocked) as raised:
+        policy.check(url)
+    assert url[:200] + "…" in raised.value.message
+    assert url[:201] not in raised.value.message
