@@ -264,3 +264,21 @@ def test_a_long_refused_url_is_cut_in_the_message(policy: UrlPolicy) -> None:
         policy.check(url)
     assert url[:200] + "…" in raised.value.message
     assert url[:201] not in raised.value.message
+
+
+@pytest.mark.parametrize("url", [
+    f"http://2130706433.:{CONTROL}/", f"http://0x7f000001.:{CDP}/",
+    f"http://127\uff0e0\uff0e0\uff0e1:{CONTROL}/", f"http://127\u30020\u30020\u30021:{CDP}/",
+    f"http://127\uff610\uff610\uff611:{CONTROL}/",
+])
+def test_trailing_dots_and_unicode_dots_do_not_hide_loopback(policy: UrlPolicy, url: str) -> None:
+    with pytest.raises(UrlBlocked):
+        policy.check(url)
+
+
+@pytest.mark.parametrize("url", [
+    "http://a%20b.com/", "http://a%00b.com/", f"http://127.0.0.1%09:{CONTROL}/",
+])
+def test_percent_encoded_controls_in_the_host_are_malformed(policy: UrlPolicy, url: str) -> None:
+    with pytest.raises(BadUrl, match="control or space"):
+        policy.check(url)
