@@ -333,14 +333,16 @@ class _quiet:
 
 
 def run_target(target: Target, src_copy: Path, *, limit: int | None, every: int = 1,
-               verbose: bool, record: Path | None = None) -> Iterator[Outcome]:
+               verbose: bool, record: Path | None = None,
+               only_indices: set[int] | None = None) -> Iterator[Outcome]:
     path = src_copy / target.module
     original = path.read_text()
     total = count_mutants(original, target.functions)
     baseline, _ = run_tests(src_copy, target)
     if baseline != "survived":
         raise SystemExit(f"{target.name}: the tests fail without any mutant ({baseline})")
-    indices = range(0, total if limit is None else min(total, limit), every)
+    indices = [i for i in range(0, total if limit is None else min(total, limit), every)
+               if only_indices is None or i in only_indices]
     try:
         for index in indices:
             mutated, description = mutate(original, index, target.functions)
@@ -369,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1,
                         help="a sample: only every Nth mutant (mutants 0, N, 2N, ...)")
     parser.add_argument("--record", type=Path, help="append each outcome as a JSON line here")
+    parser.add_argument("--rerun", type=Path,
+                        help="run only the mutants recorded as survivors in this --record file")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
     args = parser.parse_args(argv)
     targets = list(TARGETS)
@@ -378,6 +382,14 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown targets: {', '.join(sorted(unknown))}")
         targets = [t for t in targets if t.name in wanted]
+    rerun: dict[str, set[int]] | None = None
+    if args.rerun:
+        rerun = {}
+        for line in args.rerun.read_text().splitlines():
+            entry = json.loads(line)
+            if entry["verdict"] == "survived":
+                rerun.setdefault(entry["target"], set()).add(entry["index"])
+        targets = [t for t in targets if t.name in rerun]
     if args.list:
         for t in targets:
             source = (ROOT / "src" / t.module).read_text()
@@ -396,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"… {target.name}: {target.module} against {' '.join(target.tests)}",
                   flush=True)
             outcomes = list(run_target(target, src_copy, limit=args.limit, every=args.every,
-                                       verbose=args.verbose, record=args.record))
+                                       verbose=args.verbose, record=args.record,
+                                       only_indices=None if rerun is None
+                                       else rerun[target.name]))
             killed = sum(1 for o in outcomes if o.verdict != "survived")
             survivors = [o for o in outcomes if o.verdict == "survived"]
             summary.append((target.name, killed, len(outcomes), survivors))
