@@ -297,3 +297,29 @@ async def raised_by(fn: Callable[[LaunchSpec], Awaitable[None]], spec: LaunchSpe
     except BaseException as exc:
         return unwrap_group(exc)
     return None
+
+
+async def test_a_browser_of_another_live_browserd_is_left_alone(
+    leftover: tuple[subprocess.Popen[bytes], Paths], fake_browser: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """F6: the record names a service that is alive and is a browserd: refuse, kill nothing."""
+    proc, paths = leftover
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)",
+                              "browserd", "serve"])
+    try:
+        record = paths.state_dir / "clawd.json"
+        record.write_text(json.dumps({**json.loads(record.read_text()), "servicePid": other.pid}))
+        monkeypatch.delenv("BROWSERD_BROWSER", raising=False)
+        monkeypatch.setenv("FAKE_BROWSER_MODE", "exit")
+        settings = Settings(executable=str(fake_browser), cdp_port=free_port(), restart_budget=0)
+        sup = BrowserSupervisor(settings, paths)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(ProfileInUse, match=f"pid {proc.pid}"):
+                await sup.start()
+            nursery.cancel_scope.cancel()
+        assert proc.poll() is None, "another browserd's browser was killed"
+    finally:
+        other.kill()
+        other.wait()

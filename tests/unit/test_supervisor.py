@@ -407,3 +407,19 @@ async def test_changing_the_mode_of_a_running_browser_relaunches_it(
             assert sup.state == "running"
             nursery.cancel_scope.cancel()
     assert modes == [True, False] and ended >= 1
+
+
+async def test_an_unexpected_error_in_the_subtree_is_a_crash_not_a_dead_supervisor(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async def buggy(sup: BrowserSupervisor) -> None:
+        raise RuntimeError("bug")
+
+    sup = make(tmp_path, buggy, restart_budget=1)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(BrowserGone, match="internal error"):
+                await sup.start()
+            nursery.cancel_scope.cancel()
+    assert sup.state == "failed"
