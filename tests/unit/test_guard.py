@@ -405,7 +405,8 @@ async def test_auth_failure_rate_limit(guard: Guard, inner: Inner, clock: FakeCl
         clock.now += 0.1
     resp, _ = await drive(guard, make_scope(headers=wrong))
     assert_refused(resp, inner, 429, "TOO_MANY_AUTH_FAILURES")
-    assert int(resp.header("retry-after")[0]) >= 1
+    # the oldest guess (2 s ago) leaves the 10 s window in 8 s
+    assert 7 <= int(resp.header("retry-after")[0]) <= 9
     # The right token is never blocked.
     resp, _ = await drive(guard, make_scope())
     assert resp.status == 200
