@@ -280,3 +280,36 @@ def test_tokens_equal_uses_compare_digest(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(hmac, "compare_digest", spy)
     assert tokens_equal("x" * 20, "x" * 20)
     assert seen == [(b"x" * 20, b"x" * 20)]
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.parent.chmod(0o700)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+    os.write(fd, text.encode())
+    os.close(fd)
+
+
+def test_a_token_file_of_exactly_twenty_characters_is_accepted(tmp_path: Path) -> None:
+    _write_private(tmp_path / "a" / "token", "t" * 20)
+    assert load_or_create_token(tmp_path / "a" / "token") == "t" * 20
+    _write_private(tmp_path / "b" / "token", "t" * 19)
+    with pytest.raises(ConfigError):
+        load_or_create_token(tmp_path / "b" / "token")
+
+
+def test_a_new_token_is_durable_before_it_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The directory holding the new token file is fsynced after the file appears."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    path = tmp_path / "cfg" / "token"
+    load_or_create_token(path)
+    assert str(path.parent.resolve()) in synced
