@@ -42,9 +42,6 @@ if mode == "orphan":  # a "renderer" in our process group that outlives us
     with open(marker, "w") as f:
         f.write(str(child.pid))
     mode = "close"
-if mode == "mute":  # never says DevTools is ready
-    while True:
-        time.sleep(3600)
 port = next(int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--remote-debugging-port="))
 
 def on_term(signum, frame):
@@ -65,6 +62,9 @@ if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 else:
     signal.signal(signal.SIGTERM, on_term)
+if mode == "mute":  # never says DevTools is ready
+    while True:
+        time.sleep(3600)
 sys.stderr.write(f"DevTools listening on ws://127.0.0.1:{port}/devtools/browser/fake\\n")
 sys.stderr.flush()
 if mode == "exit-when-ready":
