@@ -18,6 +18,7 @@ import trio
 from ..errors import BadRequest, EvalDisabled, Timeout
 from ..system import System
 from ..tabs import input as inp
+from ..tabs.settle import WAIT_UNTIL as WAIT_UNTIL_STATES
 from .page_routes import TARGET, timeout_field
 from .schema import Field, Route, parse_args
 
@@ -31,13 +32,17 @@ TEXT_TARGET = Field(name="text", type="string", max_length=2000,
                     description="visible text of the element (buttons and links first)")
 MODIFIERS = Field(name="modifiers", type="array", items="string",
                   description="held modifiers: any of Alt, Control, Meta, Shift")
+WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
+                   enum=WAIT_UNTIL_STATES,
+                   description="if the action navigates: wait (within timeoutMs) until the new "
+                   "document reaches this; effects.loadState says where it got to")
 
 _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "click": (REF, SELECTOR, TEXT_TARGET,
               Field(name="button", type="string", default="left",
                     enum=("left", "right", "middle")),
               Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
-              MODIFIERS, timeout_field(15_000)),
+              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
     "type": (Field(name="text", type="string", required=True, max_length=100_000,
                    description="the text to type"),
              REF, SELECTOR,
@@ -47,15 +52,15 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
                    description="press Enter afterwards"),
              Field(name="slowly", type="boolean", default=False,
                    description="one key event per character (for pages that listen to keys)"),
-             timeout_field(15_000)),
+             WAIT_UNTIL, timeout_field(15_000)),
     "press": (Field(name="key", type="string", required=True, max_length=100,
                     description='a key ("Enter", "a", "ArrowDown") or chord ("Control+a")'),
-              MODIFIERS, timeout_field(15_000)),
-    "hover": (REF, SELECTOR, TEXT_TARGET, timeout_field(15_000)),
+              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
+    "hover": (REF, SELECTOR, TEXT_TARGET, WAIT_UNTIL, timeout_field(15_000)),
     "select": (REF, SELECTOR, TEXT_TARGET,
                Field(name="values", type="array", items="string", required=True,
                      description="option values or visible labels"),
-               timeout_field(15_000)),
+               WAIT_UNTIL, timeout_field(15_000)),
     "wait": (Field(name="selector", type="string", max_length=4000,
                    description="until an element matching it is visible"),
              Field(name="text", type="string", max_length=2000,
@@ -68,11 +73,11 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
              timeout_field(15_000)),
     "navigate": (Field(name="url", type="string", required=True, max_length=8192),
                  Field(name="waitUntil", type="string", default="load",
-                       enum=("load", "domcontentloaded", "none")),
+                       enum=("load", "domcontentloaded", "commit", "none")),
                  timeout_field(30_000)),
     "dialog": (Field(name="accept", type="boolean", required=True),
                Field(name="promptText", type="string", max_length=100_000),
-               timeout_field(10_000)),
+               WAIT_UNTIL, timeout_field(10_000)),
 }
 
 

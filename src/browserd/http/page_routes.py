@@ -55,7 +55,7 @@ def page_routes() -> list[Route]:
               fields=(TARGET,
                       Field(name="url", type="string", required=True, max_length=8192),
                       Field(name="waitUntil", type="string", default="load",
-                            enum=("load", "domcontentloaded", "none")),
+                            enum=("load", "domcontentloaded", "commit", "none")),
                       timeout_field(30_000))),
         Route(path="/eval", methods=("POST",), handler=evaluate, tag="page",
               summary="Evaluate JavaScript in the page; the result by value",

@@ -29,13 +29,15 @@ page JavaScript (walking ``frameElement``), and for a world that lives in
 a non-root in-process frame the owner's box is subtracted. CSS transforms on
 iframes themselves are not accounted for.
 
-**Effects.** Each action answers ``effects: {navigated?, newTabs?, dialog?}``:
+**Effects.** Each action answers ``effects: {navigated?, loadState?, newTabs?, dialog?}``:
 events are collected from just before the input until a short settle time
 after it (150 ms, or longer while a main-frame navigation it requested has
 not committed yet). New tabs are page targets created with this tab as
 their opener. A JavaScript dialog blocks the renderer, so every input runs
 under :meth:`TabActor.race_dialog`: an action that opens ``alert()`` or
-``confirm()`` answers at once with ``effects.dialog``.
+``confirm()`` answers at once with ``effects.dialog``. An action that
+navigated then waits, within its deadline, until the new document reaches
+``waitUntil`` (:mod:`browserd.tabs.settle`) and reports ``effects.loadState``.
 
 **Deadlines.** The HTTP contract gives these routes a ``timeoutMs``;
 :func:`perform` bounds one action by it. When it expires while the renderer
@@ -69,6 +71,7 @@ from ..errors import (
 from . import page
 from .actor import TabActor
 from .refs import ElementHandle, resolve_target, world_evaluate
+from .settle import settle_after_input
 
 T = TypeVar("T")
 
@@ -84,6 +87,10 @@ RESPONSIVE_PROBE_S = 0.3
 BUTTONS = {"left": 1, "right": 2, "middle": 4}
 MODIFIER_BITS = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}
 ACTION_KINDS = ("click", "type", "press", "hover", "select", "wait", "navigate", "dialog")
+SETTLING_KINDS = frozenset({"click", "type", "press", "hover", "select", "dialog"})
+"""Actions that, when they navigate, wait for ``waitUntil`` (see browserd.tabs.settle)."""
+SETTLE_MARGIN_S = 0.2
+"""What a navigating action keeps of its deadline for answering after the load wait."""
 LOAD_STATES = ("domcontentloaded", "load")
 
 
@@ -1185,14 +1192,22 @@ async def perform(tab: TabActor, kind: str, args: Mapping[str, Any], *, timeout_
     ``Runtime.terminateExecution`` and Timeout (504) is raised with
     ``uncertain: true`` if input had already been sent — its effect is
     unknown and it is not replayed. Raises DialogOpen if a dialog is open
-    (except for ``dialog``); other errors as the action raises them.
+    (except for ``dialog``); other errors as the action raises them. An
+    action of :data:`SETTLING_KINDS` that navigated then waits, within
+    ``timeout_s``, for ``args["waitUntil"]`` and reports ``effects.loadState``.
     """
     tab.check_usable(allow_dialog=kind == "dialog")
     progress = Progress()
+    settle_until = trio.current_time() + max(0.0, timeout_s - SETTLE_MARGIN_S)
     with trio.move_on_after(timeout_s + (0.5 if kind in ("wait", "navigate") else 0)) as scope:
         try:
-            return await _dispatch(tab, kind, args, progress, evaluate_enabled=evaluate_enabled,
-                                   timeout_s=timeout_s)
+            result = await _dispatch(tab, kind, args, progress,
+                                     evaluate_enabled=evaluate_enabled, timeout_s=timeout_s)
+            if kind in SETTLING_KINDS:
+                await settle_after_input(tab, result,
+                                         wait_until=args.get("waitUntil") or "domcontentloaded",
+                                         until=settle_until)
+            return result
         except Timeout as exc:
             if kind in ("wait", "navigate"):
                 raise

@@ -16,13 +16,16 @@ from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, T
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
 from .actor import TabActor
 
-_LOAD_RANK = {"none": 0, "loading": 0, "domcontentloaded": 1, "load": 2}
+_LOAD_RANK = {"none": 0, "commit": 0, "loading": 0, "domcontentloaded": 1, "load": 2}
 
 
 async def navigate(
     tab: TabActor, url: str, *, wait_until: str = "load", timeout_s: float = 30.0
 ) -> dict[str, Any]:
-    """Navigate the main frame and wait for ``wait_until``.
+    """Navigate the main frame and wait for ``wait_until``; the answer carries ``loadState``.
+
+    ``wait_until``: "load", "domcontentloaded", "commit" (the new document
+    has replaced the old one) or "none" (answer once Chromium has accepted it).
 
     Raises BadUrl when Chromium refuses the URL or the load fails at the
     network level, Timeout when the wait exceeds ``timeout_s`` (the page
@@ -49,6 +52,7 @@ async def navigate(
     out: dict[str, Any] = {"ok": True, "targetId": tab.target_id}
     info = await page_info(tab)
     out.update(info)
+    out["loadState"] = tab.load_state
     return out
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from collections import OrderedDict
 from typing import Any, cast
 
@@ -50,11 +49,8 @@ from ..snapshot import (
     DESCRIBE_FUNCTION,
     WALKER_SOURCE,
     SnapshotOptions,
-    cap_text,
-    dom_snapshot_call,
     find_by_text_call,
     js_literal,
-    read_view_call,
     resolve_call,
     snapshot_call,
     splice_frame_text,
@@ -71,7 +67,6 @@ _REF_RE = re.compile(r"^e[1-9][0-9]{0,9}$")
 _GONE_CAP = 100_000
 _REFS_CAP = 200_000
 _FRAME_DEPTH_CAP = 4
-_READ_TEXT_BUDGET = 4000
 
 _STALE_HINT = "take a new snapshot"
 
@@ -392,9 +387,11 @@ async def _run_walker(tab: TabActor, session: CdpSession, frame_id: str, call: s
 
 async def _walk(tab: TabActor, session: CdpSession, frame_id: str, *, interactive: bool,
                 max_chars: int | None, limit: int | None, root_ref: str | None,
-                root_selector: str | None, nesting: int) -> _Walk:
+                root_selector: str | None, nesting: int, line_chars: int | None = None
+                ) -> _Walk:
     opts = SnapshotOptions(next_ref=tab.next_ref, interactive=interactive, max_chars=max_chars,
-                           limit=limit, root_ref=root_ref, root_selector=root_selector)
+                           limit=limit, root_ref=root_ref, root_selector=root_selector,
+                           line_chars=line_chars)
     reply, nodes = await _run_walker(tab, session, frame_id, snapshot_call(opts),
                                      root_ref or root_selector)
     walk = _Walk(text=str(reply.get("text") or ""), nodes=nodes,
@@ -420,7 +417,8 @@ async def _walk(tab: TabActor, session: CdpSession, frame_id: str, *, interactiv
                 continue
             child = await _walk(tab, target[0], target[1], interactive=interactive,
                                 max_chars=room_chars, limit=room_nodes, root_ref=None,
-                                root_selector=None, nesting=nesting + 1)
+                                root_selector=None, nesting=nesting + 1,
+                                line_chars=line_chars)
         except CdpError:
             continue  # the frame went away under us: leave its iframe line as is
         walk.text = splice_frame_text(walk.text, ref, child.text, depth)
@@ -442,84 +440,6 @@ def _scope_of(root: str | None) -> tuple[str | None, str | None]:
     if _REF_RE.match(root):
         return root, None
     return None, root
-
-
-async def take_snapshot(tab: TabActor, *, format: str = "aria",
-                        interactive: bool = False, max_chars: int | None = None,
-                        limit: int | None = None, root: str | None = None) -> dict[str, Any]:
-    """Snapshot the tab: the /snapshot answer (API.md "Snapshots and refs").
-
-    ``format`` is "aria" (text + nodes with refs), "read" (title, URL,
-    visible text, then the aria snapshot) or "domSnapshot" (a bounded DOM
-    walk). ``root`` scopes to a ref or a CSS selector. Every ref issued is
-    recorded for :func:`resolve_ref`; ``tab.next_ref`` advances.
-
-    Raises StaleRef / RefNotFound for a bad root ref, NoMatch / BadRequest
-    for a root selector that matches nothing / is invalid, Timeout when the
-    walk outlives the caller's deadline, CdpError / BrowserGone when the
-    page or browser goes away. Cancellation leaves already recorded refs valid.
-    """
-    if format not in ("aria", "read", "domSnapshot"):
-        raise BadRequest(f"unknown snapshot format {format!r}", field="format")
-    started = time.perf_counter()
-    _prune(tab)
-    root_ref, root_selector = _scope_of(root)
-    session, frame_id = tab.session, tab.main_frame_id
-    if root_ref is not None:
-        handle = await resolve_ref(tab, root_ref)
-        session, frame_id = handle.session, handle.frame_id
-    seq = int(tab.page_state.get("snapshot_seq", 0)) + 1
-    tab.page_state["snapshot_seq"] = seq
-    info = _decode(await world_evaluate(
-        tab, session, frame_id, "JSON.stringify([location.href, document.title])"))
-    url, title = (str(info[0]), str(info[1])) if isinstance(info, list) else (tab.url, "")
-    out: dict[str, Any] = {"snapshotId": f"s{seq}", "targetId": tab.target_id, "format": format,
-                           "url": url, "title": title}
-    if format == "domSnapshot":
-        out.update(await _dom_walk(tab, session, frame_id, limit=limit, root_ref=root_ref,
-                                   root_selector=root_selector))
-    else:
-        aria_max = max_chars
-        if format == "read":
-            budget = _READ_TEXT_BUDGET if max_chars is None else min(
-                _READ_TEXT_BUDGET, max_chars // 3)
-            view = _decode(await world_evaluate(tab, session, frame_id, read_view_call(
-                SnapshotOptions(text_budget=budget))))
-            view = view if isinstance(view, dict) else {}
-            out["text"] = str(view.get("text") or "")
-            out["textTruncated"] = bool(view.get("truncated"))
-            if max_chars is not None:
-                aria_max = max(0, max_chars - len(out["text"]))
-        walk = await _walk(tab, session, frame_id, interactive=interactive,
-                           max_chars=aria_max, limit=limit, root_ref=root_ref,
-                           root_selector=root_selector, nesting=0)
-        text, cut = cap_text(walk.text, aria_max)
-        nodes = walk.nodes
-        if cut:
-            kept = {m.group(1) for m in re.finditer(r"\[(e\d+)\] ", text)}
-            nodes = [n for n in nodes if n.get("ref") in kept]
-        stats = {**walk.stats, "nodes": _count_lines(text), "refs": len(nodes),
-                 "chars": len(text), "frames": walk.frames,
-                 "totalMs": round((time.perf_counter() - started) * 1000, 1)}
-        out.update({"text" if format == "aria" else "snapshot": text, "nodes": nodes,
-                    "truncated": walk.truncated or cut, "stats": stats})
-    return out
-
-
-def _count_lines(text: str) -> int:
-    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
-
-
-async def _dom_walk(tab: TabActor, session: CdpSession, frame_id: str, *, limit: int | None,
-                    root_ref: str | None, root_selector: str | None) -> dict[str, Any]:
-    started = time.perf_counter()
-    opts = SnapshotOptions(next_ref=tab.next_ref, limit=limit, root_ref=root_ref,
-                           root_selector=root_selector)
-    reply, nodes = await _run_walker(tab, session, frame_id, dom_snapshot_call(opts),
-                                     root_ref or root_selector)
-    return {"nodes": nodes, "truncated": bool(reply.get("truncated")),
-            "stats": {"nodes": len(nodes), "refs": len(nodes),
-                      "ms": round((time.perf_counter() - started) * 1000, 1)}}
 
 
 # -- resolving -----------------------------------------------------------------
