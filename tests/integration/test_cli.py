@@ -143,7 +143,7 @@ async def test_page_verbs(service: ServiceInfo, api: httpx.AsyncClient,
             email = ref_of(text, "textbox", "Email")
             button = ref_of(text, "button", "Continue")
             assert "heading" not in text  # interactive: only what can be acted on
-            full = (await ok(service, "snapshot", "--json", "--target", target)).json()
+            full = (await ok(service, "snapshot", "--json", "--nodes", "--target", target)).json()
             assert full["format"] == "aria" and full["title"] == "CLI sign in"
             assert {n["ref"] for n in full["nodes"]} >= {email, button}
 

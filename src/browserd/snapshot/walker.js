@@ -642,7 +642,8 @@
     let tdepth = -1;
     let inPre = 0;       // > 0 inside a <pre>: text keeps its line breaks
     let tpre = false;    // the pending text run started inside a <pre>
-    const TEXT_RUN_MAX = lineCap + 2;
+    let tover = false;   // the pending text run was longer than it keeps
+    const TEXT_RUN_MAX = lineCap * 2 + 100;
     const PRE_RUN_MAX = Math.max(200000, lineCap);
 
     function push(line, node) {
@@ -658,7 +659,9 @@
       const d = tdepth;
       tdepth = -1;
       let t = tbuf;
+      const over = tover;
       tbuf = '';
+      tover = false;
       if (!NONSPACE.test(t)) return;
       if (tpre) {
         // Code keeps its lines and their indentation.
@@ -670,7 +673,9 @@
         }
         return;
       }
-      push(indent(d) + 'text ' + quote(cap(collapse(t), lineCap)), null);
+      t = collapse(t);
+      // A run cut while it was gathered is marked like one cut at lineCap.
+      push(indent(d) + 'text ' + quote(over && t.length <= lineCap ? t + '\u2026' : cap(t, lineCap)), null);
     }
 
     function addText(s, depth) {
@@ -681,6 +686,7 @@
         tpre = inPre > 0;
       }
       if (tbuf.length < (tpre ? PRE_RUN_MAX : TEXT_RUN_MAX)) tbuf += s;
+      else tover = true;
     }
 
     // Emits the line and node of el; returns false when a cap was hit.
@@ -1196,7 +1202,7 @@
         if (c.nodeType === 3) own += c.data;
       }
       own = collapse(own);
-      if (own && tag !== 'textarea') node.text = cap(own, MAX_TEXT);
+      if (own && tag !== 'textarea') node.text = cap(own, lineCap);
       if ((tag === 'a' || tag === 'area') && el.href) node.href = el.href;
       if (tag === 'input' || tag === 'button') node.type = el.type;
       if (tag === 'input' || tag === 'textarea' || tag === 'select') {

@@ -5,8 +5,8 @@ still ``loading`` is waited for up to ``settleMs`` until it has been parsed,
 and every answer carries ``loadState``, so a partial page is never silent.
 
 Answers are lean by default: the snapshot text is cut at ``maxChars``
-(20,000 characters for ``aria``; 8,000 of reading text plus a 4,000-character
-list of interactive refs for ``read``) with ``truncated`` and a ``hint``
+(20,000 characters for ``aria``; for ``read`` 8,000 of reading text, and the
+list of interactive refs fills the rest of 12,000) with ``truncated`` and a ``hint``
 naming the ways to read more; ``nodes`` (the refs as JSON) only on request.
 ``/find`` matches role, accessible name and visible text inside the page
 (the walker's ``find``) and hands out ordinary refs.
@@ -53,8 +53,9 @@ ARIA_MAX_CHARS = 20_000
 """Default ``maxChars`` of an aria snapshot (0 asks for no limit)."""
 READ_TEXT_CHARS = 8_000
 """Default ``maxChars`` of a read view: its reading text."""
-READ_REFS_CHARS = 4_000
-"""The read view's interactive-refs list when ``maxChars`` is the default."""
+READ_TOTAL_CHARS = 12_000
+"""With the default ``maxChars``, a read view's whole text (reading + refs) fits in this."""
+_READ_SEPARATOR = "\n\nInteractive:\n"
 _REF_LINE = re.compile(r"\[(e\d+)\] ")
 
 
@@ -127,7 +128,7 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
         reading = str(view.get("text") or "")
         text_cut = bool(view.get("truncated"))
         interactive = True
-        walk_max = (READ_REFS_CHARS if max_chars is None
+        walk_max = (READ_TOTAL_CHARS - len(reading) - len(_READ_SEPARATOR) if max_chars is None
                     else None if max_chars == 0 else max(1000, max_chars // 2))
     else:
         walk_max = ARIA_MAX_CHARS if max_chars is None else max_chars or None
@@ -143,7 +144,7 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
     stats = {**walk.stats, "nodes": _count_lines(text), "refs": len(listed),
              "frames": walk.frames}
     if format == "read":
-        text = reading + ("\n\nInteractive:\n" + text if text else "\n")
+        text = reading + (_READ_SEPARATOR + text if text else "")
     stats["chars"] = len(text)
     stats["totalMs"] = round((time.perf_counter() - started) * 1000, 1)
     out.update(text=text, truncated=truncated, stats=stats)
