@@ -1057,8 +1057,8 @@
     const nodes = [];
     let count = 0;
     let visited = 0;
-    let heading = null;   // {el, role, name} of the last heading walked past
-    const landmarks = []; // enclosing landmarks, innermost last
+    let heading = null;   // {el, role} of the last heading walked past
+    const landmarks = []; // enclosing landmarks {el, role}, innermost last
 
     function hit(s, want) {
       if (want === null) return true;
@@ -1075,12 +1075,15 @@
     function contextOf() {
       const c = heading || landmarks[landmarks.length - 1];
       if (!c) return null;
-      const ref = refOf(c.el, c.role, c.name);
-      return '[' + ref + '] ' + c.role + (c.name ? ' ' + quote(c.name) : '');
+      const name = nameOf(c.el, c.role, c.el.localName);
+      const ref = refOf(c.el, c.role, name);
+      return '[' + ref + '] ' + c.role + (name ? ' ' + quote(name) : '');
     }
 
-    function consider(el, role, name, own) {
+    function consider(el, role, tag, own) {
       if (wantRole && role !== wantRole) return;
+      // Names are only computed for elements the role filter lets through.
+      const name = role ? nameOf(el, role, tag) : '';
       if (!hit(name, wantName)) return;
       let byText = false;
       if (wantText !== null) {
@@ -1126,13 +1129,12 @@
       let kidsQuiet = quiet;
       let landmark = false;
       if (selfVis && !quiet) {
-        const name = role ? nameOf(el, role, tag) : '';
         // Inline elements without a role show their text as part of their parent's.
         const holder = role !== '' || !INLINE_TAGS.has(tag);
         const own = wantText !== null && holder && tag !== 'textarea' ? ownText(el) : '';
-        if (role || own) consider(el, role, name, own);
-        if (role === 'heading') heading = { el, role, name };
-        else if (LANDMARKS.has(role)) { landmarks.push({ el, role, name }); landmark = true; }
+        if (role || own) consider(el, role, tag, own);
+        if (role === 'heading') heading = { el, role };
+        else if (LANDMARKS.has(role)) { landmarks.push({ el, role }); landmark = true; }
         if (CONTENT_ROLES.has(role)) kidsQuiet = true;
       }
       if (role === 'iframe') {
