@@ -157,6 +157,23 @@ async def test_click_with_wait_until_commit_does_not_wait(
         assert count_buttons(after["text"]) == SLOW_BUTTONS
 
 
+async def test_act_step_that_navigates_settles(api: httpx.AsyncClient, tab: str,
+                                               pages: PageServer) -> None:
+    with trio.fail_after(60):
+        await navigate(api, tab, pages.url("/read_start.html"))
+        r = await api.post("/act", json={"targetId": tab, "actions": [
+            {"kind": "click", "text": "Go slow (load)", "waitUntil": "load"},
+            {"kind": "press", "key": "Tab"}]})
+        assert r.status_code == 200, r.text
+        steps = r.json()["steps"]
+        assert [s["ok"] for s in steps] == [True, True], steps
+        assert steps[0]["result"]["effects"]["loadState"] == "load"
+        assert "loadState" not in steps[1]["result"]["effects"]  # it did not navigate
+        r = await api.post("/act", json={"targetId": tab, "actions": [
+            {"kind": "click", "text": "Go slow", "waitUntil": "sometime"}]})
+        assert r.status_code == 400
+
+
 async def test_reads_settle_or_say_loading(api: httpx.AsyncClient, tab: str,
                                           pages: PageServer) -> None:
     with trio.fail_after(60):
