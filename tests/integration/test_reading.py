@@ -295,6 +295,16 @@ async def test_line_chars_and_backslashes(api: httpx.AsyncClient, tab: str,
         assert role == "button" and name == "Press " + "x" * 400
         r = await api.post("/click", json={"targetId": tab, "ref": ref})
         assert r.status_code == 200, r.text
+        # Names shown shorter than usual identify their element just the same.
+        cut = await snap(api, tab, root="#longbtn", lineChars=20)
+        _, cut_ref, _, cut_name = lines(cut["text"])[0]
+        assert cut_ref == ref and cut_name == "Press " + "x" * 14 + "…"
+        r = await api.post("/click", json={"targetId": tab, "ref": ref})
+        assert r.status_code == 200, r.text
+        found = await find(api, tab, name="xxxx", role="button", lineChars=10)
+        assert [m["name"] for m in found["matches"]] == ["Press xxxx…"]
+        r = await api.post("/click", json={"targetId": tab, "ref": found["matches"][0]["ref"]})
+        assert r.status_code == 200, r.text
 
 
 # ---------------------------------------------------------------- /find

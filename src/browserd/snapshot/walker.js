@@ -43,6 +43,9 @@
   // Per call: the longest name or text line shown, and how much text a name
   // is built from. Set by snapshot/find, back to the default afterwards.
   let lineCap = DEFAULT_LINE;
+  // Names are computed to at least ID_NAME characters whatever lineCap is,
+  // and cut to lineCap only where they are shown.
+  let nameCap = DEFAULT_LINE;
   let gatherCap = 1000;
   const VIS_OPTS = { visibilityProperty: true };
 
@@ -136,11 +139,13 @@
   function withLineCap(opts, fn) {
     const n = opts.lineChars == null ? DEFAULT_LINE : Math.max(0, +opts.lineChars | 0);
     lineCap = n === 0 ? WHOLE_LINE : n;
+    nameCap = Math.max(lineCap, ID_NAME);
     gatherCap = Math.min(NAME_GATHER_MAX, Math.max(1000, lineCap + 100));
     try {
       return fn();
     } finally {
       lineCap = DEFAULT_LINE;
+      nameCap = DEFAULT_LINE;
       gatherCap = 1000;
     }
   }
@@ -337,40 +342,40 @@
       t = collapse(t);
       if (!t && el.firstElementChild) t = flatText(el);  // text inside shadow hosts
     }
-    if (t) return cap(t, lineCap);
+    if (t) return cap(t, nameCap);
     // Icon-only content: an image's alt, an aria-label, an svg <title>.
     const icon = el.querySelector('img[alt]:not([alt=""]), [aria-label], svg title');
     if (icon) {
       const s = icon.getAttribute('aria-label') || icon.getAttribute('alt') || icon.textContent;
-      if (s) return cap(collapse(s), lineCap);
+      if (s) return cap(collapse(s), nameCap);
     }
     return '';
   }
 
   function attrName(el, attr) {
     const v = el.getAttribute(attr);
-    return v ? cap(collapse(v), lineCap) : '';
+    return v ? cap(collapse(v), nameCap) : '';
   }
 
   function childText(el, selector) {
     const c = el.querySelector(selector);
-    return c ? cap(textExcept(c, null), lineCap) : '';
+    return c ? cap(textExcept(c, null), nameCap) : '';
   }
 
   function nameOf(el, role, tag) {
     let v = el.getAttribute('aria-labelledby');
     if (v) {
       v = textOfIds(el, v);
-      if (v) return cap(v, lineCap);
+      if (v) return cap(v, nameCap);
     }
     v = el.getAttribute('aria-label');
-    if (v && (v = collapse(v))) return cap(v, lineCap);
+    if (v && (v = collapse(v))) return cap(v, nameCap);
     switch (tag) {
       case 'input': {
         const type = el.type;
         if (type === 'submit' || type === 'reset' || type === 'button') {
           const val = collapse(el.value);
-          if (val) return cap(val, lineCap);
+          if (val) return cap(val, nameCap);
           if (type === 'submit') return 'Submit';
           if (type === 'reset') return 'Reset';
           return attrName(el, 'title');
@@ -382,7 +387,7 @@
       // falls through: other inputs are named like select and textarea
       case 'textarea': case 'select': {
         const t = labelText(el);
-        if (t) return cap(t, lineCap);
+        if (t) return cap(t, nameCap);
         return attrName(el, 'placeholder') || attrName(el, 'aria-placeholder') ||
           attrName(el, 'title');
       }
@@ -397,7 +402,7 @@
       case 'svg':
         return childText(el, ':scope > title');
       case 'option': case 'optgroup':
-        return cap(collapse(el.label || ''), lineCap) || attrName(el, 'title');
+        return cap(collapse(el.label || ''), nameCap) || attrName(el, 'title');
       default:
         break;
     }
@@ -693,10 +698,11 @@
     function emit(el, role, tag, depth) {
       if (nodes.length >= limit) { stop = true; truncated = true; return false; }
       let name;
-      if (role === 'RootWebArea') name = cap(collapse(el.ownerDocument.title || ''), lineCap);
+      if (role === 'RootWebArea') name = cap(collapse(el.ownerDocument.title || ''), nameCap);
       else name = nameOf(el, role, tag);
       const r = role || 'generic';
       const ref = refs.refFor(el, r, name);
+      name = cap(name, lineCap);
       const node = { ref, role: r, name, depth };
       const st = role === 'RootWebArea' ? '' : states(el, role, tag, node);
       push(indent(depth) + '[' + ref + '] ' + r + (name ? ' ' + quote(name) : '') + st, node);
@@ -1068,7 +1074,7 @@
 
     function refOf(el, role, name) {
       const ref = refs.refFor(el, role, name);
-      nodes.push({ ref, role, name });
+      nodes.push({ ref, role, name: cap(name, lineCap) });
       return ref;
     }
 
@@ -1077,7 +1083,7 @@
       if (!c) return null;
       const name = nameOf(c.el, c.role, c.el.localName);
       const ref = refOf(c.el, c.role, name);
-      return '[' + ref + '] ' + c.role + (name ? ' ' + quote(name) : '');
+      return '[' + ref + '] ' + c.role + (name ? ' ' + quote(cap(name, lineCap)) : '');
     }
 
     function consider(el, role, tag, own) {
@@ -1093,7 +1099,8 @@
       }
       count++;
       if (matches.length >= limit) return;
-      const m = { ref: refOf(el, role || 'generic', name), role: role || 'generic', name };
+      const m = { ref: refOf(el, role || 'generic', name), role: role || 'generic',
+        name: cap(name, lineCap) };
       if (byText) m.text = cap(own, lineCap);
       const ctx = contextOf();
       if (ctx) m.context = ctx;
