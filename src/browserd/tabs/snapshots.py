@@ -36,6 +36,9 @@ from ..snapshot import (
     read_view_call,
 )
 from .actor import TabActor
+
+# The ref engine's walk and bookkeeping helpers, shared within this package:
+# snapshots and find are the ref engine's two public faces.
 from .refs import (
     _decode,
     _prune,
