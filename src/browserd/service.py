@@ -25,12 +25,12 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 
 from .browser.ports import find_port_holder, port_is_free
-from .browser.supervisor import BrowserSupervisor
 from .config import Settings, is_loopback_host, load_settings
 from .errors import BrowserdError, ConfigError, PortInUse
 from .http.app import create_app, wrap
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
+from .supervisor import BrowserSupervisor
 from .system import System
 from .token import load_or_create_token
 

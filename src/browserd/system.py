@@ -11,10 +11,10 @@ import time
 import attrs
 import trio
 
-from .browser.supervisor import BrowserSupervisor
 from .config import Settings
 from .media import MediaStore
 from .paths import Paths
+from .supervisor import BrowserSupervisor
 from .urlpolicy import UrlPolicy
 
 

@@ -29,6 +29,19 @@ from typing import Any
 import attrs
 import trio
 
+from ..browser.devtools_http import browser_ws_url
+from ..browser.executable import find_executable
+from ..browser.ports import find_port_holder, port_is_free
+from ..browser.process import BrowserProcess, LaunchSpec, run_browser
+from ..browser.profile import (
+    claim_profile,
+    clear_stale_lock,
+    on_profile,
+    pid_alive,
+    prepare_preferences,
+    process_argv,
+    read_lock,
+)
 from ..cdp import CdpConnection, open_cdp_connection
 from ..config import Settings, default_headless
 from ..errors import (
@@ -48,19 +61,6 @@ from ..errors import (
 )
 from ..paths import Paths
 from ..tabs.registry import TabRegistry, open_tab_registry
-from .devtools_http import browser_ws_url
-from .executable import find_executable
-from .ports import find_port_holder, port_is_free
-from .process import BrowserProcess, LaunchSpec, run_browser
-from .profile import (
-    claim_profile,
-    clear_stale_lock,
-    on_profile,
-    pid_alive,
-    prepare_preferences,
-    process_argv,
-    read_lock,
-)
 
 log = logging.getLogger(__name__)
 
