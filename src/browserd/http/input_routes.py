@@ -6,7 +6,7 @@ resolves the runtime and the tab, takes the tab's work slot — only /dialog
 may run while a JavaScript dialog is open; everything else gets 409
 DIALOG_OPEN at once — and runs the action under the request's deadline
 (``timeoutMs``, plus a short grace for recovering a hung page). All page
-work itself is in :mod:`browserd.tabs.input`.
+work itself is in :mod:`browserd.tabs.actions`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import trio
 
 from ..errors import BadRequest, EvalDisabled, Timeout
 from ..system import System
-from ..tabs import input as inp
+from ..tabs import actions as inp
 from .page_routes import TARGET, timeout_field
 from .schema import Field, Route, parse_args
 

@@ -15,7 +15,8 @@ import trio
 
 from ..errors import DialogOpen
 from ..system import System
-from ..tabs import inspect, refs
+from ..tabs import query as page_query
+from ..tabs import refs
 from ..tabs.actor import TabActor
 from .page_routes import TARGET
 from .schema import Field, Route
@@ -58,12 +59,12 @@ async def snapshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 async def query(system: System, args: dict[str, Any]) -> dict[str, Any]:
     return await _page_work(system, args["targetId"], QUERY_DEADLINE_S, lambda tab:
-                            inspect.query(tab, args["selector"], limit=args["limit"]))
+                            page_query.query(tab, args["selector"], limit=args["limit"]))
 
 
 async def dom(system: System, args: dict[str, Any]) -> dict[str, Any]:
     return await _page_work(system, args["targetId"], DOM_DEADLINE_S, lambda tab:
-                            inspect.dom(tab, format=args["format"], selector=args["selector"],
+                            page_query.dom(tab, format=args["format"], selector=args["selector"],
                                         max_chars=args["maxChars"]))
 
 
@@ -72,7 +73,7 @@ async def console(system: System, args: dict[str, Any]) -> dict[str, Any]:
     with trio.fail_after(CONSOLE_DEADLINE_S):
         tab = await rt.tabs.resolve(args["targetId"])
     tab.check_usable(allow_crashed=True, allow_dialog=True)
-    return inspect.console(tab, level=args["level"], clear=args["clear"])
+    return page_query.console(tab, level=args["level"], clear=args["clear"])
 
 
 def inspect_routes() -> list[Route]:
@@ -95,7 +96,7 @@ def inspect_routes() -> list[Route]:
               fields=(TARGET,
                       Field(name="selector", type="string", required=True, max_length=4000),
                       Field(name="limit", type="integer", default=20, minimum=1,
-                            maximum=inspect.QUERY_LIMIT_MAX))),
+                            maximum=page_query.QUERY_LIMIT_MAX))),
         Route(path="/dom", methods=READ, handler=dom, tag="page",
               summary="The document's (or an element's) HTML or text",
               fields=(TARGET,

@@ -29,6 +29,8 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from .remote import exception_text, remote_text
+from .state import LoadState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -115,7 +117,7 @@ class TabActor:
         self.dialog_opened = trio.Event()
         self.main_frame_id: str = target_id
         self.loader_id: str | None = None
-        self._lifecycle: dict[str, str] = {}  # main-frame loaderId -> its load state
+        self._lifecycle: dict[str, LoadState] = {}  # main-frame loaderId -> its load state
         self.frame_loaders: dict[str, str] = {}
         self.console: collections.deque[ConsoleEntry] = collections.deque(maxlen=CONSOLE_BUFFER)
         self.navigations = 0
@@ -203,7 +205,8 @@ class TabActor:
         ready = results["Runtime.evaluate"].get("result", {}).get("value")
         if self.loader_id and self.loader_id not in self._lifecycle:
             self._lifecycle[self.loader_id] = {
-                "complete": "load", "interactive": "domcontentloaded"}.get(ready, "loading")
+                "complete": LoadState.LOAD, "interactive": LoadState.DOMCONTENTLOADED,
+            }.get(ready, LoadState.LOADING)
         self._enabled.set()
         self._notify()
 
@@ -243,13 +246,13 @@ class TabActor:
             loader = p.get("loaderId")
             if p.get("frameId") == self.main_frame_id and loader:
                 name = p.get("name")
-                current = self._lifecycle.get(loader, "loading")
-                if name == "DOMContentLoaded" and current != "load":
-                    self._lifecycle[loader] = "domcontentloaded"
+                current = self._lifecycle.get(loader, LoadState.LOADING)
+                if name == "DOMContentLoaded" and current != LoadState.LOAD:
+                    self._lifecycle[loader] = LoadState.DOMCONTENTLOADED
                 elif name == "load":
-                    self._lifecycle[loader] = "load"
+                    self._lifecycle[loader] = LoadState.LOAD
                 elif name == "init":
-                    self._lifecycle[loader] = "loading"
+                    self._lifecycle[loader] = LoadState.LOADING
                 while len(self._lifecycle) > 16:
                     del self._lifecycle[next(iter(self._lifecycle))]
         elif method == "Page.frameNavigated":
@@ -277,7 +280,7 @@ class TabActor:
             self.dialog_opened = trio.Event()
         elif method == "Runtime.consoleAPICalled":
             args = p.get("args", [])
-            text = " ".join(_remote_text(a) for a in args)[:4000]
+            text = " ".join(remote_text(a) for a in args)[:4000]
             frame = (p.get("stackTrace") or {}).get("callFrames") or [{}]
             self.console.append(ConsoleEntry(
                 level=_console_level(p.get("type", "log")), text=text,
@@ -286,10 +289,9 @@ class TabActor:
             ))
         elif method == "Runtime.exceptionThrown":
             details = p.get("exceptionDetails", {})
-            exc = details.get("exception") or {}
-            text = exc.get("description") or details.get("text", "exception")
+            text = exception_text(details, limit=4000, fallback="exception")
             self.console.append(ConsoleEntry(
-                level="error", text=str(text)[:4000], url=details.get("url"),
+                level="error", text=text, url=details.get("url"),
                 line=details.get("lineNumber"), timestamp=time.time(), source="exception",
             ))
         elif method == "Inspector.targetCrashed":
@@ -307,11 +309,11 @@ class TabActor:
         self._notify()
 
     @property
-    def load_state(self) -> str:
-        """"loading", "domcontentloaded" or "load" of the current main document."""
+    def load_state(self) -> LoadState:
+        """LOADING, DOMCONTENTLOADED or LOAD of the current main document."""
         if self.loader_id is None:
-            return "loading"
-        return self._lifecycle.get(self.loader_id, "loading")
+            return LoadState.LOADING
+        return self._lifecycle.get(self.loader_id, LoadState.LOADING)
 
     def mark_crashed(self) -> None:
         if self.crashed:
@@ -419,11 +421,3 @@ class TabActor:
 def _console_level(kind: str) -> str:
     return {"warning": "warn", "assert": "error", "trace": "debug", "dir": "log",
             "table": "log", "count": "log", "timeEnd": "log"}.get(kind, kind)
-
-
-def _remote_text(arg: dict[str, Any]) -> str:
-    if "value" in arg:
-        value = arg["value"]
-        return value if isinstance(value, str) else repr(value)
-    return str(arg.get("description") or arg.get("unserializableValue") or arg.get("type", ""))
-

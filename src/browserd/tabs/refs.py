@@ -60,6 +60,8 @@ from ..snapshot import (
     splice_frame_text,
 )
 from .actor import TabActor
+from .remote import exception_text
+from .routing import own_session_id, send_in, session_by_id
 
 WORLD_NAME = "browserd"
 OBJECT_GROUP = "browserd"
@@ -133,25 +135,6 @@ def _worlds(tab: TabActor) -> dict[WorldKey, _World]:
     return cast(dict[WorldKey, _World], tab.page_state.setdefault("worlds", {}))
 
 
-def _own_id(tab: TabActor, session: CdpSession) -> str | None:
-    """None for the tab's own session, else the (OOPIF) session id."""
-    if session.session_id == tab.session.session_id:
-        return None
-    return session.session_id
-
-
-def _session(tab: TabActor, session_id: str | None) -> CdpSession:
-    return tab.session if session_id is None else tab.connection.session(session_id)
-
-
-async def _send(tab: TabActor, session: CdpSession, method: str,
-                params: dict[str, Any] | None = None) -> dict[str, Any]:
-    if _own_id(tab, session) is None:
-        return await tab.send(method, params)
-    tab.check_usable()
-    return await session.send(method, params)
-
-
 def _remaining_ms() -> int | None:
     """What is left of the caller's deadline, for Runtime.evaluate's own timeout."""
     deadline = trio.current_effective_deadline()
@@ -180,7 +163,7 @@ async def _current_loader(tab: TabActor, session_id: str | None, frame_id: str) 
     if session_id not in tab.child_sessions.values():
         return None
     try:
-        tree = await _send(tab, _session(tab, session_id), "Page.getFrameTree")
+        tree = await send_in(tab, session_by_id(tab, session_id), "Page.getFrameTree")
     except CdpError:
         return None
     frame = _find_frame(tree.get("frameTree", {}), frame_id)
@@ -195,31 +178,26 @@ async def world_context(tab: TabActor, session: CdpSession, frame_id: str) -> in
     the frame does not exist (any more). On cancellation nothing is cached,
     so the next call starts over.
     """
-    key: WorldKey = (_own_id(tab, session), frame_id)
+    key: WorldKey = (own_session_id(tab, session), frame_id)
     loader = await _current_loader(tab, key[0], frame_id)
     worlds = _worlds(tab)
     world = worlds.get(key)
     if world is not None and loader is not None and world.loader_id == loader:
         return world.context_id
     worlds.pop(key, None)
-    created = await _send(tab, session, "Page.createIsolatedWorld", {
+    created = await send_in(tab, session, "Page.createIsolatedWorld", {
         "frameId": frame_id, "worldName": WORLD_NAME, "grantUniversalAccess": False})
     context_id = int(created["executionContextId"])
-    installed = await _send(tab, session, "Runtime.evaluate", {
+    installed = await send_in(tab, session, "Runtime.evaluate", {
         "expression": WALKER_SOURCE, "contextId": context_id, "returnByValue": True})
     if installed.get("exceptionDetails"):
         raise BrowserdError("the snapshot walker could not be installed: "
-                            + _exception_text(installed["exceptionDetails"]))
+                            + exception_text(installed["exceptionDetails"]))
     # The document may have changed while we worked: cache the world only if
     # the loader we saw is still current (else the next call recreates it).
     if key[0] is not None or tab.frame_loaders.get(frame_id) == loader:
         worlds[key] = _World(loader_id=loader or "", context_id=context_id)
     return context_id
-
-
-def _exception_text(details: dict[str, Any]) -> str:
-    exc = details.get("exception") or {}
-    return str(exc.get("description") or exc.get("value") or details.get("text", "error"))[:500]
 
 
 async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expression: str,
@@ -233,7 +211,7 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
     Raises Timeout when that timeout ends it, BrowserdError for any other
     exception thrown in the world, CdpError for protocol errors.
     """
-    key: WorldKey = (_own_id(tab, session), frame_id)
+    key: WorldKey = (own_session_id(tab, session), frame_id)
     for attempt in range(2):
         try:
             context_id = await world_context(tab, session, frame_id)
@@ -242,7 +220,7 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
             timeout = _remaining_ms()
             if timeout is not None:
                 params["timeout"] = timeout
-            result = await _send(tab, session, "Runtime.evaluate", params)
+            result = await send_in(tab, session, "Runtime.evaluate", params)
         except CdpError as exc:
             if attempt == 0 and (_CONTEXT_GONE in exc.message
                                  or _CONTEXT_DESTROYED in exc.message):
@@ -251,7 +229,7 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
             raise
         details = result.get("exceptionDetails")
         if details:
-            text = _exception_text(details)
+            text = exception_text(details)
             if "terminated" in text.lower():
                 raise Timeout("the page inspection did not finish within its deadline",
                               hint="scope it with root, or lower limit/maxChars")
@@ -348,11 +326,11 @@ async def _frame_target(tab: TabActor, session: CdpSession, frame_id: str, ref: 
     if remote.get("subtype") != "node" or not object_id:
         return None
     try:
-        described = await _send(tab, session, "DOM.describeNode", {"objectId": object_id})
+        described = await send_in(tab, session, "DOM.describeNode", {"objectId": object_id})
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(1):
             try:
-                await _send(tab, session, "Runtime.releaseObject", {"objectId": object_id})
+                await send_in(tab, session, "Runtime.releaseObject", {"objectId": object_id})
             except BrowserdError:
                 pass
     child_frame = described.get("node", {}).get("frameId")
@@ -361,7 +339,7 @@ async def _frame_target(tab: TabActor, session: CdpSession, frame_id: str, ref: 
     child_sid = tab.child_sessions.get(child_frame)
     if child_sid:
         return tab.connection.session(child_sid), child_frame
-    if _own_id(tab, session) is None and child_frame in tab.frame_loaders:
+    if own_session_id(tab, session) is None and child_frame in tab.frame_loaders:
         # An in-process frame the walker could not enter (e.g. sandboxed).
         return session, child_frame
     return None
@@ -381,7 +359,7 @@ async def _run_walker(tab: TabActor, session: CdpSession, frame_id: str, call: s
         raise BrowserdError("the snapshot walker returned no result")
     if "error" in reply:
         raise _walker_error(reply["error"], root)
-    key: WorldKey = (_own_id(tab, session), frame_id)
+    key: WorldKey = (own_session_id(tab, session), frame_id)
     world = _worlds(tab).get(key)
     tab.next_ref = max(tab.next_ref, int(reply.get("nextRef") or tab.next_ref))
     nodes: list[dict[str, Any]] = list(reply.get("nodes") or [])
@@ -552,7 +530,7 @@ async def resolve_ref(tab: TabActor, ref: str) -> ElementHandle:
     # Refs live in the walker's maps, keyed by element identity, and ref
     # numbers are never reused within a tab: whichever world answers, it
     # cannot hand back another element for this ref.
-    session = _session(tab, record.session_id)
+    session = session_by_id(tab, record.session_id)
     remote = await world_evaluate(tab, session, record.frame_id, resolve_call(ref, None, None),
                                   by_value=False)
     world = _worlds(tab).get((record.session_id, record.frame_id))
@@ -582,10 +560,10 @@ async def _handle_from(tab: TabActor, session: CdpSession, frame_id: str,
     object_id = remote.get("objectId")
     if remote.get("subtype") != "node" or not object_id:
         return None
-    described = await _send(tab, session, "Runtime.callFunctionOn", {
+    described = await send_in(tab, session, "Runtime.callFunctionOn", {
         "functionDeclaration": DESCRIBE_FUNCTION, "objectId": object_id, "returnByValue": True})
     value = (described.get("result") or {}).get("value") or {}
-    key: WorldKey = (_own_id(tab, session), frame_id)
+    key: WorldKey = (own_session_id(tab, session), frame_id)
     world = _worlds(tab).get(key)
     context_id = world.context_id if world else await world_context(tab, session, frame_id)
     return ElementHandle(session=session, object_id=str(object_id), context_id=context_id,
