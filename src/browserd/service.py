@@ -31,12 +31,13 @@ from .http.app import create_app, wrap
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
 from .supervisor import BrowserSupervisor
+from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
 from .system import System
 from .token import load_or_create_token
 
 log = logging.getLogger("browserd")
 
-DRAIN_S = 3.0
+DRAIN_S = HTTP_DRAIN_S
 PRUNE_EVERY_S = 3600.0
 
 
@@ -95,7 +96,6 @@ async def run_service(
         system = System(
             settings=settings, paths=paths, supervisor=supervisor, media=media,
             url_policy=_url_policy(settings),
-            capture_limiter=trio.CapacityLimiter(settings.max_concurrent_captures),
             token=token,
         )
         app = wrap(create_app(system), system, token)
@@ -118,7 +118,7 @@ async def run_service(
             task_status.started(system)
             await _wait_for_signal()
             log.info("stopping: browser first, then the HTTP server")
-            with trio.move_on_after(20) as scope:
+            with trio.move_on_after(SUPERVISOR_STOP_S) as scope:
                 scope.shield = True
                 await supervisor.stop()
             shutdown.set()

@@ -35,12 +35,13 @@ import attrs
 
 from .errors import ConfigError, StartupError
 from .paths import Paths, ensure_private_dir
+from .supervisor.budgets import SERVICE_STOP_S
 
 ServiceKind = Literal["launchd", "systemd"]
 
 DEFAULT_LABEL = "dev.browserd.agent"
 SYSTEMD_UNIT_NAME = "browserd.service"
-STOP_BUDGET_S = 15
+STOP_BUDGET_S = int(SERVICE_STOP_S)
 """browserd's own bound on a graceful stop; the service managers wait longer."""
 
 STDOUT_LOG_NAME = "service.stdout.log"
