@@ -38,14 +38,17 @@ from typing import Any
 import trio
 from quart import Response
 
-from ..errors import BadRequest, BrowserdError, NotFound
-from ..media import MediaFile, media_token, media_url
-from ..system import System
-from ..tabs import capture
-from ..tabs.actor import TabActor
-from ..tabs.refs import ElementHandle, resolve_target
-from .page_routes import TARGET
-from .schema import Field, Route
+from ...errors import BadRequest, BrowserdError, NotFound
+from ...media import MediaFile, media_token, media_url
+from ...system import System
+from ...tabs import capture
+from ...tabs.actor import TabActor
+from ...tabs.refs import ElementHandle, resolve_target
+from ..fields import TARGET
+from ..schema import Field, Route
+from ..tabwork import on_tab
+
+__all__ = ["media_routes"]
 
 VIEWPORT_DEADLINE_S = 15.0
 FULL_PAGE_DEADLINE_S = 60.0
@@ -84,53 +87,53 @@ async def _release(handle: ElementHandle) -> None:
 async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
     """POST/GET /screenshot (admission and the front lock: the runtime's ``captures``)."""
     _check_screenshot_args(args)
-    rt = system.supervisor.require_runtime()
-    gate = rt.captures
+    gate = system.supervisor.require_runtime().captures
     gate.admit()
     element_wanted = args["ref"] is not None or args["selector"] is not None
     deadline = (FULL_PAGE_DEADLINE_S if args["fullPage"] or element_wanted
                 else VIEWPORT_DEADLINE_S)
-    with trio.fail_after(deadline):
-        tab = await rt.tabs.resolve(args["targetId"])
-        async with tab.work(allow_dialog=False):
-            gate.admit()
-            async with gate.limiter:
-                handle = None
-                if element_wanted:
-                    handle = await resolve_target(tab, ref=args["ref"], selector=args["selector"])
-                try:
-                    shot = await capture.screenshot(
-                        tab, full_page=args["fullPage"], fmt=args["format"],
-                        quality=args["quality"], element=handle, front_lock=gate.front_lock)
-                finally:
-                    if handle is not None:
-                        await _release(handle)
-                url = tab.url
-                saved = await system.media.save(shot.data, kind="screenshot", ext=shot.ext,
-                                                mime=shot.mime)
-    body = _body(tab, url, saved, width=shot.width, height=shot.height)
-    if shot.scaled:
-        body["scaled"] = True
-    if shot.note:
-        body["note"] = shot.note
-    return body
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        gate.admit()
+        async with gate.limiter:
+            handle = None
+            if element_wanted:
+                handle = await resolve_target(tab, ref=args["ref"], selector=args["selector"])
+            try:
+                shot = await capture.screenshot(
+                    tab, full_page=args["fullPage"], fmt=args["format"],
+                    quality=args["quality"], element=handle, front_lock=gate.front_lock)
+            finally:
+                if handle is not None:
+                    await _release(handle)
+            url = tab.url
+            saved = await system.media.save(shot.data, kind="screenshot", ext=shot.ext,
+                                            mime=shot.mime)
+        body = _body(tab, url, saved, width=shot.width, height=shot.height)
+        if shot.scaled:
+            body["scaled"] = True
+        if shot.note:
+            body["note"] = shot.note
+        return body
+
+    return await on_tab(system, args["targetId"], run, deadline_s=deadline, allow_dialog=False)
 
 
 async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
     """POST /pdf: width/height are null; 409 CONFLICT if Chromium will not print."""
-    rt = system.supervisor.require_runtime()
-    gate = rt.captures
+    gate = system.supervisor.require_runtime().captures
     gate.admit()
-    with trio.fail_after(PDF_DEADLINE_S):
-        tab = await rt.tabs.resolve(args["targetId"])
-        async with tab.work(allow_dialog=False):
-            gate.admit()
-            async with gate.limiter:
-                data = await capture.pdf(tab)
-                url = tab.url
-                saved = await system.media.save(data, kind="pdf", ext="pdf",
-                                                mime="application/pdf")
-    return _body(tab, url, saved, width=None, height=None)
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        gate.admit()
+        async with gate.limiter:
+            data = await capture.pdf(tab)
+            url = tab.url
+            saved = await system.media.save(data, kind="pdf", ext="pdf", mime="application/pdf")
+        return _body(tab, url, saved, width=None, height=None)
+
+    return await on_tab(system, args["targetId"], run, deadline_s=PDF_DEADLINE_S,
+                        allow_dialog=False)
 
 
 async def get_media(system: System, args: dict[str, Any]) -> Response:

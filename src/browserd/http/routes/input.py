@@ -15,22 +15,20 @@ from typing import Any
 
 import trio
 
-from ..errors import BadRequest, EvalDisabled, Timeout
-from ..system import System
-from ..tabs import actions as inp
-from .page_routes import TARGET, timeout_field
-from .schema import Field, Route, parse_args
+from ...errors import BadRequest, EvalDisabled, Timeout
+from ...system import System
+from ...tabs import actions as inp
+from ...tabs.actor import TabActor
+from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, timeout_field
+from ..schema import Field, Route, parse_args
+from ..tabwork import on_tab
+
+__all__ = ["input_routes"]
 
 GRACE_S = 3.0
 """Time beyond ``timeoutMs`` for recovering a hung page and answering."""
 MAX_ACTIONS = 100
 
-REF = Field(name="ref", type="string", max_length=32, description="a ref from GET /snapshot")
-SELECTOR = Field(name="selector", type="string", max_length=4000, description="a CSS selector")
-TEXT_TARGET = Field(name="text", type="string", max_length=2000,
-                    description="visible text of the element (buttons and links first)")
-MODIFIERS = Field(name="modifiers", type="array", items="string",
-                  description="held modifiers: any of Alt, Control, Meta, Shift")
 
 _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "click": (REF, SELECTOR, TEXT_TARGET,
@@ -111,19 +109,20 @@ def _check(kind: str, args: dict[str, Any], system: System) -> None:
 
 async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any]:
     _check(kind, args, system)
-    rt = system.supervisor.require_runtime()
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
-    with trio.fail_at(deadline + GRACE_S):
-        tab = await rt.tabs.resolve(args["targetId"])
-        async with tab.work(allow_dialog=kind == "dialog"):
-            remaining = deadline - trio.current_time()
-            if remaining <= 0:
-                raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
-                              "nothing was sent", uncertain=False)
-            result = await inp.perform(tab, kind, args, timeout_s=remaining,
-                                       evaluate_enabled=system.settings.evaluate_enabled)
-    return {"targetId": tab.target_id, **result}
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        remaining = deadline - trio.current_time()
+        if remaining <= 0:
+            raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
+                          "nothing was sent", uncertain=False)
+        result = await inp.perform(tab, kind, args, timeout_s=remaining,
+                                   evaluate_enabled=system.settings.evaluate_enabled)
+        return {"targetId": tab.target_id, **result}
+
+    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
+                        allow_dialog=kind == "dialog")
 
 
 def _handler(kind: str) -> Any:
@@ -161,18 +160,19 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
 
 async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
     steps = _steps(system, args["actions"])
-    rt = system.supervisor.require_runtime()
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
-    with trio.fail_at(deadline + GRACE_S):
-        tab = await rt.tabs.resolve(args["targetId"])
-        async with tab.work(allow_dialog=False):
-            remaining = deadline - trio.current_time()
-            if remaining <= 0:
-                raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
-                              "no action was run", uncertain=False)
-            return await inp.act(tab, steps, timeout_s=remaining,
-                                 evaluate_enabled=system.settings.evaluate_enabled)
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        remaining = deadline - trio.current_time()
+        if remaining <= 0:
+            raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
+                          "no action was run", uncertain=False)
+        return await inp.act(tab, steps, timeout_s=remaining,
+                             evaluate_enabled=system.settings.evaluate_enabled)
+
+    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
+                        allow_dialog=False)
 
 
 _SUMMARIES = {
