@@ -60,6 +60,7 @@ from ..snapshot import (
     splice_frame_text,
 )
 from .actor import TabActor
+from .locator import ElementTarget
 from .remote import exception_text
 from .routing import own_session_id, send_in, session_by_id
 
@@ -620,18 +621,12 @@ async def resolve_text(tab: TabActor, text: str) -> ElementHandle:
     return handle
 
 
-async def resolve_target(tab: TabActor, *, ref: str | None = None, selector: str | None = None,
-                         text: str | None = None) -> ElementHandle:
-    """Resolve exactly one of ``ref``, ``selector``, ``text`` (else BadRequest)."""
-    given = [name for name, v in (("ref", ref), ("selector", selector), ("text", text))
-             if v is not None]
-    if len(given) != 1:
-        raise BadRequest("give exactly one of ref, selector or text"
-                         + (f" (got {', '.join(given)})" if given else ""),
-                         hint="e.g. {\"ref\": \"e12\"} from GET /snapshot")
-    if ref is not None:
-        return await resolve_ref(tab, ref)
-    if selector is not None:
-        return await resolve_selector(tab, selector)
-    assert text is not None
-    return await resolve_text(tab, text)
+async def resolve_target(tab: TabActor, target: ElementTarget) -> ElementHandle:
+    """Resolve the element ``target`` names (exactly one part given, else BadRequest)."""
+    target.check()
+    if target.ref is not None:
+        return await resolve_ref(tab, target.ref)
+    if target.selector is not None:
+        return await resolve_selector(tab, target.selector)
+    assert target.text is not None
+    return await resolve_text(tab, target.text)

@@ -43,6 +43,7 @@ from ...media import MediaFile, media_token, media_url
 from ...system import System
 from ...tabs import capture
 from ...tabs.actor import TabActor
+from ...tabs.locator import ElementTarget
 from ...tabs.refs import ElementHandle, resolve_target
 from ..fields import TARGET
 from ..schema import Field, Route
@@ -98,7 +99,8 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
         async with gate.limiter:
             handle = None
             if element_wanted:
-                handle = await resolve_target(tab, ref=args["ref"], selector=args["selector"])
+                handle = await resolve_target(
+                    tab, ElementTarget(ref=args["ref"], selector=args["selector"]))
             try:
                 shot = await capture.screenshot(
                     tab, full_page=args["fullPage"], fmt=args["format"],

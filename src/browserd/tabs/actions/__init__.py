@@ -15,7 +15,19 @@ from .effects import Observer, observing
 from .keyboard import press, type_text
 from .keys import MODIFIER_BITS, key_spec, modifier_mask, parse_chord
 from .pointer import click, hover, locate
-from .records import ElementTarget, Progress
+from .records import (
+    Action,
+    AnswerDialog,
+    Click,
+    ElementTarget,
+    Hover,
+    Navigate,
+    Press,
+    Progress,
+    Select,
+    TypeText,
+    Wait,
+)
 from .select import select
 from .wait import LOAD_STATES, glob_regex, wait
 
@@ -23,10 +35,19 @@ __all__ = [
     "ACTION_KINDS",
     "LOAD_STATES",
     "MODIFIER_BITS",
+    "Action",
+    "AnswerDialog",
+    "Click",
     "ElementTarget",
+    "Hover",
+    "Navigate",
     "Observer",
+    "Press",
     "Progress",
+    "Select",
     "Step",
+    "TypeText",
+    "Wait",
     "act",
     "click",
     "glob_regex",

@@ -8,19 +8,30 @@ ever retried or replayed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import trio
 
-from ...errors import BadRequest, BrowserdError, Timeout
+from ...errors import BrowserdError, Timeout
 from .. import page
 from ..actor import TabActor
 from .dialog import handle_dialog
 from .keyboard import press, type_text
 from .pointer import click, hover
-from .records import ElementTarget, Progress
+from .records import (
+    Action,
+    AnswerDialog,
+    Click,
+    Hover,
+    Navigate,
+    Press,
+    Progress,
+    Select,
+    TypeText,
+    Wait,
+)
 from .select import select
 from .wait import wait
 
@@ -59,49 +70,43 @@ async def _recover(tab: TabActor) -> bool:
     return terminated
 
 
-def _target_of(args: Mapping[str, Any]) -> ElementTarget:
-    return ElementTarget(ref=args.get("ref"), selector=args.get("selector"), text=args.get("text"))
-
-
-async def _dispatch(tab: TabActor, kind: str, args: Mapping[str, Any], progress: Progress,
+async def _dispatch(tab: TabActor, action: Action, progress: Progress,
                     *, evaluate_enabled: bool, timeout_s: float) -> dict[str, Any]:
-    if kind == "click":
-        return await click(tab, _target_of(args), button=args.get("button") or "left",
-                           click_count=args.get("clickCount") or 1,
-                           modifiers=args.get("modifiers") or (), progress=progress)
-    if kind == "hover":
-        return await hover(tab, _target_of(args), progress=progress)
-    if kind == "type":
-        return await type_text(
-            tab, args.get("text") or "",
-            target=ElementTarget(ref=args.get("ref"), selector=args.get("selector")),
-            clear=bool(args.get("clear")), submit=bool(args.get("submit")),
-            slowly=bool(args.get("slowly")), progress=progress)
-    if kind == "press":
-        return await press(tab, args["key"], args.get("modifiers") or (), progress=progress)
-    if kind == "select":
-        return await select(tab, _target_of(args), args.get("values") or [], progress=progress)
-    if kind == "wait":
-        return await wait(tab, selector=args.get("selector"), text=args.get("text"),
-                          text_gone=args.get("textGone"), url=args.get("url"),
-                          load_state=args.get("loadState"),
-                          timeout_ms=max(1, int(timeout_s * 1000)),
-                          evaluate_enabled=evaluate_enabled)
-    if kind == "navigate":
-        progress.sent = True
-        return await page.navigate(tab, args["url"], wait_until=args.get("waitUntil") or "load",
-                                   timeout_s=timeout_s)
-    if kind == "dialog":
-        progress.sent = True
-        return await handle_dialog(tab, accept=bool(args.get("accept")),
-                                   prompt_text=args.get("promptText"))
-    raise BadRequest(f"unknown action kind {kind!r}", field="kind",
-                     hint="kinds: " + ", ".join(ACTION_KINDS))
+    match action:
+        case Click():
+            return await click(tab, action.target, button=action.button,
+                               click_count=action.click_count, modifiers=action.modifiers,
+                               progress=progress)
+        case Hover():
+            return await hover(tab, action.target, progress=progress)
+        case TypeText():
+            return await type_text(tab, action.text, target=action.target, clear=action.clear,
+                                   submit=action.submit, slowly=action.slowly,
+                                   progress=progress)
+        case Press():
+            return await press(tab, action.key, action.modifiers, progress=progress)
+        case Select():
+            return await select(tab, action.target, action.values, progress=progress)
+        case Wait():
+            return await wait(tab, selector=action.selector, text=action.text,
+                              text_gone=action.text_gone, url=action.url,
+                              load_state=action.load_state,
+                              timeout_ms=max(1, int(timeout_s * 1000)),
+                              evaluate_enabled=evaluate_enabled)
+        case Navigate():
+            progress.sent = True
+            return await page.navigate(tab, action.url, wait_until=action.wait_until,
+                                       timeout_s=timeout_s)
+        case AnswerDialog():
+            progress.sent = True
+            return await handle_dialog(tab, accept=action.accept,
+                                       prompt_text=action.prompt_text)
+    raise AssertionError(f"unknown action {action!r}")  # pragma: no cover
 
 
-async def perform(tab: TabActor, kind: str, args: Mapping[str, Any], *, timeout_s: float,
+async def perform(tab: TabActor, action: Action, *, timeout_s: float,
                   evaluate_enabled: bool = True) -> dict[str, Any]:
-    """Run one action (``kind`` with API-shaped, already validated ``args``) within ``timeout_s``.
+    """Run one ``action`` within ``timeout_s``.
 
     A ``wait`` (or ``navigate``) uses ``timeout_s`` as its own timeout. When
     the time runs out, a hung renderer is recovered with
@@ -110,11 +115,12 @@ async def perform(tab: TabActor, kind: str, args: Mapping[str, Any], *, timeout_
     unknown and it is not replayed. Raises DialogOpen if a dialog is open
     (except for ``dialog``); other errors as the action raises them.
     """
+    kind = action.kind
     tab.check_usable(allow_dialog=kind == "dialog")
     progress = Progress()
     with trio.move_on_after(timeout_s + (0.5 if kind in ("wait", "navigate") else 0)) as scope:
         try:
-            return await _dispatch(tab, kind, args, progress, evaluate_enabled=evaluate_enabled,
+            return await _dispatch(tab, action, progress, evaluate_enabled=evaluate_enabled,
                                    timeout_s=timeout_s)
         except Timeout as exc:
             if kind in ("wait", "navigate"):
@@ -134,10 +140,9 @@ async def perform(tab: TabActor, kind: str, args: Mapping[str, Any], *, timeout_
 
 @attrs.frozen(kw_only=True)
 class Step:
-    """One action of a batch: its kind, its validated API-shaped args, its own timeout."""
+    """One action of a batch, with its own timeout."""
 
-    kind: str
-    args: Mapping[str, Any]
+    action: Action
     timeout_s: float
 
 
@@ -155,12 +160,12 @@ async def act(tab: TabActor, steps: Sequence[Step], *, timeout_s: float,
     deadline = trio.current_time() + timeout_s
     for index, step in enumerate(steps):
         remaining = deadline - trio.current_time()
-        entry: dict[str, Any] = {"index": index, "kind": step.kind}
+        entry: dict[str, Any] = {"index": index, "kind": step.action.kind}
         try:
             if remaining <= 0:
                 raise Timeout("the batch ran out of time before this step; it was not run",
                               uncertain=False)
-            result = await perform(tab, step.kind, step.args,
+            result = await perform(tab, step.action,
                                    timeout_s=min(step.timeout_s, remaining),
                                    evaluate_enabled=evaluate_enabled)
         except BrowserdError as exc:

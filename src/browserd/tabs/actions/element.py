@@ -68,7 +68,7 @@ def dialog_before_input(tab: TabActor, what: str) -> DialogOpen:
 
 async def resolve_element(tab: TabActor, target: ElementTarget) -> ElementHandle:
     """The element ``target`` names (ref, selector or text); errors as resolve_target."""
-    return await resolve_target(tab, ref=target.ref, selector=target.selector, text=target.text)
+    return await resolve_target(tab, target)
 
 
 async def send_input(tab: TabActor, what: str, progress: Progress,
