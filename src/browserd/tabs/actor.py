@@ -9,7 +9,6 @@ the open JavaScript dialog, a console ring buffer and crash status.
 
 from __future__ import annotations
 
-import collections
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -30,12 +29,11 @@ from ..errors import (
     unwrap_group,
 )
 from .remote import exception_text, remote_text
-from .state import LoadState
+from .state import ConsoleEntry, ConsoleLog, LoadState, RefMap
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CONSOLE_BUFFER = 500
 _EVENTS = frozenset({
     "Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated",
     "Page.navigatedWithinDocument", "Page.lifecycleEvent", "Page.loadEventFired",
@@ -79,19 +77,6 @@ class DialogInfo:
         return {"type": self.type, "message": self.message, "defaultPrompt": self.default_prompt}
 
 
-@attrs.frozen(kw_only=True)
-class ConsoleEntry:
-    level: str
-    text: str
-    url: str | None
-    line: int | None
-    timestamp: float
-    source: str  # "console" | "exception" | "log"
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-
 class TabActor:
     """Handle to one tab. Created and started by the TabRegistry."""
 
@@ -119,11 +104,10 @@ class TabActor:
         self.loader_id: str | None = None
         self._lifecycle: dict[str, LoadState] = {}  # main-frame loaderId -> its load state
         self.frame_loaders: dict[str, str] = {}
-        self.console: collections.deque[ConsoleEntry] = collections.deque(maxlen=CONSOLE_BUFFER)
+        self.console = ConsoleLog()
         self.navigations = 0
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
-        self.next_ref = 1
-        self.page_state: dict[str, Any] = {}  # owned by page operations (worlds, refs)
+        self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()

@@ -67,7 +67,7 @@ import trio
 from ..errors import BadRequest, BrowserdError, CdpError, Conflict
 from .actor import TabActor
 from .geometry import oopif_offset
-from .refs import ElementHandle
+from .resolve import ElementHandle
 from .routing import send_in
 
 __all__ = [

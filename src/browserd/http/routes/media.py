@@ -44,7 +44,7 @@ from ...system import System
 from ...tabs import capture
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
-from ...tabs.refs import ElementHandle, resolve_target
+from ...tabs.resolve import ElementHandle, resolve_target
 from ..fields import TARGET
 from ..schema import Field, Route
 from ..tabwork import on_tab

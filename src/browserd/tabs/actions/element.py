@@ -1,7 +1,7 @@
 """Acting on one element: resolve it, call a function on it, send input while observing.
 
 Every function runs while the caller holds the tab's work slot. Elements
-come from the ref engine (:func:`browserd.tabs.refs.resolve_target`), so an
+come from the ref engine (:func:`browserd.tabs.resolve.resolve_target`), so an
 action never lands on another element than the one the ref, selector or
 text named. A JavaScript dialog blocks the renderer, so every input runs
 under :meth:`TabActor.race_dialog`.
@@ -14,8 +14,8 @@ from typing import Any
 
 from ...errors import BrowserdError, CdpError, DialogOpen, JsException, StaleRef
 from ..actor import TabActor
-from ..refs import ElementHandle, resolve_target
 from ..remote import exception_text
+from ..resolve import ElementHandle, resolve_target
 from ..routing import send_in
 from .effects import observing, race
 from .records import ElementTarget, Progress

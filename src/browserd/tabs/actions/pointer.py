@@ -29,7 +29,7 @@ import attrs
 from ...errors import BadRequest, CdpError, StaleRef
 from ..actor import TabActor
 from ..geometry import oopif_offset, owner_content_origin
-from ..refs import ElementHandle
+from ..resolve import ElementHandle
 from ..routing import send_in, session_root_frame
 from .element import call_on, gone_error, resolve_element, send_input
 from .keys import modifier_mask

@@ -10,8 +10,8 @@ import trio
 from ...errors import BadRequest, CdpError, EvalDisabled, Timeout
 from ..actor import TabActor
 from ..page import js_literal
-from ..refs import world_evaluate
 from ..state import LoadState
+from ..worlds import world_evaluate
 from .effects import race
 
 __all__ = ["LOAD_STATES", "POLL_S", "glob_regex", "wait"]
