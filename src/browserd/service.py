@@ -35,6 +35,11 @@ from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
 from .system import System
 from .token import load_or_create_token
 
+__all__ = [
+    "DRAIN_S", "PRUNE_EVERY_S", "check_bind_policy", "configure_logging", "run_service",
+    "serve"
+]
+
 log = logging.getLogger("browserd")
 
 DRAIN_S = HTTP_DRAIN_S

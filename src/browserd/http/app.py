@@ -33,6 +33,8 @@ from .guard import Guard
 from .routes import all_routes
 from .schema import Route, openapi, parse_args
 
+__all__ = ["audit_field", "create_app", "error_response", "json_response", "wrap"]
+
 log = logging.getLogger(__name__)
 audit_log = logging.getLogger("browserd.audit")
 

@@ -31,6 +31,8 @@ from ..errors import (
 from .remote import exception_text, remote_text
 from .state import ConsoleEntry, ConsoleLog, LoadState, RefMap
 
+__all__ = ["DialogInfo", "TabActor", "TabInfo"]
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 

@@ -18,6 +18,8 @@ from .actor import TabActor
 from .remote import exception_text
 from .state import LoadState
 
+__all__ = ["evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
+
 
 async def navigate(
     tab: TabActor, url: str, *, wait_until: str = "load", timeout_s: float = 30.0

@@ -21,6 +21,8 @@ from .actor import TabActor
 from .page import js_literal
 from .worlds import world_evaluate
 
+__all__ = ["QUERY_HTML_MAX", "QUERY_LIMIT_MAX", "QUERY_TEXT_MAX", "console", "dom", "query"]
+
 QUERY_TEXT_MAX = 200
 QUERY_HTML_MAX = 500
 QUERY_LIMIT_MAX = 500

@@ -28,6 +28,8 @@ from ..errors import (
 )
 from .actor import TabActor, TabInfo
 
+__all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
+
 log = logging.getLogger(__name__)
 
 MIN_PREFIX = 4
