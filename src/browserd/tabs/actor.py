@@ -315,6 +315,17 @@ class TabActor:
             )
         self._notify()
 
+    def note_target_info(self, *, title: str | None = None, url: str | None = None) -> None:
+        """Take the title/URL Chromium reported for this target (None: keep the current)."""
+        if title is not None:
+            self.title = title
+        if url is not None:
+            self.url = url
+
+    def mark_focused(self) -> None:
+        """Record that this tab was just brought to the front."""
+        self.last_focused_at = time.time()
+
     def info(self, *, active: bool) -> TabInfo:
         return TabInfo(
             target_id=self.target_id, title=self.title, url=self.url, type="page",

@@ -58,7 +58,6 @@ from __future__ import annotations
 import binascii
 import math
 import struct
-import time
 from typing import Any
 
 import attrs
@@ -259,7 +258,7 @@ async def _capture(tab: TabActor, fmt: str, quality: int | None, clip: dict[str,
         params["captureBeyondViewport"] = True
     async with lock:
         await tab.send("Page.bringToFront")
-        tab.last_focused_at = time.time()
+        tab.mark_focused()
         result = await tab.send("Page.captureScreenshot", params)
     data = await decode_base64(result.get("data"))
     if not data:

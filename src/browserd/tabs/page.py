@@ -62,7 +62,7 @@ async def page_info(tab: TabActor) -> dict[str, Any]:
         with trio.fail_after(5):
             value = await evaluate_value(tab, expr)
         if isinstance(value, dict):
-            tab.title = str(value.get("title") or tab.title)
+            tab.note_target_info(title=str(value.get("title") or tab.title))
             return {"url": value.get("url") or tab.url, "title": value.get("title") or "",
                     "status": value.get("status") or None}
     except (BrowserdError, trio.TooSlowError):
