@@ -15,8 +15,13 @@ import trio
 from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, Timeout
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
 from .actor import TabActor
+from .remote import exception_text
+from .state import LoadState
 
-_LOAD_RANK = {"none": 0, "commit": 0, "loading": 0, "domcontentloaded": 1, "load": 2}
+__all__ = ["WAIT_UNTIL", "evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
+
+WAIT_UNTIL = ("load", "domcontentloaded", "commit", "none")
+"""What a navigation may wait for; "commit" = the new document replaced the old one."""
 
 
 async def navigate(
@@ -38,8 +43,9 @@ async def navigate(
                          hint="check the URL and that the site is reachable")
         loader_id = result.get("loaderId")
         if loader_id and wait_until != "none":
-            want = _LOAD_RANK[wait_until]
-            while not (tab.loader_id == loader_id and _LOAD_RANK[tab.load_state] >= want):
+            # "commit": the new document is the tab's, whatever its load state.
+            want = (LoadState.LOADING if wait_until == "commit" else LoadState(wait_until)).rank
+            while not (tab.loader_id == loader_id and tab.load_state.rank >= want):
                 if tab.dialog is not None:
                     raise DialogOpen(f"a {tab.dialog.type} dialog opened while loading",
                                      dialog=tab.dialog.to_json())
@@ -52,7 +58,7 @@ async def navigate(
     out: dict[str, Any] = {"ok": True, "targetId": tab.target_id}
     info = await page_info(tab)
     out.update(info)
-    out["loadState"] = tab.load_state
+    out["loadState"] = tab.load_state.value
     return out
 
 
@@ -64,7 +70,7 @@ async def page_info(tab: TabActor) -> dict[str, Any]:
         with trio.fail_after(5):
             value = await evaluate_value(tab, expr)
         if isinstance(value, dict):
-            tab.title = str(value.get("title") or tab.title)
+            tab.note_target_info(title=str(value.get("title") or tab.title))
             return {"url": value.get("url") or tab.url, "title": value.get("title") or "",
                     "status": value.get("status") or None}
     except (BrowserdError, trio.TooSlowError):
@@ -92,9 +98,7 @@ async def evaluate_value(tab: TabActor, expression: str, *, await_promise: bool 
         raise
     details = result.get("exceptionDetails")
     if details:
-        thrown = details.get("exception") or {}
-        text = thrown.get("description") or thrown.get("value") or details.get("text", "error")
-        raise JsException(f"JavaScript threw: {str(text)[:2000]}",
+        raise JsException(f"JavaScript threw: {exception_text(details, limit=2000)}",
                           hint="fix the expression; page errors are returned as data")
     remote = result.get("result", {})
     if "value" in remote:

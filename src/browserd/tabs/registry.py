@@ -9,7 +9,6 @@ actor ends with it.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -27,6 +26,8 @@ from ..errors import (
     TabNotFound,
 )
 from .actor import TabActor, TabInfo
+
+__all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ class TabRegistry:
         for info in result.get("targetInfos", []):
             tab = self._tabs.get(info.get("targetId", ""))
             if tab is not None:
-                tab.title, tab.url = info.get("title", tab.title), info.get("url", tab.url)
+                tab.note_target_info(title=info.get("title"), url=info.get("url"))
 
     async def wait_pending(self) -> None:
         """Wait (≤ 5 s) for tabs discovered but still attaching."""
@@ -206,7 +207,7 @@ class TabRegistry:
 
     def note_focused(self, tab: TabActor) -> None:
         """Record that ``tab`` is in front (it was just created or activated)."""
-        tab.last_focused_at = time.time()
+        tab.mark_focused()
         self.last_used = tab.target_id
 
     async def close(self, tab: TabActor) -> None:
@@ -245,7 +246,8 @@ class TabRegistry:
                     info = p["targetInfo"]
                     tab = self._tabs.get(info.get("targetId", ""))
                     if tab is not None:
-                        tab.title, tab.url = info.get("title", ""), info.get("url", "")
+                        tab.note_target_info(title=info.get("title", ""),
+                                             url=info.get("url", ""))
                     elif info.get("type") == "page" and info["targetId"] not in self._ready:
                         self._on_created(info)
                 elif event.method == "Target.targetDestroyed":

@@ -23,29 +23,30 @@ is changed.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import trio
 
 from ..errors import BrowserdError
 from .actor import TabActor
-from .refs import world_evaluate
+from .state import LoadState
+from .worlds import world_evaluate
 
-LOAD_RANK = {"loading": 0, "domcontentloaded": 1, "load": 2}
-"""How far a document has got; ``tab.load_state`` and readyState map onto it."""
+__all__ = ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling", "settle_after_input",
+           "settle_document", "wait_load_state"]
+
 WAIT_UNTIL = ("domcontentloaded", "load", "commit", "none")
 """What an input action may wait for after it navigated (``waitUntil``)."""
 DEFAULT_SETTLE_MS = 5000
 """How long a read waits for a loading document by default (``settleMs``)."""
-_READY = {"loading": "loading", "interactive": "domcontentloaded", "complete": "load"}
 _PROBE_S = 1.0
 """The longest one readyState probe may take (a busy renderer answers late)."""
 _RECHECK_S = 0.1
 """How often the state is re-read when no tab event arrives."""
 
 
-async def _ready_state(tab: TabActor) -> str | None:
+async def _ready_state(tab: TabActor) -> LoadState | None:
     """The current main document's readyState as a load state; None if unknown now."""
     with trio.move_on_after(_PROBE_S):
         try:
@@ -53,55 +54,65 @@ async def _ready_state(tab: TabActor) -> str | None:
                                           "document.readyState")
         except BrowserdError:
             return None  # between documents, or the world went away: ask again later
-        return _READY.get(str(remote.get("value")))
+        return LoadState.from_ready_state(remote.get("value"))
     return None
 
 
-async def _state_now(tab: TabActor, *, probe: bool) -> str:
+async def _state_now(tab: TabActor, *, probe: bool) -> LoadState:
     state = tab.load_state
-    if probe or state == "loading":
+    if probe or state == LoadState.LOADING:
         ready = await _ready_state(tab)
         if ready is not None:
             # The document itself is the authority right after a commit, when
             # the tab's lifecycle record may still describe the old one.
-            state = ready if probe else max(state, ready, key=LOAD_RANK.__getitem__)
+            state = ready if probe else max(state, ready, key=lambda s: s.rank)
     return state
 
 
-async def wait_load_state(tab: TabActor, want: str, *, until: float, probe: bool = False
-                          ) -> str:
+async def wait_load_state(tab: TabActor, want: LoadState, *, until: float,
+                          probe: bool = False) -> LoadState:
     """Wait until the main document reaches ``want`` or trio time ``until``; its state.
 
-    ``want`` is "domcontentloaded" or "load". ``probe`` reads the document's
+    ``want`` is DOMCONTENTLOADED or LOAD. ``probe`` reads the document's
     readyState even when the tab's events say it got far enough (needed
     right after a navigation committed). Returns the state reached, which is
     below ``want`` only when the time ran out, a dialog opened, or the tab
     went away. Never raises for a slow page.
     """
-    goal = LOAD_RANK[want]
     state = tab.load_state
     with trio.move_on_at(until):
         while True:
             state = await _state_now(tab, probe=probe)
-            if LOAD_RANK[state] >= goal or tab.dialog is not None or tab.closed or tab.crashed:
+            if (state.rank >= want.rank or tab.dialog is not None or tab.closed
+                    or tab.crashed):
                 break
             with trio.move_on_after(_RECHECK_S):
                 await tab.wait_changed()
     return state
 
 
-async def settle_document(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS) -> str:
+async def settle_document(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS) -> LoadState:
     """Before reading a page: wait up to ``settle_ms`` for ``domcontentloaded``; the state.
 
     Returns at once (no CDP call) when the tab's events say the document is
-    parsed, or when ``settle_ms`` is 0. ``"loading"`` in the result means the
+    parsed, or when ``settle_ms`` is 0. LOADING in the result means the
     time ran out first: the caller reports it so that a partial read is never
     silent.
     """
-    if settle_ms <= 0 or LOAD_RANK.get(tab.load_state, 0) >= LOAD_RANK["domcontentloaded"]:
+    if settle_ms <= 0 or tab.load_state.rank >= LoadState.DOMCONTENTLOADED.rank:
         return tab.load_state
-    return await wait_load_state(tab, "domcontentloaded",
+    return await wait_load_state(tab, LoadState.DOMCONTENTLOADED,
                                  until=trio.current_time() + settle_ms / 1000)
+
+
+async def after_settling(tab: TabActor, settle_ms: int,
+                         read: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """Settle the document (up to ``settle_ms``), then ``read``; its answer with ``loadState``.
+
+    Errors and cancellation of ``read`` pass through unchanged.
+    """
+    load_state = await settle_document(tab, settle_ms=settle_ms)
+    return {**await read(), "loadState": load_state.value}
 
 
 async def settle_after_input(tab: TabActor, result: MutableMapping[str, Any], *,
@@ -117,8 +128,11 @@ async def settle_after_input(tab: TabActor, result: MutableMapping[str, Any], *,
     if not isinstance(effects, dict) or "navigated" not in effects:
         return
     if wait_until in ("domcontentloaded", "load"):
-        effects["loadState"] = await wait_load_state(tab, wait_until, until=until, probe=True)
+        state = await wait_load_state(tab, LoadState(wait_until), until=until, probe=True)
+    elif wait_until == "commit":
+        # The navigation has committed (effects.navigated): no wait, but the
+        # document itself says how far it got.
+        state = await _state_now(tab, probe=True)
     else:
-        # commit / none: the navigation has committed (effects.navigated); no wait.
-        effects["loadState"] = await _state_now(tab, probe=True) if wait_until == "commit" \
-            else tab.load_state
+        state = tab.load_state
+    effects["loadState"] = state.value

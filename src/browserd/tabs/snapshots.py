@@ -25,7 +25,8 @@ import re
 import time
 from typing import Any
 
-from ..cdp import CdpSession
+import attrs
+
 from ..errors import BadRequest
 from ..snapshot import (
     FindOptions,
@@ -36,20 +37,12 @@ from ..snapshot import (
     read_view_call,
 )
 from .actor import TabActor
-
-# The ref engine's walk and bookkeeping helpers, shared within this package:
-# snapshots and find are the ref engine's two public faces.
-from .refs import (
-    _decode,
-    _prune,
-    _run_walker,
-    _scope_of,
-    _walk,
-    _walker_error,
-    resolve_ref,
-    world_evaluate,
-)
+from .refs import Scope, run_walker, walk_scope, walk_tree, walker_error
 from .settle import DEFAULT_SETTLE_MS, settle_document
+from .worlds import decode_value, world_evaluate
+
+__all__ = ["ARIA_MAX_CHARS", "FORMATS", "READ_TEXT_CHARS", "READ_TOTAL_CHARS", "find",
+           "take_snapshot"]
 
 FORMATS = ("aria", "read", "domSnapshot")
 ARIA_MAX_CHARS = 20_000
@@ -73,17 +66,6 @@ def _count_lines(text: str) -> int:
     return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
 
 
-async def _scope(tab: TabActor, root: str | None
-                 ) -> tuple[CdpSession, str, str | None, str | None]:
-    """(session, frame id, root ref, root selector) of what ``root`` names."""
-    root_ref, root_selector = _scope_of(root)
-    session, frame_id = tab.session, tab.main_frame_id
-    if root_ref is not None:
-        handle = await resolve_ref(tab, root_ref)
-        session, frame_id = handle.session, handle.frame_id
-    return session, frame_id, root_ref, root_selector
-
-
 async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: bool = False,
                         max_chars: int | None = None, limit: int | None = None,
                         root: str | None = None, line_chars: int | None = None,
@@ -97,7 +79,8 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
     interactive refs as one list. "domSnapshot": a bounded DOM walk, always
     with ``nodes``. ``line_chars`` caps names and text lines (None: 300; 0:
     whole). ``nodes`` adds the refs as JSON. ``root`` scopes to a ref or a
-    CSS selector. Every ref issued is recorded; ``tab.next_ref`` advances.
+    CSS selector. Every ref issued is recorded in ``tab.refs`` (its counter
+    advances), and the answer's ``snapshotId`` is the tab's next.
 
     Raises BadRequest for an unknown format; otherwise as the module says.
     """
@@ -105,29 +88,27 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
         raise BadRequest(f"unknown snapshot format {format!r}", field="format")
     load_state = await settle_document(tab, settle_ms=settle_ms)
     started = time.perf_counter()
-    _prune(tab)
-    session, frame_id, root_ref, root_selector = await _scope(tab, root)
-    seq = int(tab.page_state.get("snapshot_seq", 0)) + 1
-    tab.page_state["snapshot_seq"] = seq
-    info = _decode(await world_evaluate(
-        tab, session, frame_id, "JSON.stringify([location.href, document.title])"))
+    scope = await walk_scope(tab, root)
+    snapshot_id = tab.refs.next_snapshot_id()
+    info = decode_value(await world_evaluate(
+        tab, scope.session, scope.frame_id, "JSON.stringify([location.href, document.title])"))
     url, title = (str(info[0]), str(info[1])) if isinstance(info, list) else (tab.url, "")
-    out: dict[str, Any] = {"snapshotId": f"s{seq}", "targetId": tab.target_id, "url": url,
-                           "title": title, "format": format, "loadState": load_state}
+    out: dict[str, Any] = {"snapshotId": snapshot_id, "targetId": tab.target_id, "url": url,
+                           "title": title, "format": format, "loadState": load_state.value}
     if format == "domSnapshot":
-        out.update(await _dom_walk(tab, session, frame_id, limit=limit, root_ref=root_ref,
-                                   root_selector=root_selector))
+        out.update(await _dom_walk(tab, scope, limit=limit))
         return out
     text_cut = False
     reading = ""
     if format == "read":
         budget = READ_TEXT_CHARS if max_chars is None else max_chars or 1_000_000_000
-        view = _decode(await world_evaluate(tab, session, frame_id, read_view_call(
-            SnapshotOptions(text_budget=budget, root_ref=root_ref,
-                            root_selector=root_selector))))
+        read_opts = SnapshotOptions(text_budget=budget, root_ref=scope.root_ref,
+                                    root_selector=scope.root_selector)
+        view = decode_value(await world_evaluate(tab, scope.session, scope.frame_id,
+                                                 read_view_call(read_opts)))
         view = view if isinstance(view, dict) else {}
         if "error" in view:
-            raise _walker_error(view["error"], root)
+            raise walker_error(view["error"], root)
         reading = str(view.get("text") or "")
         text_cut = bool(view.get("truncated"))
         interactive = True
@@ -135,9 +116,8 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
                     else None if max_chars == 0 else max(1000, max_chars // 2))
     else:
         walk_max = ARIA_MAX_CHARS if max_chars is None else max_chars or None
-    walk = await _walk(tab, session, frame_id, interactive=interactive, max_chars=walk_max,
-                       limit=limit, root_ref=root_ref, root_selector=root_selector, nesting=0,
-                       line_chars=line_chars)
+    walk = await walk_tree(tab, scope, interactive=interactive, max_chars=walk_max,
+                           limit=limit, line_chars=line_chars)
     text, cut = cap_text(walk.text, walk_max)
     listed = walk.nodes
     if cut:
@@ -158,13 +138,12 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
     return out
 
 
-async def _dom_walk(tab: TabActor, session: CdpSession, frame_id: str, *, limit: int | None,
-                    root_ref: str | None, root_selector: str | None) -> dict[str, Any]:
+async def _dom_walk(tab: TabActor, scope: Scope, *, limit: int | None) -> dict[str, Any]:
     started = time.perf_counter()
-    opts = SnapshotOptions(next_ref=tab.next_ref, limit=limit, root_ref=root_ref,
-                           root_selector=root_selector)
-    reply, listed = await _run_walker(tab, session, frame_id, dom_snapshot_call(opts),
-                                      root_ref or root_selector)
+    opts = SnapshotOptions(next_ref=tab.refs.next_ref, limit=limit, root_ref=scope.root_ref,
+                           root_selector=scope.root_selector)
+    reply, listed = await run_walker(tab, scope.session, scope.frame_id,
+                                     dom_snapshot_call(opts), scope.root)
     return {"nodes": listed, "truncated": bool(reply.get("truncated")),
             "stats": {"nodes": len(listed), "refs": len(listed),
                       "ms": round((time.perf_counter() - started) * 1000, 1)}}
@@ -191,15 +170,14 @@ async def find(tab: TabActor, *, role: str | None = None, name: str | None = Non
                        line_chars=line_chars)  # validates before any page work
     load_state = await settle_document(tab, settle_ms=settle_ms)
     started = time.perf_counter()
-    _prune(tab)
-    session, frame_id, root_ref, root_selector = await _scope(tab, root)
-    opts = FindOptions(next_ref=tab.next_ref, role=role, name=name, text=text, exact=exact,
-                       limit=limit, line_chars=line_chars, root_ref=root_ref,
-                       root_selector=root_selector)
-    reply, _listed = await _run_walker(tab, session, frame_id, find_call(opts), root)
+    scope = await walk_scope(tab, root)
+    opts = attrs.evolve(opts, next_ref=tab.refs.next_ref, root_ref=scope.root_ref,
+                        root_selector=scope.root_selector)
+    reply, _listed = await run_walker(tab, scope.session, scope.frame_id, find_call(opts),
+                                      scope.root)
     matches = list(reply.get("matches") or [])
     stats = {**dict(reply.get("stats") or {}),
              "totalMs": round((time.perf_counter() - started) * 1000, 1)}
-    return {"targetId": tab.target_id, "url": tab.url, "loadState": load_state,
+    return {"targetId": tab.target_id, "url": tab.url, "loadState": load_state.value,
             "count": int(reply.get("count") or 0), "matches": matches,
             "truncated": bool(reply.get("truncated")), "stats": stats}

@@ -1,0 +1,216 @@
+"""The shape of the package: public surface pinned, no import circle, imports point down.
+
+Like httpx's ``test_exported_members``: what a package exports is a decision,
+so it is written down here and a change to it shows up in review.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import browserd
+
+SRC = Path(browserd.__file__).parent
+#: Modules owned by the CDP-transport work; they get their ``__all__`` there.
+NO_ALL_YET = {"browserd.__main__", "browserd.browser.process", "browserd.cdp.protocol"}
+MAX_LINES = 520  # "~500": split a module by concern before it grows past this
+
+
+def all_modules() -> list[str]:
+    names = ["browserd"]
+    for info in pkgutil.walk_packages([str(SRC)], prefix="browserd."):
+        names.append(info.name)
+    return sorted(names)
+
+
+def module_path(name: str) -> Path:
+    parts = name.split(".")[1:]
+    base = SRC.joinpath(*parts)
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+@pytest.mark.parametrize("name", all_modules())
+def test_every_module_imports_and_declares_what_it_exports(name: str) -> None:
+    if name in NO_ALL_YET:
+        return  # (importing __main__ would run the CLI)
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    missing = [n for n in exported if not hasattr(module, n)]
+    assert not missing, f"{name}.__all__ names what it does not define: {missing}"
+
+
+PINNED = {
+    "browserd.supervisor": ["BrowserSupervisor"],
+    "browserd.supervisor.runtime": ["BrowserRuntime"],
+    "browserd.supervisor.policy": ["REFUSALS", "RestartHistory", "RestartPolicy"],
+    "browserd.supervisor.state": ["SupervisorState"],
+    "browserd.supervisor.budgets": ["BROWSER_STOP_S", "HTTP_DRAIN_S", "SERVICE_STOP_S",
+                                    "SUPERVISOR_STOP_S"],
+    "browserd.tabs.state": ["CONSOLE_BUFFER", "ConsoleEntry", "ConsoleLog", "LoadState",
+                            "RefMap", "RefRecord", "World", "WorldKey"],
+    "browserd.tabs.locator": ["ElementTarget"],
+    "browserd.tabs.refs": ["Scope", "Walk", "run_walker", "walk_scope", "walk_tree",
+                           "walker_error"],
+    "browserd.tabs.snapshots": ["ARIA_MAX_CHARS", "FORMATS", "READ_TEXT_CHARS",
+                                "READ_TOTAL_CHARS", "find", "take_snapshot"],
+    "browserd.tabs.settle": ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling",
+                             "settle_after_input", "settle_document", "wait_load_state"],
+    "browserd.tabs.actions": [
+        "ACTION_KINDS", "LOAD_STATES", "MODIFIER_BITS", "Action", "AnswerDialog", "Click",
+        "ElementTarget", "Hover", "Navigate", "Observer", "Press", "Progress", "Select", "Step",
+        "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
+        "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
+        "type_text", "wait"],
+    "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "page_routes",
+                             "service_routes", "tab_routes"],
+    "browserd.http.tabwork": ["on_tab"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_public_surface_is_pinned(name: str) -> None:
+    module = importlib.import_module(name)
+    assert sorted(module.__all__) == sorted(PINNED[name])
+
+
+def test_action_records_are_what_the_actions_package_exports() -> None:
+    from browserd.tabs import actions
+    from browserd.tabs.actions import records
+
+    for record in ("Click", "Hover", "TypeText", "Press", "Select", "Wait", "Navigate",
+                   "AnswerDialog"):
+        assert getattr(actions, record) is getattr(records, record)
+        assert getattr(records, record).kind in actions.ACTION_KINDS
+
+
+# -- imports -------------------------------------------------------------------
+
+
+def imports_of(name: str) -> set[str]:
+    """The browserd modules ``name`` imports (anywhere in it, lazy imports included)."""
+    path = module_path(name)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    known = set(all_modules())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("browserd"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("browserd"):
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in known else target)
+    return {m for m in found if m in known and m != name}
+
+
+def test_the_import_graph_sees_relative_and_lazy_imports() -> None:
+    assert "browserd.tabs.registry" in imports_of("browserd.supervisor.supervisor")
+    assert "browserd.service" in imports_of("browserd.cli")  # imported inside a function
+    assert "browserd.tabs.actor" in imports_of("browserd.tabs.actions.element")
+
+
+def test_there_is_no_import_circle() -> None:
+    graph = {name: imports_of(name) for name in all_modules()}
+    visiting: list[str] = []
+    done: set[str] = set()
+
+    def visit(node: str) -> None:
+        if node in done:
+            return
+        assert node not in visiting, "import circle: " + " -> ".join(
+            [*visiting[visiting.index(node):], node])
+        visiting.append(node)
+        for child in sorted(graph[node]):
+            visit(child)
+        visiting.pop()
+        done.add(node)
+
+    for name in graph:
+        visit(name)
+
+
+def area(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+#: What each part of the tree must never import: imports point down
+#: (service/http -> supervisor -> cdp, tabs, browser -> errors).
+FORBIDDEN = {
+    "errors": {"browser", "cdp", "tabs", "snapshot", "supervisor", "http", "media", "service",
+               "system", "cli", "config"},
+    "cdp": {"browser", "tabs", "snapshot", "supervisor", "http", "media", "service", "system",
+            "cli"},
+    "browser": {"cdp", "tabs", "snapshot", "supervisor", "http", "media", "service", "system",
+                "cli"},
+    "snapshot": {"browser", "cdp", "tabs", "supervisor", "http", "media", "service", "system",
+                 "cli"},
+    "media": {"browser", "cdp", "tabs", "snapshot", "supervisor", "http", "service", "system",
+              "cli"},
+    "tabs": {"browser", "supervisor", "http", "media", "service", "system", "cli"},
+    "supervisor": {"http", "media", "service", "system", "cli"},
+    "http": {"service", "cli"},
+}
+
+
+def test_imports_point_down_the_tree() -> None:
+    wrong = sorted(
+        f"{name} imports {target}"
+        for name in all_modules()
+        for target in imports_of(name)
+        if area(target) in FORBIDDEN.get(area(name), set())
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
+    assert not any(m.startswith("browserd.tabs") for m in imports_of("browserd.tabs.state"))
+    assert imports_of("browserd.tabs.actor") & {
+        m for m in all_modules() if m.startswith("browserd.tabs")} <= {
+        "browserd.tabs.remote", "browserd.tabs.state"}
+
+
+def test_the_ref_engine_does_not_import_what_is_built_on_it() -> None:
+    above = {"browserd.tabs.snapshots", "browserd.tabs.settle", "browserd.tabs.query",
+             "browserd.tabs.capture"}
+    for engine in ("browserd.tabs.worlds", "browserd.tabs.refs", "browserd.tabs.resolve"):
+        assert not imports_of(engine) & above, engine
+
+
+def private_imports_of(name: str) -> list[str]:
+    """Names starting with ``_`` (dunders aside) that ``name`` imports from browserd modules."""
+    tree = ast.parse(module_path(name).read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if not node.level and not (node.module or "").startswith("browserd"):
+            continue
+        found += [f"{node.module or '.'}.{a.name}" for a in node.names
+                  if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    wrong = {name: found for name in all_modules() if (found := private_imports_of(name))}
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("name", all_modules())
+def test_no_source_file_is_over_about_500_lines(name: str) -> None:
+    lines = module_path(name).read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{name} has {lines} lines: split it by concern"
