@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 import trio
 
-from ..cdp import CdpConnection, open_cdp_connection
+from ..cdp import CdpConnection, open_cdp_connection, open_cdp_over
 from ..config import Settings, default_headless
 from ..errors import (
     AttachOnly,
@@ -50,7 +50,6 @@ from ..paths import Paths
 from ..tabs.registry import TabRegistry, open_tab_registry
 from .devtools_http import browser_ws_url
 from .executable import find_executable
-from .ports import find_port_holder, port_is_free
 from .process import BrowserProcess, LaunchSpec, run_browser
 from .profile import (
     claim_profile,
@@ -307,19 +306,10 @@ class BrowserSupervisor:
         claim_profile(profile_dir)
         await self._stop_our_leftover(profile_dir)
         clear_stale_lock(profile_dir)
-        port = settings.effective_cdp_port
-        if not port_is_free(port):
-            holder = find_port_holder(port)
-            raise PortInUse(
-                f"DevTools port {port} is already held by {holder.describe()}; "
-                "nothing was launched",
-                hint="stop that process, choose another cdp_port, or attach to it with cdp_url",
-            )
         prepare_preferences(profile_dir, name=settings.profile, color=settings.color)
         spec = LaunchSpec(
             executable=exe.path,
             profile_dir=profile_dir,
-            cdp_port=port,
             headless=self.headless,
             no_sandbox=hasattr(os, "geteuid") and os.geteuid() == 0,
         )
@@ -328,8 +318,7 @@ class BrowserSupervisor:
             process: BrowserProcess = await nursery.start(run_browser, spec)
             self._write_pid_record(process)
             try:
-                assert process.ws_url is not None
-                await self._serve_connection(process.ws_url, process)
+                await self._serve_connection(None, process)
             finally:
                 nursery.cancel_scope.cancel()
                 self._clear_pid_record()
@@ -339,8 +328,14 @@ class BrowserSupervisor:
             ws_url = await browser_ws_url(self.settings.effective_cdp_url)
         await self._serve_connection(ws_url, None)
 
-    async def _serve_connection(self, ws_url: str, process: BrowserProcess | None) -> None:
-        async with open_cdp_connection(ws_url) as conn:
+    async def _serve_connection(self, ws_url: str | None, process: BrowserProcess | None) -> None:
+        # A launched browser: CDP over its pipe (the process keeps the pipe);
+        # an attached one: its websocket.
+        opened = (
+            open_cdp_over(process.transport, "pipe", close_transport=False)
+            if process is not None else open_cdp_connection(str(ws_url))
+        )
+        async with opened as conn:
             with trio.fail_after(10):
                 version = await conn.send("Browser.getVersion")
             async with open_tab_registry(

@@ -209,6 +209,13 @@ class Protocol:
             self._subscriptions.append(sub)
         return sub
 
+    def add_subscription(self, sub: Subscription) -> None:
+        """Register a prebuilt subscription (its own ``wants`` decides routing)."""
+        if self._closed is not None:
+            sub.close()
+        else:
+            self._subscriptions.append(sub)
+
     def unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subscriptions:
             self._subscriptions.remove(sub)
