@@ -296,24 +296,32 @@ class RawCdp:
                 event.set()
 
 
-def browser_ws_url(cdp_port: int, host: str = "127.0.0.1") -> str:
-    """The browser websocket URL of a DevTools port (blocking GET /json/version)."""
-    r = httpx.get(f"http://{host}:{cdp_port}/json/version", timeout=5,
-                  headers={"Host": f"{host}:{cdp_port}"})
+def browser_ws_url(cdp_port: int, host: str = "127.0.0.1", *, token: str | None = None) -> str:
+    """The browser websocket URL of a DevTools port (blocking GET /json/version).
+
+    ``token``: browserd's CDP gateway wants ``Authorization: Bearer <token>``.
+    """
+    headers = {"Host": f"{host}:{cdp_port}"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    r = httpx.get(f"http://{host}:{cdp_port}/json/version", timeout=5, headers=headers)
     url: str = r.json()["webSocketDebuggerUrl"]
     return url
 
 
 @contextlib.asynccontextmanager
-async def open_cdp(ws_url: str) -> AsyncIterator[RawCdp]:
+async def open_cdp(ws_url: str, *, token: str | None = None) -> AsyncIterator[RawCdp]:
     """Connect to a DevTools websocket URL (browser or page); yield a :class:`RawCdp`.
+
+    ``token`` is sent as ``Authorization: Bearer`` (browserd's CDP gateway).
 
     Leaving the block cancels the reader and closes the socket. An exception
     from the body comes out as itself, not wrapped in a group.
     """
     try:
         async with (
-            open_websocket_url(ws_url, max_message_size=64 * 1024 * 1024) as ws,
+            open_websocket_url(ws_url, max_message_size=64 * 1024 * 1024,
+                               extra_headers=_auth_headers(token)) as ws,
             trio.open_nursery() as nursery,
         ):
             cdp = RawCdp(ws)
@@ -329,11 +337,17 @@ async def open_cdp(ws_url: str) -> AsyncIterator[RawCdp]:
 
 
 @contextlib.asynccontextmanager
-async def open_raw_cdp(cdp_port: int) -> AsyncIterator[RawCdp]:
-    """Connect to the browser endpoint on ``cdp_port``; closed on exit."""
-    url = await trio.to_thread.run_sync(browser_ws_url, cdp_port)
-    async with open_cdp(url) as cdp:
+async def open_raw_cdp(cdp_port: int, *, token: str | None = None) -> AsyncIterator[RawCdp]:
+    """Connect to the browser endpoint on ``cdp_port`` (browserd's gateway wants
+    ``token``); closed on exit."""
+    url = await trio.to_thread.run_sync(
+        lambda: browser_ws_url(cdp_port, token=token))
+    async with open_cdp(url, token=token) as cdp:
         yield cdp
+
+
+def _auth_headers(token: str | None) -> list[tuple[bytes, bytes]]:
+    return [] if token is None else [(b"authorization", f"Bearer {token}".encode())]
 
 
 # -- a TCP proxy that can be cut -----------------------------------------------------------

@@ -202,10 +202,13 @@ class CdpSession:
 
 
 @asynccontextmanager
-async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
+async def open_cdp_connection(
+    ws_url: str, *, headers: dict[str, str] | None = None
+) -> AsyncIterator[CdpConnection]:
     """Connect to a browser websocket endpoint and run its reader.
 
-    Sends no Origin header. Raises BrowserGone if the handshake fails (10 s
+    Sends no Origin header; ``headers`` are added to the handshake (e.g. the
+    ``Authorization`` a browserd CDP gateway wants). Raises BrowserGone if the handshake fails (10 s
     bound). On exit (or cancellation) the socket is closed and pending calls
     fail with BrowserGone.
     """
@@ -213,7 +216,8 @@ async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
         try:
             with trio.fail_after(10):
                 ws = await trio_websocket.connect_websocket_url(
-                    nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE
+                    nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE,
+                    extra_headers=[(k.encode(), v.encode()) for k, v in (headers or {}).items()],
                 )
         except (trio_websocket.HandshakeError, OSError, trio.TooSlowError) as exc:
             raise BrowserGone(f"cannot connect to the browser at {ws_url}: {exc}") from None

@@ -83,6 +83,11 @@ class TabRegistry:
         order = [t for t in self._order if t in listed]
         return order[0] if order else None
 
+    @property
+    def has_spare(self) -> bool:
+        """True while an unlisted spare tab is ready (headless, no gateway client)."""
+        return self._spare is not None and self._spare in self._tabs
+
     def target_ids(self) -> list[str]:
         return [t for t in self._order if t != self._spare]
 
