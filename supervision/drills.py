@@ -1,5 +1,7 @@
 """Fault drills F1-F15: start browserd on a real Chromium, inject one fault, check recovery.
 
+(S11, the hostile neighbour, lives in neighbour.py and is registered here.)
+
 Each drill is ``async def fN(d: Drill) -> None``. It records checks
 (:meth:`Drill.check`), measured figures (:meth:`Drill.figure`) and notes;
 any failed check or exception makes the drill FAIL. Every drill ends with
@@ -1100,6 +1102,13 @@ class DrillSpec:
     fast: bool
 
 
+async def s11(d: Drill) -> None:
+    """Another OS user (nobody) tries the gateway and looks for a DevTools listener."""
+    from .neighbour import hostile_neighbour
+
+    await hostile_neighbour(d)
+
+
 DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
     DrillSpec(key="F1", title="kill -9 the browser, requests in flight", fast=True, fn=f1,
               expectation="in-flight calls 502 BROWSER_GONE < 2 s; relaunch on the same "
@@ -1138,6 +1147,9 @@ DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
               expectation="browser stays up (or restarts); /tabs [] then /tabs/open works"),
     DrillSpec(key="F15", title="overload: 50 concurrent calls", fast=False, fn=f15,
               expectation="excess 429/503 quickly; nothing else breaks; RSS bounded"),
+    DrillSpec(key="S11", title="hostile neighbour: another OS user on the CDP port", fast=True,
+              fn=s11, expectation="401 on every gateway/control probe without the token; no "
+                                  "process of the browser group listens on TCP"),
 ]}
 
 FAST = tuple(k for k, s in DRILLS.items() if s.fast)

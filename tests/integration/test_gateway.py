@@ -27,6 +27,7 @@ import orjson
 import pytest
 import trio
 import trio_websocket
+from supervision.neighbour import group_listeners, group_members, listening_ports
 
 from tests.conftest import PageServer, ServiceInfo, start_service, stop_service
 
@@ -40,51 +41,7 @@ def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
     stop_service(info)
 
 
-# -- who listens on TCP ------------------------------------------------------------------
-
-
-def tcp_listener_inodes() -> dict[str, int]:
-    """Socket inode → port of every TCP socket in LISTEN state (IPv4 and IPv6)."""
-    found: dict[str, int] = {}
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if len(fields) > 9 and fields[3] == "0A":
-                found[fields[9]] = int(fields[1].rsplit(":", 1)[1], 16)
-    return found
-
-
-def socket_inodes(pid: int) -> set[str]:
-    inodes: set[str] = set()
-    try:
-        fds = list(Path(f"/proc/{pid}/fd").iterdir())
-    except OSError:
-        return inodes
-    for fd in fds:
-        try:
-            link = os.readlink(fd)
-        except OSError:
-            continue
-        if link.startswith("socket:["):
-            inodes.add(link[len("socket:["):-1])
-    return inodes
-
-
-def group_members(pgid: int) -> list[int]:
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if os.getpgid(int(entry.name)) == pgid:
-                    members.append(int(entry.name))
-            except OSError:
-                continue
-    return members
-
-
-def listening_ports(pid: int) -> set[int]:
-    listeners = tcp_listener_inodes()
-    return {listeners[i] for i in socket_inodes(pid) if i in listeners}
+# -- who listens on TCP (readers shared with the S11 drill) --------------------------------
 
 
 def test_no_process_of_the_browser_group_listens_on_tcp(
@@ -101,7 +58,7 @@ def test_no_process_of_the_browser_group_listens_on_tcp(
     assert browser in members and len(members) >= 3, members  # browser, zygote, renderer…
     # The detector sees listeners: the service's own two (control API, gateway).
     assert {gw.port, gw.cdp_port} <= listening_ports(gw.pid)
-    held = {pid: ports for pid in members if (ports := listening_ports(pid))}
+    held = group_listeners(browser)
     assert held == {}, f"browser processes listening on TCP: {held}"
 
 
