@@ -22,6 +22,7 @@ import contextlib
 import http.server
 import itertools
 import os
+import random
 import shutil
 import signal
 import socket
@@ -54,18 +55,25 @@ QUIET_FLAGS = (
 
 
 def free_port_pair() -> int:
-    """A port P such that P and P+1 are both free on 127.0.0.1."""
+    """A port P such that P and P+1 are both free on 127.0.0.1.
+
+    Drawn below the kernel's ephemeral range, so an outgoing connection of
+    some other process cannot take P or P+1 between this check and the
+    service's bind (both ports are listeners now: control API and gateway).
+    """
+    low = 32768
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port >= 65000 or port in (9221, 9222):
+        port = random.randrange(max(1024, low - 12000), low - 2)
+        if port in (9221, 9222):
             continue
-        with socket.socket() as s2:
-            try:
+        try:
+            with socket.socket() as s, socket.socket() as s2:
+                s.bind(("127.0.0.1", port))
                 s2.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
+        except OSError:
+            continue
         return port
     raise RuntimeError("no free port pair")
 
