@@ -268,6 +268,15 @@ def test_playwright_connect_over_cdp_lists_drives_and_opens_listed_tabs(
                 r = api.post("/eval", json={"targetId": opened, "js": "location.search"})
                 assert (r.status_code, r.json()["result"]) == (200, "?from=playwright")
                 assert api.get("/healthz").json()["browser"] == "open"
+                # A tab browserd opens meanwhile reaches the client too.
+                r = api.post("/tabs/open", json={"url": pages.url("/hello.html?from=browserd")})
+                assert r.status_code == 200, r.text
+                deadline = time.monotonic() + 15
+                while not any("from=browserd" in p.url for c in browser.contexts
+                              for p in c.pages):
+                    assert time.monotonic() < deadline, "Playwright never saw browserd's tab"
+                    seen["gw-marker"].evaluate("() => 1")  # a round trip lets events in
+                api.post("/tabs/close", json={"targetId": r.json()["targetId"]})
                 with pytest.raises(Exception, match="URL_BLOCKED"):
                     page.goto("file:///etc/passwd")
             finally:
