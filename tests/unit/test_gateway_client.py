@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -58,7 +59,8 @@ async def test_client_gets_its_ids_its_sessions_events_and_browserds_rules() -> 
 
     with trio.fail_after(5):
         async with open_cdp_over(browser, "fake") as conn, trio.open_nursery() as nursery:
-            client = GatewayClient(conn, policy, root=ROOT, describe="test")
+            client = GatewayClient(conn, policy, root=ROOT, describe="test",
+                                   downloads_dir=Path("/srv/browserd/downloads/clawd"))
             nursery.start_soon(client.run, from_client_recv.receive, to_client_send.send)
             await trio.testing.wait_all_tasks_blocked()
 
@@ -101,11 +103,21 @@ async def test_client_gets_its_ids_its_sessions_events_and_browserds_rules() -> 
                 ({"id": 7, "method": "Target.createTarget",
                   "params": {"url": "http://127.0.0.1:18792/json/list"}}, -32000),
                 ({"id": "x", "method": "Runtime.enable"}, -32600),
+                ({"id": 8, "method": "Browser.setDownloadBehavior",
+                  "params": {"behavior": "default"}}, -32000),
             ):
                 await client_says(message)
                 reply = await client_hears()
                 assert reply["error"]["code"] == code, (message, reply)
             assert browser.to_browser.statistics().current_buffer_used == 0  # none forwarded
+
+            # Downloads may only go to browserd's own directory.
+            await client_says({"id": 9, "method": "Browser.setDownloadBehavior", "params": {
+                "behavior": "allowAndName", "downloadPath": "/root/.ssh"}})
+            sent = await browser.next_command()
+            assert sent["params"]["downloadPath"] == "/srv/browserd/downloads/clawd"
+            await browser.say({"id": sent["id"], "result": {}, "sessionId": ROOT})
+            assert await client_hears() == {"id": 9, "result": {}}
 
             # The client goes: its sessions are detached, the child through its root.
             await from_client.send(None)

@@ -19,7 +19,11 @@ Rules on the way through: ``Target.createTarget`` and ``Page.navigate`` URLs
 pass the URL policy; commands that would end the browser or hand CDP to a
 page (``Browser.close``, ``Browser.crash``, ``Target.exposeDevToolsProtocol``
 …) are refused; ``Target.detachFromTarget`` / ``sendMessageToTarget`` must
-name a session of the client's own.
+name a session of the client's own. ``Browser.setDownloadBehavior`` /
+``Page.setDownloadBehavior`` may deny downloads or allow them into browserd's
+downloads directory only (any ``downloadPath`` is replaced by it; ``default``,
+which means the user's ``~/Downloads``, is refused): a client must not turn
+the browser into a file writer anywhere its user can write.
 
 Every forwarded command has a deadline (:data:`COMMAND_DEADLINE_S`); at most
 :data:`MAX_IN_FLIGHT` are in flight per client (reading from the client waits
@@ -36,6 +40,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -65,6 +70,7 @@ REFUSED_METHODS = frozenset({
 #: Commands whose ``params.sessionId`` must be one of the client's sessions.
 _SESSION_PARAM_METHODS = frozenset({"Target.detachFromTarget", "Target.sendMessageToTarget"})
 _URL_PARAM_METHODS = frozenset({"Target.createTarget", "Page.navigate"})
+_DOWNLOAD_METHODS = frozenset({"Browser.setDownloadBehavior", "Page.setDownloadBehavior"})
 _ATTACH_METHODS = frozenset({"Target.attachToTarget", "Target.attachToBrowserTarget"})
 
 # CDP's own error codes (JSON-RPC): Chromium answers these for the same faults.
@@ -104,10 +110,11 @@ class GatewayClient:
     """Forwarding state of one connected gateway client (see the module docstring)."""
 
     def __init__(self, connection: CdpConnection, policy: UrlPolicy, *, root: str,
-                 describe: str) -> None:
+                 describe: str, downloads_dir: Path) -> None:
         self.number = next(_client_numbers)
         self.connection = connection
         self.policy = policy
+        self.downloads_dir = downloads_dir
         self.root = root
         self.describe = describe
         self.sessions: set[str] = {root}
@@ -218,6 +225,8 @@ class GatewayClient:
             self._refuse(call_id, SESSION_NOT_FOUND, "Session with given id not found.", session)
             return False
         problem = self._check(method, params)
+        log.debug("gateway client %d: %s%s", self.number, method,
+                  " (refused)" if problem else "")
         if problem is not None:
             self._refuse(call_id, SERVER_ERROR, problem, session)
             return False
@@ -239,6 +248,13 @@ class GatewayClient:
             target_session = params.get("sessionId")
             if not isinstance(target_session, str) or target_session not in self.sessions:
                 return "Session with given id not found."
+        if method in _DOWNLOAD_METHODS:
+            behavior = params.get("behavior")
+            if behavior not in ("deny", "allow", "allowAndName"):
+                return (f"{method}: browserd allows 'deny', 'allow' or 'allowAndName' "
+                        "(downloads stay in browserd's downloads directory)")
+            if behavior != "deny":
+                params["downloadPath"] = str(self.downloads_dir)
         if method in _URL_PARAM_METHODS and "url" in params:
             url = params["url"]
             if not isinstance(url, str):
