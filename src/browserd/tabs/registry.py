@@ -139,7 +139,9 @@ class TabRegistry:
         ``--no-startup-window`` browser, or the last tab was closed).
         """
         spare = self._spare
-        if url == "about:blank" and spare is not None and spare in self._tabs:
+        if url == "about:blank" and spare is not None and spare in self._tabs and (
+            self._spare_wanted  # not a spare being closed for a CDP gateway client
+        ):
             self._spare = None
             tab = self._tabs[spare]
             await self.connection.send("Target.activateTarget", {"targetId": spare})
