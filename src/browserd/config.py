@@ -63,6 +63,7 @@ class Settings:
     control_url: str = f"http://127.0.0.1:{DEFAULT_CONTROL_PORT}"
     cdp_port: int | None = None
     cdp_url: str | None = None
+    cdp_gateway: bool = True
     attach_only: bool = False
     headless: bool | None = None
     executable: str | None = None
@@ -117,6 +118,12 @@ class Settings:
     def is_attach(self) -> bool:
         """Connect to an existing browser instead of launching one."""
         return self.is_attach_only or bool(self.cdp_url)
+
+    @property
+    def gateway_active(self) -> bool:
+        """browserd serves its CDP gateway on the CDP port (launched browsers only:
+        when attaching, that port is the other browser's)."""
+        return self.cdp_gateway and not self.is_attach
 
     def effective_headless(self, environ: Mapping[str, str] | None = None) -> bool:
         if self.headless is not None:

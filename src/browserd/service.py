@@ -2,12 +2,13 @@
 
 Service (one_for_one)
 ├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app
+├── CdpGateway   hypercorn.trio.serve of the guarded CDP gateway (cdp_gateway)
 ├── MediaStore   (a handle; its pruning runs here)
 └── BrowserSupervisor — restart loop over the browser subtree
 
 SIGTERM/SIGINT: the browser is stopped through its ladder first, then the
 HTTP server drains (bounded), and the process exits 0. A refusal at start
-(config, token file mode, control port taken, non-loopback without opt-in)
+(config, token file mode, control or gateway port taken, non-loopback without opt-in)
 exits non-zero with the reason on stderr.
 """
 
@@ -26,7 +27,8 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from .browser.ports import find_port_holder, port_is_free
 from .config import Settings, is_loopback_host, load_settings
-from .errors import BrowserdError, ConfigError, PortInUse
+from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
+from .gateway import check_gateway_port, serve_gateway
 from .http.app import create_app, wrap
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
@@ -94,6 +96,8 @@ async def run_service(
         holder = find_port_holder(port)
         raise PortInUse(f"control port {port} is already held by {holder.describe()}",
                         hint="is another browserd running? `browserd status`, or set control_url")
+    if settings.gateway_active:
+        check_gateway_port(settings.effective_cdp_port)
     retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
                           max_age_s=settings.media_max_age_s)
     async with open_media_store(paths.media_dir, retention) as media:
@@ -115,8 +119,11 @@ async def run_service(
         async with trio.open_nursery() as nursery:
             await nursery.start(supervisor.run)
             await nursery.start(_serve_http, app, config, shutdown, http_done)
-            log.info("browserd listening on http://%s:%d (cdp port %d)", host, port,
-                     settings.effective_cdp_port)
+            if settings.gateway_active:
+                await nursery.start(serve_gateway, system, token, shutdown)
+            log.info("browserd listening on http://%s:%d (cdp port %d: %s)", host, port,
+                     settings.effective_cdp_port,
+                     "CDP gateway" if settings.gateway_active else "no gateway")
             nursery.start_soon(_prune_media, media)
             if settings.enabled and settings.auto_start:
                 nursery.start_soon(_auto_start, supervisor)
@@ -177,7 +184,10 @@ def serve(overrides: Mapping[str, Any] | None = None, *, verbose: bool = False) 
         return 2
     configure_logging(paths, verbose=verbose)
     try:
-        trio.run(run_service, settings, paths)
+        try:
+            trio.run(run_service, settings, paths)
+        except BaseExceptionGroup as group:
+            raise unwrap_group(group) from None
     except BrowserdError as exc:
         log.error("%s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
         return 1

@@ -209,6 +209,13 @@ class Protocol:
             self._subscriptions.append(sub)
         return sub
 
+    def add_subscription(self, sub: Subscription) -> None:
+        """Register a prebuilt subscription (its own ``wants`` decides routing)."""
+        if self._closed is not None:
+            sub.close()
+        else:
+            self._subscriptions.append(sub)
+
     def unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subscriptions:
             self._subscriptions.remove(sub)
@@ -255,3 +262,7 @@ def deadline_left() -> float:
     """Seconds until the current effective deadline (inf when none)."""
     deadline = trio.current_effective_deadline()
     return math.inf if deadline == math.inf else max(0.0, deadline - trio.current_time())
+
+
+__all__ = ["CdpEvent", "JsonDict", "PendingCall", "Protocol", "ProtocolStatistics", "Subscription",
+           "deadline_left"]
