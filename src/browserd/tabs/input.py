@@ -66,6 +66,7 @@ from ..errors import (
     StaleRef,
     Timeout,
 )
+from ..textmatch import Glob, compile_glob
 from . import page
 from .actor import TabActor
 from .refs import ElementHandle, resolve_target, world_evaluate
@@ -247,21 +248,9 @@ def parse_chord(key: str, modifiers: Sequence[str] = ()) -> Chord:
     return Chord(modifiers=tuple(mods), key=key_spec(parts[-1]))
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A URL glob as a regex: ``**`` matches anything, ``*`` anything but ``/``."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("^" + "".join(out) + "$", re.DOTALL)
+def glob_regex(pattern: str) -> Glob:
+    """A URL glob (``**`` anything, ``*`` anything but ``/``), matched in bounded time."""
+    return compile_glob(pattern)
 
 
 # -- effects ---------------------------------------------------------------------
@@ -1017,7 +1006,7 @@ async def wait(tab: TabActor, *, selector: str | None = None, text: str | None =
     with trio.move_on_after(timeout_ms / 1000) as scope:
         if what == "url":
             assert url is not None
-            pattern = glob_regex(url)
+            pattern = compile_glob(url)
             while not pattern.match(tab.url):
                 _check_waitable(tab)
                 await tab.wait_changed()
