@@ -18,6 +18,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from .. import __version__
+from ..cdp import decoding
 from ..config import is_loopback_host
 from ..errors import (
     BadRequest,
@@ -37,7 +38,7 @@ audit_log = logging.getLogger("browserd.audit")
 
 
 def json_response(data: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), status=status,
+    return Response(decoding.dumps(data, option=orjson.OPT_NON_STR_KEYS), status=status,
                     mimetype="application/json")
 
 

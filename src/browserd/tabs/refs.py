@@ -33,10 +33,9 @@ from collections import OrderedDict
 from typing import Any, cast
 
 import attrs
-import orjson
 import trio
 
-from ..cdp import CdpSession
+from ..cdp import CdpSession, decoding
 from ..errors import (
     BadRequest,
     BrowserdError,
@@ -263,7 +262,7 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
 def _decode(remote: dict[str, Any]) -> Any:
     value = remote.get("value")
     if isinstance(value, str) and value[:1] in ("{", "["):
-        return orjson.loads(value)
+        return decoding.loads(value)
     return value
 
 
