@@ -72,6 +72,7 @@ class Settings:
     media_max_age_s: float = 24 * 3600.0
     tab_queue_limit: int = 8
     max_concurrent_captures: int = 4
+    eval_max_bytes: int = 8 * 1024 * 1024
     restart_budget: int = 5
     restart_window_s: float = 60.0
 
@@ -210,7 +211,7 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
     if not _COLOR_RE.fullmatch(s.color):
         raise fail("color", f"{s.color!r}: use #RRGGBB")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
-                "max_concurrent_captures", "restart_budget"):
+                "max_concurrent_captures", "restart_budget", "eval_max_bytes"):
         if getattr(s, key) < 1:
             raise fail(key, "must be at least 1")
 

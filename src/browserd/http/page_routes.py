@@ -41,7 +41,8 @@ async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
         tab = await rt.tabs.resolve(args["targetId"])
         async with tab.work(allow_dialog=False):
             return await page.run_eval(tab, args["js"], await_promise=args["await"],
-                                       timeout_s=timeout_s)
+                                       timeout_s=timeout_s,
+                                       max_bytes=system.settings.eval_max_bytes)
 
 
 def page_routes() -> list[Route]:
