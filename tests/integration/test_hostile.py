@@ -261,8 +261,8 @@ async def test_beforeunload_answers_dialog_open_at_once(api, tab, pages):
         # Chromium shows the prompt only after a real user gesture on the page.
         r = await api.post("/click", json={"targetId": tab, "selector": "#b"})
         assert r.status_code == 200, r.text
-        r = await api.post("/navigate", json={"targetId": tab, "url": pages.url("/hostile/plain.html"),
-                                              "timeoutMs": 20000})
+        away = pages.url("/hostile/plain.html")
+        r = await api.post("/navigate", json={"targetId": tab, "url": away, "timeoutMs": 20000})
         assert r.status_code == 409, r.text
         body = r.json()
         assert body["code"] == "DIALOG_OPEN" and body["dialog"]["type"] == "beforeunload"
