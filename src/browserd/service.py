@@ -31,6 +31,7 @@ from .errors import BrowserdError, ConfigError, PortInUse
 from .http.app import create_app, wrap
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
+from .redact import RedactingFilter
 from .system import System
 from .token import load_or_create_token
 
@@ -61,6 +62,8 @@ def configure_logging(paths: Paths, *, verbose: bool = False) -> None:
         paths.log_dir / "audit.log", maxBytes=5_000_000, backupCount=5)
     audit_file.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     audit.addHandler(audit_file)
+    for handler in (stderr, main_file, audit_file):
+        handler.addFilter(RedactingFilter())  # no URL keeps userinfo, query or fragment
     for noisy in ("hypercorn.access", "trio-websocket", "hypercorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 

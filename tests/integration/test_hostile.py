@@ -275,3 +275,36 @@ async def test_beforeunload_answers_dialog_open_at_once(api, tab, pages):
             await trio.sleep(0.05)
         else:
             raise AssertionError("the navigation did not go on after the dialog was accepted")
+
+
+# -- secrets in URLs never reach a log (S15) ----------------------------------------------
+
+
+async def test_urls_with_secrets_leave_no_trace_in_any_log(api, tab, pages, service):
+    secrets = ("SECRETUSER", "SECRETPASS", "SECRETQUERY", "SECRETFRAGMENT")
+    port = pages.base_url.rsplit(":", 1)[1]
+    secret_url = (f"http://SECRETUSER:SECRETPASS@127.0.0.1:{port}/hostile/plain.html"
+                  "?token=SECRETQUERY#access_token=SECRETFRAGMENT")
+    unreachable = ("http://SECRETUSER:SECRETPASS@127.0.0.1:1/x?token=SECRETQUERY"
+                   "#access_token=SECRETFRAGMENT")
+    with trio.fail_after(60):
+        r = await api.post("/navigate", json={"targetId": tab, "url": secret_url})
+        assert r.status_code == 200, r.text
+        r = await api.post("/navigate", json={"targetId": tab, "url": unreachable})
+        assert r.status_code == 400, r.text  # BAD_URL, its message names the URL
+        r = await api.post("/tabs/open", json={"url": secret_url})
+        assert r.status_code == 200, r.text
+        opened = r.json()["targetId"]
+        await api.post("/tabs/close", json={"targetId": opened})
+        r = await api.post("/wait", json={"targetId": tab, "url": "**/never?token=SECRETQUERY",
+                                          "timeoutMs": 200})
+        assert r.status_code == 504
+        r = await api.post("/navigate", json={"targetId": tab, "url": "data:text/html,SECRETPASS"})
+        assert r.status_code == 403
+    logs = sorted((service.home / "logs").glob("*.log*")) + [service.log_path]
+    audit = (service.home / "logs" / "audit.log").read_text()
+    assert f"url=http://127.0.0.1:{port}/hostile/plain.html" in audit  # the URL, cut
+    for path in logs:
+        text = path.read_text(errors="replace")
+        for secret in secrets:
+            assert secret not in text, f"{secret} in {path.name}"

@@ -28,6 +28,7 @@ from ..errors import (
     Timeout,
     unwrap_group,
 )
+from ..redact import loggable_url
 from ..system import System
 from ..token import token_id
 from .guard import Guard
@@ -152,7 +153,7 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
                     audit_field(request.path, system.token),
                     audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
-                    audit_field(url.split("?")[0], system.token) if isinstance(url, str)
+                    audit_field(loggable_url(url), system.token) if isinstance(url, str)
                     else "-", outcome, (time.perf_counter() - started) * 1000,
                 )
 
