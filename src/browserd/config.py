@@ -12,6 +12,7 @@ import ipaddress
 import math
 import os
 import re
+import stat
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -230,10 +231,11 @@ def load_settings(
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     file = paths.config_file
-    if file.exists():
+    text = read_config_text(file)
+    if text is not None:
         try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"cannot read {file}: {exc}") from None
         for key, raw in data.items():
             if key not in _FIELDS:
@@ -257,9 +259,45 @@ def load_settings(
     return settings
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def read_config_text(path: Path) -> str | None:
+    """The config file's text, or None when there is none.
+
+    Only a regular file is read: a FIFO, a directory or a device is a
+    ConfigError at once, never a hang (the file is opened non-blocking and
+    checked with fstat, so a swap after a check cannot slip a FIFO in).
+    Raises ConfigError when it cannot be read, is over 1 MiB or is not UTF-8.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path} is not a regular file",
+                              hint="config.toml must be a plain TOML file")
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+        while len(data) <= MAX_CONFIG_BYTES and (more := os.read(fd, MAX_CONFIG_BYTES)):
+            data += more
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path} is larger than 1 MiB; it is not a browserd config")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
 def read_config_keys(path: Path) -> list[str]:
     """The keys a config file sets (for diagnostics)."""
     try:
-        return sorted(tomllib.loads(path.read_text(encoding="utf-8")))
-    except (OSError, tomllib.TOMLDecodeError):
+        return sorted(tomllib.loads(read_config_text(path) or ""))
+    except (ConfigError, tomllib.TOMLDecodeError):
         return []

@@ -13,6 +13,7 @@ exits non-zero with the reason on stderr.
 
 from __future__ import annotations
 
+import errno
 import logging
 import logging.handlers
 import signal
@@ -27,8 +28,9 @@ from hypercorn.trio import serve as hypercorn_serve
 from .browser.ports import find_port_holder, port_is_free
 from .browser.supervisor import BrowserSupervisor
 from .config import Settings, is_loopback_host, load_settings
-from .errors import BrowserdError, ConfigError, PortInUse
+from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
 from .http.app import create_app, wrap
+from .instance_lock import hold_instance_lock
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
 from .redact import RedactingFilter
@@ -175,10 +177,17 @@ def serve(overrides: Mapping[str, Any] | None = None, *, verbose: bool = False) 
         return 2
     configure_logging(paths, verbose=verbose)
     try:
-        trio.run(run_service, settings, paths)
-    except BrowserdError as exc:
-        log.error("%s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
-        return 1
+        with hold_instance_lock(paths):
+            trio.run(run_service, settings, paths)
     except KeyboardInterrupt:
         return 0
+    except BaseException as exc:  # one clear line for a refusal, never a raw group
+        inner = unwrap_group(exc)
+        if isinstance(inner, OSError) and inner.errno == errno.EADDRINUSE:
+            inner = PortInUse(f"control port {settings.control_port} is already in use",
+                              hint="is another browserd running? `browserd status`")
+        if not isinstance(inner, BrowserdError):
+            raise
+        log.error("%s%s", inner.message, f" ({inner.hint})" if inner.hint else "")
+        return 1
     return 0

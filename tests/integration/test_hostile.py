@@ -301,7 +301,7 @@ async def test_urls_with_secrets_leave_no_trace_in_any_log(api, tab, pages, serv
         assert r.status_code == 504
         r = await api.post("/navigate", json={"targetId": tab, "url": "data:text/html,SECRETPASS"})
         assert r.status_code == 403
-    logs = sorted((service.home / "logs").glob("*.log*")) + [service.log_path]
+    logs = [*sorted((service.home / "logs").glob("*.log*")), service.log_path]
     audit = (service.home / "logs" / "audit.log").read_text()
     assert f"url=http://127.0.0.1:{port}/hostile/plain.html" in audit  # the URL, cut
     for path in logs:
