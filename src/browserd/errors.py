@@ -45,7 +45,6 @@ Tree::
     └── StartupError                       500 STARTUP_FAILED
         ├── PortInUse                      500 PORT_IN_USE
         ├── ProfileInUse                   500 PROFILE_IN_USE
-        ├── AlreadyRunning                 500 ALREADY_RUNNING
         ├── ProfileRefused                 500 PROFILE_REFUSED
         ├── ExecutableNotFound             500 EXECUTABLE_NOT_FOUND
         └── ConfigError                    500 CONFIG_ERROR
@@ -265,12 +264,6 @@ class PortInUse(StartupError):
 
 class ProfileInUse(StartupError):
     code = "PROFILE_IN_USE"
-
-
-class AlreadyRunning(StartupError):
-    """Another ``browserd serve`` already holds this home."""
-
-    code = "ALREADY_RUNNING"
 
 
 class ProfileRefused(StartupError):

@@ -30,7 +30,6 @@ from .browser.supervisor import BrowserSupervisor
 from .config import Settings, is_loopback_host, load_settings
 from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
 from .http.app import create_app, wrap
-from .instance_lock import hold_instance_lock
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
 from .redact import RedactingFilter
@@ -177,8 +176,7 @@ def serve(overrides: Mapping[str, Any] | None = None, *, verbose: bool = False) 
         return 2
     configure_logging(paths, verbose=verbose)
     try:
-        with hold_instance_lock(paths):
-            trio.run(run_service, settings, paths)
+        trio.run(run_service, settings, paths)
     except KeyboardInterrupt:
         return 0
     except BaseException as exc:  # one clear line for a refusal, never a raw group
