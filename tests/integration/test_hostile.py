@@ -227,6 +227,12 @@ async def test_eval_errors_keep_their_shape(api, tab):
         assert r.status_code == 504, r.text
         r = await api.post("/eval", json={"targetId": tab, "js": "2 * 21"})
         assert (await ok_json(r))["result"] == 42
+        r = await api.post("/eval", json={"targetId": tab, "js": "alert('hi'); 1"})
+        assert r.status_code == 409 and r.json()["dialog"]["message"] == "hi", r.text
+        r = await api.post("/dialog", json={"targetId": tab, "accept": True})
+        assert r.status_code == 200, r.text
+        r = await api.post("/eval", json={"targetId": tab, "js": "'after'"})
+        assert (await ok_json(r))["result"] == "after"
 
 
 CSP_PAGE = "<!doctype html><title>csp</title><p>strict</p>"

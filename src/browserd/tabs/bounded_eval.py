@@ -74,8 +74,9 @@ async def evaluate_bounded(tab: TabActor, js: str, *, await_promise: bool, timeo
     Timeout when ``Runtime.evaluate``'s own ``timeout`` ended it, and
     ResultTooLarge when the JSON form of the result is above ``max_bytes``
     (the value never leaves the page). A value JSON cannot measure (a
-    cycle, a BigInt) is returned as ``returnByValue`` gives it. On
-    cancellation or error the page's copy is released (bounded, best effort).
+    cycle, a BigInt) is returned as ``returnByValue`` gives it. The page's
+    copy is released afterwards (bounded, best effort); on cancellation it
+    is left to the next evaluation's release or the next navigation.
     """
     expression = _WRAPPER % {"max": max_bytes, "source": js_literal(js),
                              "await": "true" if await_promise else "false"}
@@ -83,20 +84,20 @@ async def evaluate_bounded(tab: TabActor, js: str, *, await_promise: bool, timeo
                               "awaitPromise": await_promise, "userGesture": True,
                               "objectGroup": OBJECT_GROUP, "timeout": timeout_ms}
     try:
-        try:
-            reply = await tab.send("Runtime.evaluate", params)
-        except CdpError as exc:
-            if "Execution was terminated" in exc.message:
-                raise Timeout(f"the script did not finish within {timeout_ms} ms and was "
-                              "terminated", hint="the tab has recovered; simplify the script "
-                              "or raise timeoutMs") from None
-            raise
-        details = reply.get("exceptionDetails")
-        if details:
-            raise js_exception(details)
-        holder = reply.get("result", {}).get("objectId")
-        if not isinstance(holder, str):
-            raise BrowserdError("the evaluation wrapper returned no result")
+        reply = await tab.send("Runtime.evaluate", params)
+    except CdpError as exc:
+        if "Execution was terminated" in exc.message:
+            raise Timeout(f"the script did not finish within {timeout_ms} ms and was "
+                          "terminated", hint="the tab has recovered; simplify the script "
+                          "or raise timeoutMs") from None
+        raise
+    details = reply.get("exceptionDetails")
+    if details:
+        raise js_exception(details)
+    holder = reply.get("result", {}).get("objectId")
+    if not isinstance(holder, str):
+        raise BrowserdError("the evaluation wrapper returned no result")
+    try:
         size = (await _call(tab, holder, _SIZE)).get("value")
         if isinstance(size, (int, float)) and size > max_bytes:
             raise ResultTooLarge(
@@ -104,7 +105,9 @@ async def evaluate_bounded(tab: TabActor, js: str, *, await_promise: bool, timeo
                 "it was left in the page", bytes=int(size), limit=max_bytes)
         return remote_value(await _call(tab, holder, _VALUE))
     finally:
-        with trio.CancelScope(shield=True), trio.move_on_after(1):
+        # Not shielded: when cancelled (a dialog, a deadline) the renderer may be
+        # blocked, and the next evaluation's release frees this group anyway.
+        with trio.move_on_after(1):
             try:
                 await tab.send("Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP})
             except BrowserdError:
