@@ -4,34 +4,34 @@
 asked for, so a 200 MB result would reach browserd whole (the service peaked
 at 767 MiB). Instead the caller's script runs inside a small wrapper (an
 indirect ``eval``, which ``Runtime.evaluate`` allows even under a page's
-CSP): the wrapper keeps the value in the page and measures its JSON form in
-UTF-8 bytes. Only a value within ``max_bytes`` is then fetched by value, in
-exactly the shape ``returnByValue`` always gave; a larger one is refused with
-:class:`~browserd.errors.ResultTooLarge` and released in the page.
+CSP) that measures the value's JSON form in UTF-8 bytes and, in the same
+round trip, returns the value itself when it fits ``max_bytes`` (so it comes
+back in exactly the shape ``returnByValue`` always gave) or else a marker
+holding only the size, tagged with a per-call random nonce that the page
+cannot guess. A larger value never leaves the page:
+:class:`~browserd.errors.ResultTooLarge`.
 
 The script runs as a global script, so ``var`` and function declarations
 become globals as before; top-level ``let``/``const`` stay local to that one
 evaluation (use ``var`` or ``globalThis`` to keep values between calls).
 
 The measure uses the page's own ``JSON.stringify`` (and ``toJSON``
-methods): a page that replaces them can make its values look smaller than
-they are. The transport's own message limit still applies then.
+methods): a page that replaces them can make an object look smaller than it
+is (a string is measured by its length, which a page cannot fake). The
+transport's own message limit still applies then.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
-import trio
-
-from ..errors import BrowserdError, CdpError, JsException, ResultTooLarge, Timeout
+from ..errors import CdpError, JsException, ResultTooLarge, Timeout
 from ..snapshot import js_literal
 from .actor import TabActor
 
-OBJECT_GROUP = "browserd-eval"
-
 # The caller's script, as a string, is evaluated by an indirect eval (global
-# scope, completion value). The holder keeps the value in the page.
+# scope, completion value); one round trip, so no page task runs in between.
 _WRAPPER = """(() => {
   const max = %(max)d;
   const utf8Bytes = (s) => {
@@ -47,7 +47,7 @@ _WRAPPER = """(() => {
     }
     return n;
   };
-  const hold = (value) => {
+  const bounded = (value) => {
     let size = -1;
     try {
       if (typeof value === 'string' && value.length > max) size = value.length;
@@ -56,14 +56,11 @@ _WRAPPER = """(() => {
         size = typeof json === 'string' ? utf8Bytes(json) : 0;
       }
     } catch (e) { size = -1; }
-    return {value, size};
+    return size > max ? {%(marker)s: size} : value;
   };
   const value = (0, eval)(%(source)s);
-  return %(await)s ? Promise.resolve(value).then(hold) : hold(value);
+  return %(await)s ? Promise.resolve(value).then(bounded) : bounded(value);
 })()"""
-
-_SIZE = "function () { return this.size; }"
-_VALUE = "function () { return this.value; }"
 
 
 async def evaluate_bounded(tab: TabActor, js: str, *, await_promise: bool, timeout_ms: int,
@@ -74,15 +71,15 @@ async def evaluate_bounded(tab: TabActor, js: str, *, await_promise: bool, timeo
     Timeout when ``Runtime.evaluate``'s own ``timeout`` ended it, and
     ResultTooLarge when the JSON form of the result is above ``max_bytes``
     (the value never leaves the page). A value JSON cannot measure (a
-    cycle, a BigInt) is returned as ``returnByValue`` gives it. The page's
-    copy is released afterwards (bounded, best effort); on cancellation it
-    is left to the next evaluation's release or the next navigation.
+    cycle, a BigInt) is returned as ``returnByValue`` gives it. Cancellation
+    abandons the reply; nothing is left behind in the page.
     """
-    expression = _WRAPPER % {"max": max_bytes, "source": js_literal(js),
+    marker = "__browserd_too_large_" + secrets.token_hex(8)
+    expression = _WRAPPER % {"max": max_bytes, "source": js_literal(js), "marker": marker,
                              "await": "true" if await_promise else "false"}
-    params: dict[str, Any] = {"expression": expression, "returnByValue": False,
+    params: dict[str, Any] = {"expression": expression, "returnByValue": True,
                               "awaitPromise": await_promise, "userGesture": True,
-                              "objectGroup": OBJECT_GROUP, "timeout": timeout_ms}
+                              "timeout": timeout_ms}
     try:
         reply = await tab.send("Runtime.evaluate", params)
     except CdpError as exc:
@@ -94,34 +91,15 @@ async def evaluate_bounded(tab: TabActor, js: str, *, await_promise: bool, timeo
     details = reply.get("exceptionDetails")
     if details:
         raise js_exception(details)
-    holder = reply.get("result", {}).get("objectId")
-    if not isinstance(holder, str):
-        raise BrowserdError("the evaluation wrapper returned no result")
-    try:
-        size = (await _call(tab, holder, _SIZE)).get("value")
-        if isinstance(size, (int, float)) and size > max_bytes:
-            raise ResultTooLarge(
-                f"the result is more than {max_bytes} bytes of JSON (at least {int(size)}); "
-                "it was left in the page", bytes=int(size), limit=max_bytes)
-        return remote_value(await _call(tab, holder, _VALUE))
-    finally:
-        # Not shielded: when cancelled (a dialog, a deadline) the renderer may be
-        # blocked, and the next evaluation's release frees this group anyway.
-        with trio.move_on_after(1):
-            try:
-                await tab.send("Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP})
-            except BrowserdError:
-                pass
-
-
-async def _call(tab: TabActor, object_id: str, function: str) -> dict[str, Any]:
-    reply = await tab.send("Runtime.callFunctionOn", {
-        "objectId": object_id, "functionDeclaration": function, "returnByValue": True})
-    details = reply.get("exceptionDetails")
-    if details:
-        raise js_exception(details)
-    result = reply.get("result", {})
-    return result if isinstance(result, dict) else {}
+    remote = reply.get("result", {})
+    value = remote_value(remote if isinstance(remote, dict) else {})
+    if isinstance(value, dict) and len(value) == 1 and marker in value:
+        size = value[marker]
+        shown = int(size) if isinstance(size, (int, float)) else max_bytes + 1
+        raise ResultTooLarge(
+            f"the result is more than {max_bytes} bytes of JSON (at least {shown}); "
+            "it was left in the page", bytes=shown, limit=max_bytes)
+    return value
 
 
 def js_exception(details: dict[str, Any]) -> JsException:
