@@ -34,7 +34,11 @@ _STAR = "*"
 
 @attrs.frozen(kw_only=True)
 class Glob:
-    """A parsed glob: tokens are ``"**"``, ``"*"`` or a literal run (never empty)."""
+    """A parsed glob: each token is ``"**"``, ``"*"`` or None (the next literal run).
+
+    ``literals`` holds the literal runs (never empty, never with a ``*``) in
+    the order their None tokens appear.
+    """
 
     pattern: str
     tokens: tuple[str | None, ...]
