@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any, cast
 
-import orjson
 import trio
 
+from .. import jsontext
 from ..cdp import CdpSession
 from ..errors import BrowserdError, CdpError, Timeout
 from ..snapshot import WALKER_SOURCE
@@ -141,6 +141,6 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
 def decode_value(remote: dict[str, Any]) -> Any:
     value = remote.get("value")
     if isinstance(value, str) and value[:1] in ("{", "["):
-        return orjson.loads(value)
+        return jsontext.loads(value)
     return value
 
