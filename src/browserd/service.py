@@ -14,6 +14,7 @@ exits non-zero with the reason on stderr.
 
 from __future__ import annotations
 
+import errno
 import logging
 import logging.handlers
 import signal
@@ -32,6 +33,7 @@ from .gateway import check_gateway_port, serve_gateway
 from .http.app import create_app, wrap
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
+from .redact import RedactingFilter
 from .supervisor import BrowserSupervisor
 from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
 from .system import System
@@ -69,6 +71,8 @@ def configure_logging(paths: Paths, *, verbose: bool = False) -> None:
         paths.log_dir / "audit.log", maxBytes=5_000_000, backupCount=5)
     audit_file.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     audit.addHandler(audit_file)
+    for handler in (stderr, main_file, audit_file):
+        handler.addFilter(RedactingFilter())  # no URL keeps userinfo, query or fragment
     for noisy in ("hypercorn.access", "trio-websocket", "hypercorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -184,13 +188,16 @@ def serve(overrides: Mapping[str, Any] | None = None, *, verbose: bool = False) 
         return 2
     configure_logging(paths, verbose=verbose)
     try:
-        try:
-            trio.run(run_service, settings, paths)
-        except BaseExceptionGroup as group:
-            raise unwrap_group(group) from None
-    except BrowserdError as exc:
-        log.error("%s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
-        return 1
+        trio.run(run_service, settings, paths)
     except KeyboardInterrupt:
         return 0
+    except BaseException as exc:  # one clear line for a refusal, never a raw group
+        inner = unwrap_group(exc)
+        if isinstance(inner, OSError) and inner.errno == errno.EADDRINUSE:
+            inner = PortInUse(f"control port {settings.control_port} is already in use",
+                              hint="is another browserd running? `browserd status`")
+        if not isinstance(inner, BrowserdError):
+            raise
+        log.error("%s%s", inner.message, f" ({inner.hint})" if inner.hint else "")
+        return 1
     return 0

@@ -48,6 +48,8 @@
   let nameCap = DEFAULT_LINE;
   let gatherCap = 1000;
   const VIS_OPTS = { visibilityProperty: true };
+  // Page text may hold lone UTF-16 surrogates; a quoted line shows U+FFFD for them.
+  const wellFormed = (s) => String(s).toWellFormed();
 
   const SKIP_TAGS = new Set([
     'script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title',
@@ -128,11 +130,12 @@
   }
 
   // A name or text in double quotes: only '"' is escaped (backslashes stay
-  // single), control characters become spaces (the text stays one line).
+  // single), control characters become spaces (the text stays one line), lone
+  // surrogates U+FFFD.
   const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/g;
   const QUOTE = /"/g;
   function quote(s) {
-    return '"' + s.replace(CONTROL, ' ').replace(QUOTE, '\\"') + '"';
+    return '"' + wellFormed(s).replace(CONTROL, ' ').replace(QUOTE, '\\"') + '"';
   }
 
   // Sets lineCap/gatherCap from opts.lineChars (0: whole) for one call of fn.
