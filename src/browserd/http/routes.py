@@ -137,7 +137,9 @@ async def close_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def all_routes() -> list[Route]:
+    from .emulation_routes import emulation_routes
     from .page_routes import page_routes
+    from .state_routes import state_routes
 
     required_target = Field(name="targetId", type="string", required=True, max_length=200)
     return [
@@ -167,4 +169,6 @@ def all_routes() -> list[Route]:
         Route(path="/tabs/<targetId>", methods=("DELETE",), handler=close_tab, tag="tabs",
               path_params=("targetId",), fields=(required_target,), summary="Close a tab"),
         *page_routes(),
+        *state_routes(),
+        *emulation_routes(),
     ]

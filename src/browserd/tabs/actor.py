@@ -29,6 +29,7 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from .emulation import NO_EMULATION, Emulation
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -122,6 +123,7 @@ class TabActor:
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
         self.next_ref = 1
         self.page_state: dict[str, Any] = {}  # owned by page operations (worlds, refs)
+        self.emulation: Emulation = NO_EMULATION  # set by /emulate (tabs/emulation.py)
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()

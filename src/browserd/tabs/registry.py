@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 
@@ -31,6 +32,7 @@ from .actor import TabActor, TabInfo
 log = logging.getLogger(__name__)
 
 MIN_PREFIX = 4
+ORIGINS_SEEN_MAX = 500
 _TARGET_EVENTS = frozenset({
     "Target.targetCreated", "Target.targetInfoChanged", "Target.targetDestroyed",
     "Target.targetCrashed", "Target.detachedFromTarget",
@@ -58,6 +60,9 @@ class TabRegistry:
         self._spare_wanted = headless
         self._spare: str | None = None
         self._making_spare = False
+        # Origins of pages and out-of-process frames seen since the browser
+        # started, most recent last (GET /state exports their localStorage).
+        self.origins_seen: dict[str, None] = {}
 
     # -- queries -------------------------------------------------------------
 
@@ -239,6 +244,8 @@ class TabRegistry:
             task_status.started()
             async for event in sub:
                 p = event.params
+                if "targetInfo" in p:
+                    self._note_origin(p["targetInfo"])
                 if event.method == "Target.targetCreated":
                     self._on_created(p["targetInfo"])
                 elif event.method == "Target.targetInfoChanged":
@@ -257,6 +264,23 @@ class TabRegistry:
                 self._notify()
         finally:
             self.connection.unsubscribe(sub)
+
+    def _note_origin(self, info: dict[str, Any]) -> None:
+        url = str(info.get("url", ""))
+        if info.get("type") not in ("page", "iframe") or not url.startswith(("http:", "https:")):
+            return
+        try:
+            parts = urlsplit(url)
+            host, port = parts.hostname, parts.port
+        except ValueError:
+            return
+        if host:
+            host = f"[{host}]" if ":" in host else host
+            origin = f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+            self.origins_seen.pop(origin, None)
+            self.origins_seen[origin] = None
+            while len(self.origins_seen) > ORIGINS_SEEN_MAX:
+                del self.origins_seen[next(iter(self.origins_seen))]
 
     def _on_created(self, info: dict[str, Any]) -> None:
         if info.get("type") != "page":

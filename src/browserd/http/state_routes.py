@@ -1,0 +1,198 @@
+"""Routes for the browser's stored state: /cookies, /storage and /state.
+
+Cookies and storage state are browser-wide (the default browser context);
+web storage is per origin (and, for sessionStorage, per tab). Values never
+reach a log: the audit log gets one extra line with counts for a write.
+Each handler runs under its own deadline (504 TIMEOUT past it).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import trio
+
+from ..errors import BadRequest
+from ..state import cookies as cookie_ops
+from ..state import storage_state, webstorage
+from ..state.webstorage import StorageArea
+from ..system import System
+from .page_routes import TARGET
+from .schema import Field, Route
+
+audit_log = logging.getLogger("browserd.audit")
+
+COOKIES_DEADLINE_S = 15.0
+STORAGE_DEADLINE_S = 20.0
+STATE_DEADLINE_S = 90.0
+
+
+def _audit(what: str, **counts: int) -> None:
+    audit_log.info("%s %s", what, " ".join(f"{k}={v}" for k, v in counts.items()))
+
+
+# -- cookies ------------------------------------------------------------------------
+
+
+async def get_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    cookie_ops.check_filter_url(args["url"])
+    rt = system.supervisor.require_runtime()
+    with trio.fail_after(COOKIES_DEADLINE_S):
+        found = await cookie_ops.all_cookies(rt.connection)
+    chosen = cookie_ops.select(found, name=args["name"], domain=args["domain"], url=args["url"])
+    return {"cookies": [cookie_ops.to_json(c) for c in chosen]}
+
+
+async def set_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    raw = args["cookies"]
+    if len(raw) > cookie_ops.MAX_COOKIES:
+        raise BadRequest(f"at most {cookie_ops.MAX_COOKIES} cookies at once", field="cookies")
+    params = [cookie_ops.validate_cookie(c, f"cookies[{i}]") for i, c in enumerate(raw)]
+    rt = system.supervisor.require_runtime()
+    with trio.fail_after(COOKIES_DEADLINE_S):
+        result = await cookie_ops.set_cookies(rt.connection, params)
+    _audit("cookies set:", given=len(params), set=result.set, notSet=len(result.not_set))
+    return {"ok": True, "set": result.set, "notSet": list(result.not_set),
+            "expired": result.skipped_expired}
+
+
+async def delete_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    filters = {k: args[k] for k in ("name", "domain", "url") if args[k] is not None}
+    if not filters and not args["all"]:
+        raise BadRequest("no filter given: pass name, domain or url, or all: true to delete "
+                         "every cookie", field="all")
+    cookie_ops.check_filter_url(args["url"])
+    rt = system.supervisor.require_runtime()
+    with trio.fail_after(COOKIES_DEADLINE_S):
+        if not filters:
+            deleted = await cookie_ops.clear_cookies(rt.connection)
+        else:
+            found = await cookie_ops.all_cookies(rt.connection)
+            deleted = await cookie_ops.delete_cookies(
+                rt.connection, cookie_ops.select(found, **filters))
+    _audit("cookies deleted:", deleted=deleted)
+    return {"ok": True, "deleted": deleted}
+
+
+# -- web storage ---------------------------------------------------------------------
+
+
+async def _area(system: System, args: dict[str, Any]) -> tuple[Any, Any, StorageArea]:
+    """The runtime, the tab and the storage area a /storage request means."""
+    rt = system.supervisor.require_runtime()
+    tab = await rt.tabs.resolve(args["targetId"])
+    if args["origin"] is not None:
+        origin = webstorage.normalize_origin(args["origin"])
+        system.url_policy.check(origin + "/")
+    else:
+        async with tab.work(allow_dialog=False):
+            found = await webstorage.main_frame_origin(tab)
+        if found is None:
+            raise BadRequest("the tab shows no http(s) page, so it has no storage origin",
+                             field="origin", hint="pass origin, e.g. https://example.com")
+        origin = found
+    return rt, tab, StorageArea(origin=origin, local=args["kind"] == "local")
+
+
+async def get_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    with trio.fail_after(STORAGE_DEADLINE_S):
+        rt, tab, area = await _area(system, args)
+        items = await webstorage.on_area(rt.connection, tab, area,
+                                         lambda s: webstorage.read_items(s, area))
+    return {"kind": area.kind, "origin": area.origin, "items": items}
+
+
+async def set_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    items = webstorage.check_items(args["items"])
+    with trio.fail_after(STORAGE_DEADLINE_S):
+        rt, tab, area = await _area(system, args)
+        count = await webstorage.on_area(rt.connection, tab, area,
+                                         lambda s: webstorage.write_items(s, area, items))
+    _audit("storage set:", items=count)
+    return {"ok": True, "kind": area.kind, "origin": area.origin, "set": count}
+
+
+async def delete_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    keys = args["keys"]
+    with trio.fail_after(STORAGE_DEADLINE_S):
+        rt, tab, area = await _area(system, args)
+        removed = await webstorage.on_area(rt.connection, tab, area,
+                                           lambda s: webstorage.remove_items(s, area, keys))
+    _audit("storage deleted:", items=removed)
+    return {"ok": True, "kind": area.kind, "origin": area.origin, "removed": removed}
+
+
+# -- storage state ------------------------------------------------------------------
+
+
+async def get_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    named = [webstorage.normalize_origin(o, "origins") for o in args["origins"] or []]
+    rt = system.supervisor.require_runtime()
+    with trio.fail_after(STATE_DEADLINE_S):
+        known = await storage_state.current_origins(rt.connection, rt.tabs.origins_seen)
+        origins = list(dict.fromkeys([*named, *known]))
+        state = await storage_state.export_state(rt.connection, origins)
+    _audit("state exported:", cookies=len(state["cookies"]), origins=len(state["origins"]))
+    return state
+
+
+async def post_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    state = storage_state.parse_state(args["state"])
+    for entry in state.origins:
+        system.url_policy.check(entry.origin + "/")
+    rt = system.supervisor.require_runtime()
+    with trio.fail_after(STATE_DEADLINE_S):
+        result = await storage_state.import_state(rt.connection, state)
+    _audit("state imported:", cookies=result.cookies.set,
+           cookiesNotSet=len(result.cookies.not_set), origins=result.origins,
+           items=result.items)
+    return result.to_json()
+
+
+def state_routes() -> list[Route]:
+    kind = Field(name="kind", type="string", default="local", enum=("local", "session"))
+    origin = Field(name="origin", type="string", max_length=2048,
+                   description="scheme://host[:port]; default: the tab's main frame origin")
+    cookie_filters = (
+        Field(name="name", type="string", max_length=4096, description="exactly this name"),
+        Field(name="domain", type="string", max_length=255,
+              description="cookies of this domain or its subdomains"),
+        Field(name="url", type="string", max_length=8192,
+              description="cookies the browser would send to this URL"),
+    )
+    return [
+        Route(path="/cookies", methods=("GET",), handler=get_cookies, tag="state",
+              summary="The browser's cookies (HttpOnly included), optionally filtered",
+              fields=cookie_filters),
+        Route(path="/cookies", methods=("POST",), handler=set_cookies, tag="state",
+              summary="Set cookies (each with url or domain)",
+              fields=(Field(name="cookies", type="array", items="object", required=True,
+                            description="[{name, value, url | domain, path?, expires?, "
+                            "httpOnly?, secure?, sameSite?}]"),)),
+        Route(path="/cookies", methods=("DELETE",), handler=delete_cookies, tag="state",
+              summary="Delete the cookies matching every filter (no filter: all: true)",
+              fields=(*cookie_filters, Field(name="all", type="boolean", default=False,
+                                             description="required to delete every cookie"))),
+        Route(path="/storage", methods=("GET",), handler=get_storage, tag="state",
+              summary="localStorage or sessionStorage items of an origin",
+              fields=(TARGET, kind, origin)),
+        Route(path="/storage", methods=("POST",), handler=set_storage, tag="state",
+              summary="Set web storage items of an origin",
+              fields=(TARGET, kind, origin,
+                      Field(name="items", type="object", required=True,
+                            description="{key: value} strings"))),
+        Route(path="/storage", methods=("DELETE",), handler=delete_storage, tag="state",
+              summary="Remove web storage items of an origin (no keys: all of them)",
+              fields=(TARGET, kind, origin,
+                      Field(name="keys", type="array", items="string"))),
+        Route(path="/state", methods=("GET",), handler=get_state, tag="state",
+              summary="Storage state (Playwright's shape): cookies and localStorage",
+              fields=(Field(name="origins", type="array", items="string",
+                            description="also export these origins' localStorage"),)),
+        Route(path="/state", methods=("POST",), handler=post_state, tag="state",
+              summary="Import a storage state: cookies and localStorage per origin",
+              fields=(Field(name="state", type="object", required=True,
+                            description="{cookies: [...], origins: [{origin, "
+                            "localStorage: [{name, value}]}]}"),)),
+    ]
