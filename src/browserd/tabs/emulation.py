@@ -247,6 +247,10 @@ async def apply(tab: TabActor, old: Emulation, new: Emulation, *, default_user_a
             {"name": "prefers-reduced-motion", "value": new.reduced_motion or ""}]})
     if (new.offline, new.network) != (old.offline, old.network):
         net = new.network
+        if new.offline or net is not None:
+            # The conditions only bite with the Network domain on (left on after:
+            # other features of the tab may use it too).
+            await tab.send("Network.enable")
         await tab.send("Network.emulateNetworkConditions", {
             "offline": new.offline, "latency": net.latency_ms if net else 0,
             # kilobits per second → bytes per second; -1: no throttling
