@@ -63,7 +63,7 @@ async def test_emulation_reaches_the_page_survives_navigation_and_resets(
         assert r.json()["emulation"]["locale"] == "de-DE"
         seen = await _probe(api, tab)
         assert (seen["dark"], seen["language"]) == (False, "de-DE")
-        # DELETE: back to how the tab was (browserd's headless 1280×720 viewport).
+        # DELETE: back to how the tab was (browserd's headless 1280x720 viewport).
         r = await api.request("DELETE", "/emulate", json={"targetId": tab})
         assert r.status_code == 200, r.text
         await navigate(api, tab, pages.url("/emulate_probe.html"))

@@ -252,7 +252,7 @@ async def test_storage_state_carries_a_login_to_a_fresh_profile(
         r = await api.get("/state")
         assert r.status_code == 200, r.text
         state = r.json()
-        assert [c for c in state["cookies"] if c["name"] == name][0]["value"] == value
+        assert next(c for c in state["cookies"] if c["name"] == name)["value"] == value
         origin = [o for o in state["origins"] if o["origin"] == pages.base_url]
         assert origin and {"name": "theme", "value": theme} in origin[0]["localStorage"]
 
