@@ -72,8 +72,8 @@ def parse_state(raw: Any) -> StorageState:
     unknown = set(raw) - {"cookies", "origins"}
     if unknown:
         raise BadRequest(f"state: unknown field {sorted(unknown)[0]!r}", field="state")
-    raw_cookies = raw.get("cookies") or []
-    raw_origins = raw.get("origins") or []
+    raw_cookies = [] if raw.get("cookies") is None else raw["cookies"]
+    raw_origins = [] if raw.get("origins") is None else raw["origins"]
     if not isinstance(raw_cookies, list) or len(raw_cookies) > cookie_ops.MAX_COOKIES:
         raise BadRequest(f"state.cookies must be a list of at most {cookie_ops.MAX_COOKIES}",
                          field="state.cookies")
@@ -88,7 +88,7 @@ def parse_state(raw: Any) -> StorageState:
         if not isinstance(entry, dict):
             raise BadRequest(f"{where} must be an object {{origin, localStorage}}", field=where)
         origin = normalize_origin(entry.get("origin"), f"{where}.origin")
-        items = entry.get("localStorage") or []
+        items = [] if entry.get("localStorage") is None else entry["localStorage"]
         if not isinstance(items, list):
             raise BadRequest(f"{where}.localStorage must be a list of {{name, value}}",
                              field=f"{where}.localStorage")
