@@ -152,14 +152,16 @@ async def post_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 def state_routes() -> list[Route]:
     kind = Field(name="kind", type="string", default="local", enum=("local", "session"))
-    origin = Field(name="origin", type="string", max_length=2048,
+    origin = Field(name="origin", type="string", max_length=300,
                    description="scheme://host[:port]; default: the tab's main frame origin")
     cookie_filters = (
-        Field(name="name", type="string", max_length=4096, description="exactly this name"),
-        Field(name="domain", type="string", max_length=255,
+        # (Short: a GET's query must fit hypercorn's 16 KiB request head, percent-encoded.)
+        Field(name="name", type="string", max_length=200, description="exactly this name"),
+        Field(name="domain", type="string", max_length=253,
               description="cookies of this domain or its subdomains"),
-        Field(name="url", type="string", max_length=8192,
-              description="cookies the browser would send to this URL"),
+        Field(name="url", type="string", max_length=800,
+              description="cookies the browser would send to this URL (its query is not "
+              "needed)"),
     )
     return [
         Route(path="/cookies", methods=("GET",), handler=get_cookies, tag="state",
@@ -188,7 +190,7 @@ def state_routes() -> list[Route]:
                       Field(name="keys", type="array", items="string"))),
         Route(path="/state", methods=("GET",), handler=get_state, tag="state",
               summary="Storage state (Playwright's shape): cookies and localStorage",
-              fields=(Field(name="origins", type="array", items="string",
+              fields=(Field(name="origins", type="array", items="string", max_length=20,
                             description="also export these origins' localStorage"),)),
         Route(path="/state", methods=("POST",), handler=post_state, tag="state",
               summary="Import a storage state: cookies and localStorage per origin",
