@@ -9,6 +9,7 @@ else; a deadline that expires inside a handler becomes 504 TIMEOUT.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
@@ -58,6 +59,15 @@ def audit_field(value: str, token: str, limit: int = 200) -> str:
         else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
         for c in text
     )
+
+
+def audit_url(url: str) -> str:
+    """``url`` without what may be secret: its userinfo, query and fragment."""
+    return _USERINFO_RE.sub("//", _QUERY_RE.split(url, maxsplit=1)[0])
+
+
+_QUERY_RE = re.compile(r"[?#]")
+_USERINFO_RE = re.compile(r"//[^/?#]*@")
 
 
 def create_app(system: System) -> QuartTrio:
@@ -151,7 +161,7 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
                     audit_field(request.path, system.token),
                     audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
-                    audit_field(url.split("?")[0], system.token) if isinstance(url, str)
+                    audit_field(audit_url(url), system.token) if isinstance(url, str)
                     else "-", outcome, (time.perf_counter() - started) * 1000,
                 )
 

@@ -18,6 +18,7 @@ from ..state import cookies as cookie_ops
 from ..state import storage_state, webstorage
 from ..state.webstorage import StorageArea
 from ..system import System
+from ..tabs.actor import TabActor
 from .page_routes import TARGET
 from .schema import Field, Route
 
@@ -78,8 +79,8 @@ async def delete_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]
 # -- web storage ---------------------------------------------------------------------
 
 
-async def _area(system: System, args: dict[str, Any]) -> tuple[Any, Any, StorageArea]:
-    """The runtime, the tab and the storage area a /storage request means."""
+async def _area(system: System, args: dict[str, Any]) -> tuple[TabActor, StorageArea]:
+    """The tab and the storage area a /storage request means."""
     rt = system.supervisor.require_runtime()
     tab = await rt.tabs.resolve(args["targetId"])
     if args["origin"] is not None:
@@ -92,13 +93,13 @@ async def _area(system: System, args: dict[str, Any]) -> tuple[Any, Any, Storage
             raise BadRequest("the tab shows no http(s) page, so it has no storage origin",
                              field="origin", hint="pass origin, e.g. https://example.com")
         origin = found
-    return rt, tab, StorageArea(origin=origin, local=args["kind"] == "local")
+    return tab, StorageArea(origin=origin, local=args["kind"] == "local")
 
 
 async def get_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
     with trio.fail_after(STORAGE_DEADLINE_S):
-        rt, tab, area = await _area(system, args)
-        items = await webstorage.on_area(rt.connection, tab, area,
+        tab, area = await _area(system, args)
+        items = await webstorage.on_area(tab, area,
                                          lambda s: webstorage.read_items(s, area))
     return {"kind": area.kind, "origin": area.origin, "items": items}
 
@@ -106,8 +107,8 @@ async def get_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
 async def set_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
     items = webstorage.check_items(args["items"])
     with trio.fail_after(STORAGE_DEADLINE_S):
-        rt, tab, area = await _area(system, args)
-        count = await webstorage.on_area(rt.connection, tab, area,
+        tab, area = await _area(system, args)
+        count = await webstorage.on_area(tab, area,
                                          lambda s: webstorage.write_items(s, area, items))
     _audit("storage set:", items=count)
     return {"ok": True, "kind": area.kind, "origin": area.origin, "set": count}
@@ -116,8 +117,8 @@ async def set_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
 async def delete_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
     keys = args["keys"]
     with trio.fail_after(STORAGE_DEADLINE_S):
-        rt, tab, area = await _area(system, args)
-        removed = await webstorage.on_area(rt.connection, tab, area,
+        tab, area = await _area(system, args)
+        removed = await webstorage.on_area(tab, area,
                                            lambda s: webstorage.remove_items(s, area, keys))
     _audit("storage deleted:", items=removed)
     return {"ok": True, "kind": area.kind, "origin": area.origin, "removed": removed}

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ..cdp import CdpConnection, CdpSession
+from ..cdp import CdpSession
 from ..errors import BadRequest, CdpError, DialogOpen, NoFrame
 from ..tabs.actor import TabActor
 from .scratch import open_scratch_page
@@ -145,7 +145,7 @@ async def main_frame_origin(tab: TabActor) -> str | None:
         str(frame.get("url") or ""))
 
 
-async def on_area(connection: CdpConnection, tab: TabActor, area: StorageArea,
+async def on_area(tab: TabActor, area: StorageArea,
                   op: Callable[[CdpSession], Awaitable[T]]) -> T:
     """Run ``op`` with a session whose renderer holds a frame of ``area.origin``.
 
@@ -164,17 +164,26 @@ async def on_area(connection: CdpConnection, tab: TabActor, area: StorageArea,
         raise NoFrame(f"the tab has no frame of {area.origin}: sessionStorage belongs to a "
                       "tab's frames", hint="navigate the tab to the origin first, or pass "
                       "the targetId of a tab that has it open")
-    async with open_scratch_page(connection) as page:
+    async with open_scratch_page(tab.connection) as page:
         await page.visit(area.origin)
         return await op(page.session)
 
 
 async def _try_tab(tab: TabActor, area: StorageArea,
                    op: Callable[[CdpSession], Awaitable[T]]) -> tuple[T] | None:
-    """``(op's result,)`` on the tab's session, or None when it has no frame of the origin."""
-    try:
-        return (await op(tab.session),)
-    except CdpError as exc:
-        if _NO_FRAME in exc.message:
-            return None
-        raise
+    """``(op's result,)`` where the tab has a frame of the origin, or None.
+
+    The tab's own renderer first; for sessionStorage also its out-of-process
+    frames (not for localStorage: a cross-site frame's is partitioned, and
+    "the origin's localStorage" means the first-party one).
+    """
+    sessions = [tab.session]
+    if not area.local:
+        sessions += [tab.connection.session(sid) for sid in list(tab.child_sessions.values())]
+    for session in sessions:
+        try:
+            return (await op(session),)
+        except CdpError as exc:
+            if _NO_FRAME not in exc.message:
+                raise
+    return None
