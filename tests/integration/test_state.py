@@ -20,7 +20,7 @@ import pytest
 import trio
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
-from tests.integration.helpers import navigate
+from tests.integration.helpers import html_route, navigate
 
 pytestmark = pytest.mark.chromium
 
@@ -230,6 +230,30 @@ async def test_local_and_session_storage_of_the_tab_and_of_other_origins(
         await navigate(api, tab, "about:blank")
         r = await api.get("/storage", params={"targetId": tab})
         assert r.status_code == 400 and r.json()["field"] == "origin", r.text
+
+
+async def test_session_storage_of_an_out_of_process_frame(
+    api: httpx.AsyncClient, tab: str, pages: PageServer, other_origin: PageServer,
+) -> None:
+    """A cross-site iframe lives in its own renderer: its sessionStorage is reached there."""
+    add_route("/state_framed.html", html_route(
+        f'<!doctype html><title>framed</title><iframe id="f" '
+        f'src="{other_origin.url("/state_app.html")}"></iframe>'))
+    visits = secrets.token_hex(4)
+    with trio.fail_after(60):
+        await navigate(api, tab, pages.url("/state_framed.html"))
+        # (The page's load event waits for the frame's, and browserd attaches to an
+        # out-of-process frame when it is created, before that.)
+        r = await api.post("/storage", json={"targetId": tab, "kind": "session",
+                                             "origin": other_origin.base_url,
+                                             "items": {"visits": visits}})
+        assert r.status_code == 200, r.text
+        r = await api.get("/storage", params={"targetId": tab, "kind": "session",
+                                              "origin": other_origin.base_url})
+        assert r.json()["items"] == {"visits": visits}
+        r = await api.get("/storage", params={"targetId": tab, "kind": "session"})
+        assert r.json()["origin"] == pages.base_url
+        assert r.json()["items"].get("visits") != visits, "the frame's, not the page's"
 
 
 # -- storage state --------------------------------------------------------------------
