@@ -289,12 +289,21 @@ async def test_storage_state_carries_a_login_to_a_fresh_profile(
                 assert (await api2.get("/cookies", params={"name": name})).json() == \
                     {"cookies": []}
                 hits = len(_ROOT_HITS)
+                never_opened = {"origin": "https://imported-only.test",
+                                "localStorage": [{"name": "k", "value": "v"}]}
+                state["origins"].append(never_opened)
                 r = await api2.post("/state", json={"state": state})
                 assert r.status_code == 200, r.text
                 body = r.json()
                 assert body["cookies"] == len(state["cookies"]) - body["cookiesExpired"]
-                assert body["cookiesNotSet"] == [] and body["items"] >= 1
+                assert body["cookiesNotSet"] == [] and body["items"] >= 2
                 assert len(_ROOT_HITS) == hits, "the import's scratch page reached the server"
+                # Imported origins are remembered: the next export has them, unnamed.
+                again = (await api2.get("/state")).json()
+                assert {"name": "theme", "value": theme} in next(
+                    o for o in again["origins"] if o["origin"] == pages.base_url
+                )["localStorage"]
+                assert never_opened in again["origins"]
                 await navigate(api2, tab2, pages.url("/state/account"))
                 assert await _heading(api2, tab2) == "welcome back"
                 await navigate(api2, tab2, pages.url("/state_app.html"))

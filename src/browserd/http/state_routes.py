@@ -110,6 +110,8 @@ async def set_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
         tab, area = await _area(system, args)
         count = await webstorage.on_area(tab, area,
                                          lambda s: webstorage.write_items(s, area, items))
+    if area.local:
+        system.supervisor.require_runtime().tabs.remember_origin(area.origin)
     _audit("storage set:", items=count)
     return {"ok": True, "kind": area.kind, "origin": area.origin, "set": count}
 
@@ -143,6 +145,8 @@ async def post_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
     for entry in state.origins:
         system.url_policy.check(entry.origin + "/")
     rt = system.supervisor.require_runtime()
+    for entry in state.origins:
+        rt.tabs.remember_origin(entry.origin)  # so the next GET /state exports them
     with trio.fail_after(STATE_DEADLINE_S):
         result = await storage_state.import_state(rt.connection, state)
     _audit("state imported:", cookies=result.cookies.set,

@@ -3,7 +3,8 @@
 Export reads every cookie (HttpOnly included) and the ``localStorage`` of
 each origin browserd knows of: the origins the caller names, those of the
 open tabs and their out-of-process frames, and those seen since the
-browser started (most recent first, at most :data:`MAX_ORIGINS`). Import
+browser started (most recent first, at most :data:`MAX_ORIGINS`; one that
+cannot be read is left out, its error code logged). Import
 sets the cookies, then writes each origin's items. Both reach web storage
 through one scratch page (:mod:`.scratch`), so an origin needs no open tab,
 the site's own code never runs and nothing goes to the network.
@@ -16,16 +17,19 @@ an import may be partly applied (cookies first, then origin by origin).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
 from ..cdp import CdpConnection
-from ..errors import BadRequest
+from ..errors import BadRequest, BrowserdError
 from . import cookies as cookie_ops
 from .scratch import open_scratch_page
 from .webstorage import StorageArea, normalize_origin, origin_of_url, read_items, write_items
+
+log = logging.getLogger(__name__)
 
 MAX_ORIGINS = 200
 
@@ -127,8 +131,13 @@ async def export_state(connection: CdpConnection, origins: list[str]) -> dict[st
     if origins:
         async with open_scratch_page(connection) as page:
             for origin in origins[:MAX_ORIGINS]:
-                await page.visit(origin)
-                items = await read_items(page.session, StorageArea(origin=origin, local=True))
+                try:
+                    await page.visit(origin)
+                    items = await read_items(page.session,
+                                             StorageArea(origin=origin, local=True))
+                except BrowserdError as exc:  # one odd origin does not sink the export
+                    log.info("state export: an origin was skipped: %s", exc.code)
+                    continue
                 if items:
                     states.append(OriginState(origin=origin,
                                               local_storage=tuple(sorted(items.items()))))

@@ -276,11 +276,15 @@ class TabRegistry:
             return
         if host:
             host = f"[{host}]" if ":" in host else host
-            origin = f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
-            self.origins_seen.pop(origin, None)
-            self.origins_seen[origin] = None
-            while len(self.origins_seen) > ORIGINS_SEEN_MAX:
-                del self.origins_seen[next(iter(self.origins_seen))]
+            self.remember_origin(f"{parts.scheme}://{host}"
+                                 + (f":{port}" if port is not None else ""))
+
+    def remember_origin(self, origin: str) -> None:
+        """Note ``origin`` as the most recently used (its localStorage was written)."""
+        self.origins_seen.pop(origin, None)
+        self.origins_seen[origin] = None
+        while len(self.origins_seen) > ORIGINS_SEEN_MAX:
+            del self.origins_seen[next(iter(self.origins_seen))]
 
     def _on_created(self, info: dict[str, Any]) -> None:
         if info.get("type") != "page":
