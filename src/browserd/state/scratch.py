@@ -97,10 +97,14 @@ async def open_scratch_page(connection: CdpConnection) -> AsyncIterator[ScratchP
     """Open a hidden page whose requests browserd answers itself; closed on exit.
 
     Raises CdpError if Chromium cannot make a hidden target (it needs
-    ``Target.createTarget {hidden}``, Chromium ≥ 131).
+    ``Target.createTarget {hidden}``, a recent Chromium), TooSlowError if it
+    does not answer within 10 s (creating it is not cancellable meanwhile).
     """
-    created = await connection.send("Target.createTarget", {
-        "url": "about:blank", "hidden": True, "background": True})
+    # Shielded (bounded): a cancellation between Chromium making the target and
+    # us learning its id would leak it.
+    with trio.CancelScope(shield=True), trio.fail_after(10):
+        created = await connection.send("Target.createTarget", {
+            "url": "about:blank", "hidden": True, "background": True})
     target_id = str(created["targetId"])
     try:
         attached = await connection.send("Target.attachToTarget",
