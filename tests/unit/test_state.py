@@ -149,3 +149,12 @@ def test_the_audit_log_keeps_no_url_userinfo_query_or_fragment() -> None:
     assert audit_url("https://user:pw@shop.test/cart?sid=1#tok") == "https://shop.test/cart"
     assert audit_url("https://shop.test/a@b") == "https://shop.test/a@b"
     assert audit_url("about:blank") == "about:blank"
+
+
+def test_partitioned_cookies_are_shown_but_never_imported_unpartitioned() -> None:
+    cdp = {"name": "a", "value": "b", "domain": "x.test", "path": "/", "session": True,
+           "partitionKey": {"topLevelSite": "https://top.test", "hasCrossSiteAncestor": False}}
+    assert cookies.to_json(cdp)["partitionKey"] == "https://top.test"
+    plain = {"name": "p", "value": "1", "domain": "x.test"}
+    state = parse_state({"cookies": [cookies.to_json(cdp), plain], "origins": []})
+    assert [c["name"] for c in state.cookies] == ["p"] and state.partitioned == 1

@@ -51,17 +51,29 @@ class CookieSetResult:
 
 
 def to_json(cookie: dict[str, Any]) -> dict[str, Any]:
-    """A CDP ``Network.Cookie`` in Playwright's shape (session cookies: expires -1)."""
+    """A CDP ``Network.Cookie`` in Playwright's shape (session cookies: expires -1).
+
+    A partitioned cookie also has ``partitionKey``: the top-level site.
+    """
     expires = cookie.get("expires", -1)
     if cookie.get("session") or not isinstance(expires, (int, float)) or expires < 0:
         expires = -1
-    return {
+    out = {
         "name": cookie.get("name", ""), "value": cookie.get("value", ""),
         "domain": cookie.get("domain", ""), "path": cookie.get("path", "/"),
         "expires": expires, "httpOnly": bool(cookie.get("httpOnly")),
         "secure": bool(cookie.get("secure")),
         "sameSite": cookie.get("sameSite") or "Lax",
     }
+    key = cookie.get("partitionKey")
+    if key:  # a CHIPS cookie: the top-level site it is kept for
+        out["partitionKey"] = key.get("topLevelSite") if isinstance(key, dict) else str(key)
+    return out
+
+
+def is_partitioned(cookie: Any) -> bool:
+    """A partitioned (CHIPS) cookie, as Chromium or Playwright reports it."""
+    return isinstance(cookie, dict) and bool(cookie.get("partitionKey"))
 
 
 def _field(where: str, name: str) -> str:

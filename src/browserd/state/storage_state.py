@@ -50,6 +50,7 @@ class StorageState:
 
     cookies: tuple[dict[str, Any], ...]
     origins: tuple[OriginState, ...]
+    partitioned: int = 0  # partitioned cookies left out
 
     @property
     def item_count(self) -> int:
@@ -59,6 +60,7 @@ class StorageState:
 @attrs.frozen(kw_only=True)
 class ImportResult:
     cookies: cookie_ops.CookieSetResult
+    partitioned: int
     origins: int
     items: int
 
@@ -66,6 +68,7 @@ class ImportResult:
         return {"ok": True, "cookies": self.cookies.set,
                 "cookiesNotSet": list(self.cookies.not_set),
                 "cookiesExpired": self.cookies.skipped_expired,
+                "cookiesPartitioned": self.partitioned,
                 "origins": self.origins, "items": self.items}
 
 
@@ -84,8 +87,10 @@ def parse_state(raw: Any) -> StorageState:
     if not isinstance(raw_origins, list) or len(raw_origins) > MAX_ORIGINS:
         raise BadRequest(f"state.origins must be a list of at most {MAX_ORIGINS}",
                          field="state.origins")
+    # Partitioned cookies cannot be set through this API: they are left out
+    # (and counted), never imported as unpartitioned ones.
     params = tuple(cookie_ops.validate_cookie(c, f"state.cookies[{i}]", lenient=True)
-                   for i, c in enumerate(raw_cookies))
+                   for i, c in enumerate(raw_cookies) if not cookie_ops.is_partitioned(c))
     origins: dict[str, dict[str, str]] = {}
     for i, entry in enumerate(raw_origins):
         where = f"state.origins[{i}]"
@@ -103,7 +108,8 @@ def parse_state(raw: Any) -> StorageState:
                 raise BadRequest(f"{where}.localStorage[{j}] must be {{name, value}} strings",
                                  field=f"{where}.localStorage")
             target[item["name"]] = item["value"]
-    return StorageState(cookies=params, origins=tuple(
+    return StorageState(cookies=params, partitioned=len(raw_cookies) - len(params),
+                        origins=tuple(
         OriginState(origin=o, local_storage=tuple(items.items()))
         for o, items in origins.items()))
 
@@ -125,8 +131,9 @@ async def current_origins(connection: CdpConnection, seen: Iterable[str]) -> lis
 
 
 async def export_state(connection: CdpConnection, origins: list[str]) -> dict[str, Any]:
-    """``{cookies, origins}``: every cookie, and the non-empty localStorage of ``origins``."""
-    cookies = [cookie_ops.to_json(c) for c in await cookie_ops.all_cookies(connection)]
+    """``{cookies, origins}``: unpartitioned cookies, non-empty localStorage of ``origins``."""
+    cookies = [cookie_ops.to_json(c) for c in await cookie_ops.all_cookies(connection)
+               if not cookie_ops.is_partitioned(c)]
     states: list[OriginState] = []
     if origins:
         async with open_scratch_page(connection) as page:
@@ -156,4 +163,5 @@ async def import_state(connection: CdpConnection, state: StorageState) -> Import
                 written += await write_items(page.session,
                                              StorageArea(origin=origin.origin, local=True),
                                              dict(origin.local_storage))
-    return ImportResult(cookies=result, origins=len(with_items), items=written)
+    return ImportResult(cookies=result, partitioned=state.partitioned,
+                        origins=len(with_items), items=written)
