@@ -17,6 +17,8 @@ from .cli_state import STATE_COMMANDS, add_state_commands
 from .errors import BrowserdError
 from .paths import Paths
 
+__all__ = ["Command", "build_parser", "main"]
+
 Command = Callable[[argparse.Namespace], Any]
 
 

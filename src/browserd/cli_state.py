@@ -17,6 +17,8 @@ import orjson
 
 from .errors import BadRequest
 
+__all__ = ["STATE_COMMANDS", "add_state_commands"]
+
 
 def add_state_commands(sub: Any) -> None:
     """Add the commands to the ``browserd`` subparsers ``sub``."""

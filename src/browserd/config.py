@@ -24,6 +24,11 @@ import attrs
 from .errors import ConfigError
 from .paths import Paths
 
+__all__ = [
+    "DEFAULT_CONTROL_PORT", "FORBIDDEN_PORTS", "Settings", "default_headless",
+    "is_loopback_host", "load_settings", "read_config_keys"
+]
+
 DEFAULT_CONTROL_PORT = 18791
 FORBIDDEN_PORTS = frozenset({9222})
 _COLOR_RE = re.compile(r"#[0-9a-fA-F]{6}")  # always used with fullmatch

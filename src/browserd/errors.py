@@ -59,6 +59,17 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+__all__ = [
+    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
+    "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
+    "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
+    "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
+    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoMatch", "NotFound", "Overloaded",
+    "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
+    "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
+    "Unavailable", "UnsupportedMediaType", "UrlBlocked", "unwrap_group"
+]
+
 
 class BrowserdError(Exception):
     """Base of every browserd error; ``status`` and ``code`` are stable."""

@@ -25,18 +25,24 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 
 from .browser.ports import find_port_holder, port_is_free
-from .browser.supervisor import BrowserSupervisor
 from .config import Settings, is_loopback_host, load_settings
 from .errors import BrowserdError, ConfigError, PortInUse
 from .http.app import create_app, wrap
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
+from .supervisor import BrowserSupervisor
+from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
 from .system import System
 from .token import load_or_create_token
 
+__all__ = [
+    "DRAIN_S", "PRUNE_EVERY_S", "check_bind_policy", "configure_logging", "run_service",
+    "serve"
+]
+
 log = logging.getLogger("browserd")
 
-DRAIN_S = 3.0
+DRAIN_S = HTTP_DRAIN_S
 PRUNE_EVERY_S = 3600.0
 
 
@@ -95,7 +101,6 @@ async def run_service(
         system = System(
             settings=settings, paths=paths, supervisor=supervisor, media=media,
             url_policy=_url_policy(settings),
-            capture_limiter=trio.CapacityLimiter(settings.max_concurrent_captures),
             token=token,
         )
         app = wrap(create_app(system), system, token)
@@ -118,7 +123,7 @@ async def run_service(
             task_status.started(system)
             await _wait_for_signal()
             log.info("stopping: browser first, then the HTTP server")
-            with trio.move_on_after(20) as scope:
+            with trio.move_on_after(SUPERVISOR_STOP_S) as scope:
                 scope.shield = True
                 await supervisor.stop()
             shutdown.set()

@@ -24,7 +24,7 @@ import trio
 from browserd.browser.devtools_http import browser_ws_url
 from browserd.cdp import open_cdp_connection
 from browserd.errors import BadRequest, CdpError
-from browserd.tabs import capture, refs
+from browserd.tabs import capture, refs, resolve
 from browserd.tabs.actor import TabActor
 from tests.conftest import ServiceInfo, start_service, stop_service
 
@@ -563,7 +563,7 @@ async def test_element_in_out_of_process_frame(api, pages, other_origin):
                 await tab.wait_changed()
             snap = await refs.take_snapshot(tab)
             ref = next(n["ref"] for n in snap["nodes"] if n.get("name") == "Child target")
-            handle = await refs.resolve_ref(tab, ref)
+            handle = await resolve.resolve_ref(tab, ref)
             assert handle.session.session_id != tab.session.session_id  # really out of process
             shot = await capture.screenshot(tab, element=handle)
             decoded = png_rows(shot.data)

@@ -7,11 +7,13 @@ from typing import Any
 import pytest
 
 from browserd.errors import BadRequest
+from browserd.http.routes.emulation import emulation_changes, emulation_routes
 from browserd.http.schema import UNSET, Field, parse_args
 from browserd.state import cookies
 from browserd.state.storage_state import parse_state
 from browserd.state.webstorage import normalize_origin, origin_of_url
 from browserd.tabs import emulation
+from browserd.tabs.state import NO_EMULATION, Viewport
 
 
 def test_a_valid_cookie_becomes_a_cdp_param() -> None:
@@ -112,27 +114,40 @@ def test_state_merges_duplicate_origins_and_refuses_bad_items() -> None:
         parse_state([])
 
 
+def _post_emulate(body: dict[str, Any]) -> dict[str, Any]:
+    """The changes a POST /emulate with ``body`` asks for (the route table's checks first)."""
+    post = next(r for r in emulation_routes() if r.methods == ("POST",))
+    return emulation_changes(parse_args(post.fields, query={}, body=body))
+
+
 def test_emulation_merge_keeps_clears_and_sets() -> None:
-    start = emulation.merge(emulation.NO_EMULATION, {
-        "locale": "de_DE", "colorScheme": "dark", "viewport": {"width": 10, "height": 20}})
+    start = emulation.updated(NO_EMULATION, _post_emulate({
+        "locale": "de_DE", "colorScheme": "dark", "viewport": {"width": 10, "height": 20}}))
     assert (start.locale, start.color_scheme) == ("de-DE", "dark")
-    assert start.viewport == emulation.Viewport(width=10, height=20)
-    after = emulation.merge(start, {"colorScheme": None, "offline": True})
+    assert start.viewport == Viewport(width=10, height=20)
+    after = emulation.updated(start, _post_emulate({"colorScheme": None, "offline": True}))
     assert (after.locale, after.color_scheme, after.offline) == ("de-DE", None, True)
-    assert emulation.merge(after, {"offline": None}).offline is False
+    assert emulation.updated(after, _post_emulate({"offline": None})).offline is False
     assert after.to_json()["viewport"] == {"width": 10, "height": 20, "deviceScaleFactor": 1.0,
                                            "mobile": False}
+
+
+def test_an_absent_emulation_field_is_no_change() -> None:
+    assert _post_emulate({}) == {}
+    assert _post_emulate({"targetId": "abcd", "cpuThrottling": 4}) == {"cpu_throttling": 4.0}
+    with pytest.raises(ValueError):
+        emulation.updated(NO_EMULATION, {"colorScheme": "dark"})  # attribute names only
 
 
 @pytest.mark.parametrize("given", [
     {"timezone": "Nowhere/Special"}, {"locale": "english please"},
     {"viewport": {"width": 10}}, {"viewport": {"width": 10, "height": 10, "mobile": 1}},
     {"geolocation": {"latitude": 0, "longitude": 181}}, {"network": {"latencyMs": -1}},
-    {"userAgent": "bad\nagent"},
+    {"userAgent": "bad\nagent"}, {"colorScheme": "sepia"}, {"cpuThrottling": 50},
 ])
 def test_emulation_values_are_checked(given: dict[str, Any]) -> None:
     with pytest.raises(BadRequest):
-        emulation.merge(emulation.NO_EMULATION, given)
+        _post_emulate(given)
 
 
 def test_a_nullable_field_tells_null_from_absent() -> None:

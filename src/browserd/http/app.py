@@ -31,7 +31,10 @@ from ..errors import (
 from ..system import System
 from ..token import token_id
 from .guard import Guard
+from .routes import all_routes
 from .schema import Route, openapi, parse_args
+
+__all__ = ["audit_field", "audit_url", "create_app", "error_response", "json_response", "wrap"]
 
 log = logging.getLogger(__name__)
 audit_log = logging.getLogger("browserd.audit")
@@ -72,8 +75,6 @@ _USERINFO_RE = re.compile(r"//[^/?#]*@")
 
 def create_app(system: System) -> QuartTrio:
     """The quart-trio app for ``system`` (no guard; see :func:`wrap`)."""
-    from .routes import all_routes
-
     app = QuartTrio("browserd")
     app.config["MAX_CONTENT_LENGTH"] = 1024 * 1024
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False

@@ -17,6 +17,8 @@ import attrs
 
 from ..errors import BadRequest
 
+__all__ = ["UNSET", "Field", "Handler", "Route", "check_value", "openapi", "parse_args"]
+
 Handler = Callable[..., Awaitable[Any]]
 
 

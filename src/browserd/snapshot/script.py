@@ -21,6 +21,12 @@ import attrs
 
 from browserd.errors import BadRequest, BrowserdError
 
+__all__ = [
+    "DESCRIBE_FUNCTION", "WALKER_SOURCE", "SnapshotOptions", "cap_text", "decode_reply",
+    "dom_snapshot_call", "find_by_text_call", "js_literal", "read_view_call", "resolve_call",
+    "snapshot_call", "splice_frame_text",
+]
+
 WALKER_SOURCE: str = (
     importlib.resources.files("browserd.snapshot").joinpath("walker.js").read_text("utf-8")
 )

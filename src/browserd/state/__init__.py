@@ -11,3 +11,5 @@
 Cookie and storage *values* are secrets: nothing here logs them; callers
 log counts only.
 """
+
+__all__: list[str] = []  # a namespace: import the modules themselves

@@ -27,6 +27,11 @@ import attrs
 from ..cdp import CdpConnection
 from ..errors import BadRequest
 
+__all__ = ["COOKIE_FIELDS", "IGNORED_FIELDS", "MAX_COOKIES", "SAME_SITE", "CookieSetResult",
+           "all_cookies", "applies_to_url", "check_filter_url", "clear_cookies",
+           "delete_cookies", "domain_matches", "is_partitioned", "select", "set_cookies",
+           "to_json", "validate_cookie"]
+
 SAME_SITE = {"strict": "Strict", "lax": "Lax", "none": "None"}
 COOKIE_FIELDS = frozenset({"name", "value", "url", "domain", "path", "expires", "httpOnly",
                            "secure", "sameSite"})

@@ -29,6 +29,8 @@ from ..cdp import CdpConnection, CdpSession
 from ..cdp.protocol import Subscription
 from ..errors import BrowserdError, Timeout, unwrap_group
 
+__all__ = ["NAVIGATION_DEADLINE_S", "ScratchPage", "open_scratch_page"]
+
 log = logging.getLogger(__name__)
 
 NAVIGATION_DEADLINE_S = 10.0

@@ -29,6 +29,9 @@ from . import cookies as cookie_ops
 from .scratch import open_scratch_page
 from .webstorage import StorageArea, normalize_origin, origin_of_url, read_items, write_items
 
+__all__ = ["MAX_ORIGINS", "ImportResult", "OriginState", "StorageState", "current_origins",
+           "export_state", "import_state", "parse_state"]
+
 log = logging.getLogger(__name__)
 
 MAX_ORIGINS = 200

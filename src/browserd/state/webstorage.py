@@ -4,17 +4,19 @@ Chromium serves the DOMStorage domain from a renderer that has a frame of
 the origin ("Frame not found for the given storage id" otherwise). So:
 
 - an origin with a frame in the tab (its main frame, or a same-process
-  frame of that origin) is read and written through the tab's session,
-  holding the tab's work slot (refused beside a JavaScript dialog);
+  frame of that origin) is read and written through the tab's session
+  (:func:`in_tab`: the caller holds the tab's work slot, refused beside a
+  JavaScript dialog);
 - ``localStorage`` of any other origin goes through a scratch page
-  (:mod:`.scratch`): first-party storage, no network, no page script;
+  (:func:`without_tab`, :mod:`.scratch`): first-party storage, no network,
+  no page script;
 - ``sessionStorage`` belongs to one tab's frames, so an origin that the
   tab has no frame of is 409 NO_FRAME.
 
 Item values are never logged. Errors: BadRequest for a bad origin or an
-item the browser refuses (quota); DialogOpen; NoFrame; CdpError /
-BrowserGone from the connection. The caller owns the deadline;
-cancellation abandons the call (a write already sent may still apply).
+item the browser refuses (quota); NoFrame; CdpError / BrowserGone from the
+connection. The caller owns the deadline; cancellation abandons the call
+(a write already sent may still apply).
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ..cdp import CdpSession
-from ..errors import BadRequest, CdpError, DialogOpen, NoFrame
+from ..cdp import CdpConnection, CdpSession
+from ..errors import BadRequest, CdpError, NoFrame
 from ..tabs.actor import TabActor
+from ..tabs.routing import session_by_id
 from .scratch import open_scratch_page
+
+__all__ = ["StorageArea", "check_items", "in_tab", "main_frame_origin", "normalize_origin",
+           "origin_of_url", "read_items", "remove_items", "without_tab", "write_items"]
 
 T = TypeVar("T")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -145,41 +151,18 @@ async def main_frame_origin(tab: TabActor) -> str | None:
         str(frame.get("url") or ""))
 
 
-async def on_area(tab: TabActor, area: StorageArea,
-                  op: Callable[[CdpSession], Awaitable[T]]) -> T:
-    """Run ``op`` with a session whose renderer holds a frame of ``area.origin``.
-
-    The tab's own session first (under its work slot, refused beside a
-    dialog); for ``localStorage`` a scratch page when the tab has no such
-    frame; for ``sessionStorage`` NoFrame.
-    """
-    async with tab.work(allow_dialog=False):
-        result, dialog = await tab.race_dialog(lambda: _try_tab(tab, area, op))
-        if dialog is not None:
-            raise DialogOpen(f"a {dialog.type} dialog is open: {dialog.message[:200]}",
-                             dialog=dialog.to_json())
-    if result is not None:
-        return result[0]
-    if not area.local:
-        raise NoFrame(f"the tab has no frame of {area.origin}: sessionStorage belongs to a "
-                      "tab's frames", hint="navigate the tab to the origin first, or pass "
-                      "the targetId of a tab that has it open")
-    async with open_scratch_page(tab.connection) as page:
-        await page.visit(area.origin)
-        return await op(page.session)
-
-
-async def _try_tab(tab: TabActor, area: StorageArea,
-                   op: Callable[[CdpSession], Awaitable[T]]) -> tuple[T] | None:
+async def in_tab(tab: TabActor, area: StorageArea,
+                 op: Callable[[CdpSession], Awaitable[T]]) -> tuple[T] | None:
     """``(op's result,)`` where the tab has a frame of the origin, or None.
 
-    The tab's own renderer first; for sessionStorage also its out-of-process
-    frames (not for localStorage: a cross-site frame's is partitioned, and
-    "the origin's localStorage" means the first-party one).
+    The caller holds the tab's work slot. The tab's own renderer first; for
+    sessionStorage also its out-of-process frames (not for localStorage: a
+    cross-site frame's is partitioned, and "the origin's localStorage" means
+    the first-party one).
     """
     sessions = [tab.session]
     if not area.local:
-        sessions += [tab.connection.session(sid) for sid in list(tab.child_sessions.values())]
+        sessions += [session_by_id(tab, sid) for sid in list(tab.child_sessions.values())]
     for session in sessions:
         try:
             return (await op(session),)
@@ -187,3 +170,19 @@ async def _try_tab(tab: TabActor, area: StorageArea,
             if _NO_FRAME not in exc.message:
                 raise
     return None
+
+
+async def without_tab(connection: CdpConnection, area: StorageArea,
+                      op: Callable[[CdpSession], Awaitable[T]]) -> T:
+    """Run ``op`` for an origin no frame of the tab has: a scratch page, or NoFrame.
+
+    ``localStorage`` goes through a scratch page (no tab's work slot is
+    needed); ``sessionStorage`` belongs to one tab's frames, so NoFrame.
+    """
+    if not area.local:
+        raise NoFrame(f"the tab has no frame of {area.origin}: sessionStorage belongs to a "
+                      "tab's frames", hint="navigate the tab to the origin first, or pass "
+                      "the targetId of a tab that has it open")
+    async with open_scratch_page(connection) as page:
+        await page.visit(area.origin)
+        return await op(page.session)

@@ -9,7 +9,6 @@ the open JavaScript dialog, a console ring buffer and crash status.
 
 from __future__ import annotations
 
-import collections
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -29,12 +28,14 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
-from .emulation import NO_EMULATION, Emulation
+from .remote import exception_text, remote_text
+from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
+
+__all__ = ["DialogInfo", "TabActor", "TabInfo"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CONSOLE_BUFFER = 500
 _EVENTS = frozenset({
     "Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated",
     "Page.navigatedWithinDocument", "Page.lifecycleEvent", "Page.loadEventFired",
@@ -78,19 +79,6 @@ class DialogInfo:
         return {"type": self.type, "message": self.message, "defaultPrompt": self.default_prompt}
 
 
-@attrs.frozen(kw_only=True)
-class ConsoleEntry:
-    level: str
-    text: str
-    url: str | None
-    line: int | None
-    timestamp: float
-    source: str  # "console" | "exception" | "log"
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-
 class TabActor:
     """Handle to one tab. Created and started by the TabRegistry."""
 
@@ -116,14 +104,13 @@ class TabActor:
         self.dialog_opened = trio.Event()
         self.main_frame_id: str = target_id
         self.loader_id: str | None = None
-        self._lifecycle: dict[str, str] = {}  # main-frame loaderId -> its load state
+        self._lifecycle: dict[str, LoadState] = {}  # main-frame loaderId -> its load state
         self.frame_loaders: dict[str, str] = {}
-        self.console: collections.deque[ConsoleEntry] = collections.deque(maxlen=CONSOLE_BUFFER)
+        self.console = ConsoleLog()
         self.navigations = 0
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
-        self.next_ref = 1
-        self.page_state: dict[str, Any] = {}  # owned by page operations (worlds, refs)
-        self.emulation: Emulation = NO_EMULATION  # set by /emulate (tabs/emulation.py)
+        self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
+        self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()
@@ -205,7 +192,8 @@ class TabActor:
         ready = results["Runtime.evaluate"].get("result", {}).get("value")
         if self.loader_id and self.loader_id not in self._lifecycle:
             self._lifecycle[self.loader_id] = {
-                "complete": "load", "interactive": "domcontentloaded"}.get(ready, "loading")
+                "complete": LoadState.LOAD, "interactive": LoadState.DOMCONTENTLOADED,
+            }.get(ready, LoadState.LOADING)
         self._enabled.set()
         self._notify()
 
@@ -245,13 +233,13 @@ class TabActor:
             loader = p.get("loaderId")
             if p.get("frameId") == self.main_frame_id and loader:
                 name = p.get("name")
-                current = self._lifecycle.get(loader, "loading")
-                if name == "DOMContentLoaded" and current != "load":
-                    self._lifecycle[loader] = "domcontentloaded"
+                current = self._lifecycle.get(loader, LoadState.LOADING)
+                if name == "DOMContentLoaded" and current != LoadState.LOAD:
+                    self._lifecycle[loader] = LoadState.DOMCONTENTLOADED
                 elif name == "load":
-                    self._lifecycle[loader] = "load"
+                    self._lifecycle[loader] = LoadState.LOAD
                 elif name == "init":
-                    self._lifecycle[loader] = "loading"
+                    self._lifecycle[loader] = LoadState.LOADING
                 while len(self._lifecycle) > 16:
                     del self._lifecycle[next(iter(self._lifecycle))]
         elif method == "Page.frameNavigated":
@@ -279,7 +267,7 @@ class TabActor:
             self.dialog_opened = trio.Event()
         elif method == "Runtime.consoleAPICalled":
             args = p.get("args", [])
-            text = " ".join(_remote_text(a) for a in args)[:4000]
+            text = " ".join(remote_text(a) for a in args)[:4000]
             frame = (p.get("stackTrace") or {}).get("callFrames") or [{}]
             self.console.append(ConsoleEntry(
                 level=_console_level(p.get("type", "log")), text=text,
@@ -288,10 +276,9 @@ class TabActor:
             ))
         elif method == "Runtime.exceptionThrown":
             details = p.get("exceptionDetails", {})
-            exc = details.get("exception") or {}
-            text = exc.get("description") or details.get("text", "exception")
+            text = exception_text(details, limit=4000, fallback="exception")
             self.console.append(ConsoleEntry(
-                level="error", text=str(text)[:4000], url=details.get("url"),
+                level="error", text=text, url=details.get("url"),
                 line=details.get("lineNumber"), timestamp=time.time(), source="exception",
             ))
         elif method == "Inspector.targetCrashed":
@@ -309,11 +296,11 @@ class TabActor:
         self._notify()
 
     @property
-    def load_state(self) -> str:
-        """"loading", "domcontentloaded" or "load" of the current main document."""
+    def load_state(self) -> LoadState:
+        """LOADING, DOMCONTENTLOADED or LOAD of the current main document."""
         if self.loader_id is None:
-            return "loading"
-        return self._lifecycle.get(self.loader_id, "loading")
+            return LoadState.LOADING
+        return self._lifecycle.get(self.loader_id, LoadState.LOADING)
 
     def mark_crashed(self) -> None:
         if self.crashed:
@@ -328,6 +315,21 @@ class TabActor:
                 TargetCrashed("the tab's renderer crashed"),
             )
         self._notify()
+
+    def note_target_info(self, *, title: str | None = None, url: str | None = None) -> None:
+        """Take the title/URL Chromium reported for this target (None: keep the current)."""
+        if title is not None:
+            self.title = title
+        if url is not None:
+            self.url = url
+
+    def mark_focused(self) -> None:
+        """Record that this tab was just brought to the front."""
+        self.last_focused_at = time.time()
+
+    def note_emulation(self, emulation: Emulation) -> None:
+        """Record the emulation the tab now has (sent by :mod:`browserd.tabs.emulation`)."""
+        self.emulation = emulation
 
     def info(self, *, active: bool) -> TabInfo:
         return TabInfo(
@@ -421,11 +423,3 @@ class TabActor:
 def _console_level(kind: str) -> str:
     return {"warning": "warn", "assert": "error", "trace": "debug", "dir": "log",
             "table": "log", "count": "log", "timeEnd": "log"}.get(kind, kind)
-
-
-def _remote_text(arg: dict[str, Any]) -> str:
-    if "value" in arg:
-        value = arg["value"]
-        return value if isinstance(value, str) else repr(value)
-    return str(arg.get("description") or arg.get("unserializableValue") or arg.get("type", ""))
-

@@ -15,8 +15,10 @@ import trio
 from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, Timeout
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
 from .actor import TabActor
+from .remote import exception_text
+from .state import LoadState
 
-_LOAD_RANK = {"none": 0, "loading": 0, "domcontentloaded": 1, "load": 2}
+__all__ = ["evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
 
 
 async def navigate(
@@ -35,8 +37,8 @@ async def navigate(
                          hint="check the URL and that the site is reachable")
         loader_id = result.get("loaderId")
         if loader_id and wait_until != "none":
-            want = _LOAD_RANK[wait_until]
-            while not (tab.loader_id == loader_id and _LOAD_RANK[tab.load_state] >= want):
+            want = LoadState(wait_until).rank
+            while not (tab.loader_id == loader_id and tab.load_state.rank >= want):
                 if tab.dialog is not None:
                     raise DialogOpen(f"a {tab.dialog.type} dialog opened while loading",
                                      dialog=tab.dialog.to_json())
@@ -60,7 +62,7 @@ async def page_info(tab: TabActor) -> dict[str, Any]:
         with trio.fail_after(5):
             value = await evaluate_value(tab, expr)
         if isinstance(value, dict):
-            tab.title = str(value.get("title") or tab.title)
+            tab.note_target_info(title=str(value.get("title") or tab.title))
             return {"url": value.get("url") or tab.url, "title": value.get("title") or "",
                     "status": value.get("status") or None}
     except (BrowserdError, trio.TooSlowError):
@@ -88,9 +90,7 @@ async def evaluate_value(tab: TabActor, expression: str, *, await_promise: bool 
         raise
     details = result.get("exceptionDetails")
     if details:
-        thrown = details.get("exception") or {}
-        text = thrown.get("description") or thrown.get("value") or details.get("text", "error")
-        raise JsException(f"JavaScript threw: {str(text)[:2000]}",
+        raise JsException(f"JavaScript threw: {exception_text(details, limit=2000)}",
                           hint="fix the expression; page errors are returned as data")
     remote = result.get("result", {})
     if "value" in remote:

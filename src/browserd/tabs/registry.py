@@ -9,7 +9,6 @@ actor ends with it.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -28,6 +27,8 @@ from ..errors import (
     TabNotFound,
 )
 from .actor import TabActor, TabInfo
+
+__all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class TabRegistry:
         self._making_spare = False
         # Origins of pages and out-of-process frames seen since the browser
         # started, most recent last (GET /state exports their localStorage).
-        self.origins_seen: dict[str, None] = {}
+        self._origins_seen: dict[str, None] = {}
 
     # -- queries -------------------------------------------------------------
 
@@ -186,7 +187,7 @@ class TabRegistry:
         for info in result.get("targetInfos", []):
             tab = self._tabs.get(info.get("targetId", ""))
             if tab is not None:
-                tab.title, tab.url = info.get("title", tab.title), info.get("url", tab.url)
+                tab.note_target_info(title=info.get("title"), url=info.get("url"))
 
     async def wait_pending(self) -> None:
         """Wait (≤ 5 s) for tabs discovered but still attaching."""
@@ -211,7 +212,7 @@ class TabRegistry:
 
     def note_focused(self, tab: TabActor) -> None:
         """Record that ``tab`` is in front (it was just created or activated)."""
-        tab.last_focused_at = time.time()
+        tab.mark_focused()
         self.last_used = tab.target_id
 
     async def close(self, tab: TabActor) -> None:
@@ -252,7 +253,8 @@ class TabRegistry:
                     info = p["targetInfo"]
                     tab = self._tabs.get(info.get("targetId", ""))
                     if tab is not None:
-                        tab.title, tab.url = info.get("title", ""), info.get("url", "")
+                        tab.note_target_info(title=info.get("title", ""),
+                                             url=info.get("url", ""))
                     elif info.get("type") == "page" and info["targetId"] not in self._ready:
                         self._on_created(info)
                 elif event.method == "Target.targetDestroyed":
@@ -281,10 +283,14 @@ class TabRegistry:
 
     def remember_origin(self, origin: str) -> None:
         """Note ``origin`` as the most recently used (its localStorage was written)."""
-        self.origins_seen.pop(origin, None)
-        self.origins_seen[origin] = None
-        while len(self.origins_seen) > ORIGINS_SEEN_MAX:
-            del self.origins_seen[next(iter(self.origins_seen))]
+        self._origins_seen.pop(origin, None)
+        self._origins_seen[origin] = None
+        while len(self._origins_seen) > ORIGINS_SEEN_MAX:
+            del self._origins_seen[next(iter(self._origins_seen))]
+
+    def origins_seen(self) -> list[str]:
+        """Origins of pages and frames seen or written since the start, most recent last."""
+        return list(self._origins_seen)
 
     def _on_created(self, info: dict[str, Any]) -> None:
         if info.get("type") != "page":

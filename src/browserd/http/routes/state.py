@@ -3,26 +3,33 @@
 Cookies and storage state are browser-wide (the default browser context);
 web storage is per origin (and, for sessionStorage, per tab). Values never
 reach a log: the audit log gets one extra line with counts for a write.
-Each handler runs under its own deadline (504 TIMEOUT past it).
+Each handler runs under its own deadline (504 TIMEOUT past it); /storage
+works on a tab through :func:`~browserd.http.tabwork.on_tab`.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import trio
 
-from ..errors import BadRequest
-from ..state import cookies as cookie_ops
-from ..state import storage_state, webstorage
-from ..state.webstorage import StorageArea
-from ..system import System
-from ..tabs.actor import TabActor
-from .page_routes import TARGET
-from .schema import Field, Route
+from ...cdp import CdpSession
+from ...errors import BadRequest
+from ...state import cookies as cookie_ops
+from ...state import storage_state, webstorage
+from ...state.webstorage import StorageArea
+from ...system import System
+from ...tabs.actor import TabActor
+from ..fields import TARGET
+from ..schema import Field, Route
+from ..tabwork import on_tab
+
+__all__ = ["state_routes"]
 
 audit_log = logging.getLogger("browserd.audit")
+T = TypeVar("T")
 
 COOKIES_DEADLINE_S = 15.0
 STORAGE_DEADLINE_S = 20.0
@@ -79,37 +86,53 @@ async def delete_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]
 # -- web storage ---------------------------------------------------------------------
 
 
-async def _area(system: System, args: dict[str, Any]) -> tuple[TabActor, StorageArea]:
-    """The tab and the storage area a /storage request means."""
-    rt = system.supervisor.require_runtime()
-    tab = await rt.tabs.resolve(args["targetId"])
+StorageOp = Callable[[CdpSession, StorageArea], Awaitable[T]]
+
+
+async def _on_storage(system: System, args: dict[str, Any], op: StorageOp[T]
+                      ) -> tuple[StorageArea, T]:
+    """Run ``op`` on the storage area a /storage request means; the area and the result.
+
+    The origin (``origin``, else the tab's main frame's) is read and, where
+    the tab has a frame of it, ``op`` runs there in the tab's work slot
+    (409 DIALOG_OPEN beside a dialog); otherwise after the slot is released,
+    through a scratch page (localStorage) or not at all (sessionStorage:
+    409 NO_FRAME). All of it within the storage deadline.
+    """
+    named = None
     if args["origin"] is not None:
-        origin = webstorage.normalize_origin(args["origin"])
-        system.url_policy.check(origin + "/")
-    else:
-        async with tab.work(allow_dialog=False):
-            found = await webstorage.main_frame_origin(tab)
-        if found is None:
+        named = webstorage.normalize_origin(args["origin"])
+        system.url_policy.check(named + "/")
+    local = args["kind"] == "local"
+    runtime = system.supervisor.require_runtime()
+
+    async def in_tab(tab: TabActor) -> tuple[StorageArea, tuple[T] | None]:
+        origin = named or await webstorage.main_frame_origin(tab)
+        if origin is None:
             raise BadRequest("the tab shows no http(s) page, so it has no storage origin",
                              field="origin", hint="pass origin, e.g. https://example.com")
-        origin = found
-    return tab, StorageArea(origin=origin, local=args["kind"] == "local")
+        area = StorageArea(origin=origin, local=local)
+        return area, await webstorage.in_tab(tab, area, lambda s: op(s, area))
+
+    with trio.fail_after(STORAGE_DEADLINE_S):
+        area, done = await on_tab(system, args["targetId"], in_tab,
+                                  deadline_s=STORAGE_DEADLINE_S, allow_dialog=False,
+                                  refuse_new_dialog=True)
+        if done is not None:
+            return area, done[0]
+        return area, await webstorage.without_tab(runtime.connection, area,
+                                                  lambda s: op(s, area))
 
 
 async def get_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    with trio.fail_after(STORAGE_DEADLINE_S):
-        tab, area = await _area(system, args)
-        items = await webstorage.on_area(tab, area,
-                                         lambda s: webstorage.read_items(s, area))
+    area, items = await _on_storage(system, args, webstorage.read_items)
     return {"kind": area.kind, "origin": area.origin, "items": items}
 
 
 async def set_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
     items = webstorage.check_items(args["items"])
-    with trio.fail_after(STORAGE_DEADLINE_S):
-        tab, area = await _area(system, args)
-        count = await webstorage.on_area(tab, area,
-                                         lambda s: webstorage.write_items(s, area, items))
+    area, count = await _on_storage(
+        system, args, lambda s, area: webstorage.write_items(s, area, items))
     if area.local:
         system.supervisor.require_runtime().tabs.remember_origin(area.origin)
     _audit("storage set:", items=count)
@@ -118,10 +141,8 @@ async def set_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 async def delete_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
     keys = args["keys"]
-    with trio.fail_after(STORAGE_DEADLINE_S):
-        tab, area = await _area(system, args)
-        removed = await webstorage.on_area(tab, area,
-                                           lambda s: webstorage.remove_items(s, area, keys))
+    area, removed = await _on_storage(
+        system, args, lambda s, area: webstorage.remove_items(s, area, keys))
     _audit("storage deleted:", items=removed)
     return {"ok": True, "kind": area.kind, "origin": area.origin, "removed": removed}
 
@@ -133,7 +154,7 @@ async def get_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
     named = [webstorage.normalize_origin(o, "origins") for o in args["origins"] or []]
     rt = system.supervisor.require_runtime()
     with trio.fail_after(STATE_DEADLINE_S):
-        known = await storage_state.current_origins(rt.connection, rt.tabs.origins_seen)
+        known = await storage_state.current_origins(rt.connection, rt.tabs.origins_seen())
         origins = list(dict.fromkeys([*named, *known]))
         state = await storage_state.export_state(rt.connection, origins)
     _audit("state exported:", cookies=len(state["cookies"]), origins=len(state["origins"]))

@@ -1,0 +1,100 @@
+"""Service routes: /healthz, /, /status, /start, /stop."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+import trio
+
+from ...client import healthz_proof
+from ...supervisor.state import SupervisorState
+from ...system import System
+from ..schema import Field, Route
+
+__all__ = ["service_routes", "status_body"]
+
+
+def status_body(system: System) -> dict[str, Any]:
+    sup = system.supervisor
+    settings = system.settings
+    rt = sup.runtime
+    stats = sup.statistics()
+    media = system.media.statistics()
+    return {
+        "enabled": settings.enabled,
+        "state": stats.state,
+        "running": stats.state == SupervisorState.RUNNING,
+        "cdpReady": rt is not None and not rt.connection.is_closed,
+        "pid": stats.pid,
+        "version": stats.version,
+        "chosenBrowser": sup.chosen_browser,
+        "executablePath": sup.executable_path,
+        "userDataDir": None if settings.is_attach else str(sup.profile_dir),
+        "profile": settings.profile,
+        "color": settings.color,
+        "headless": sup.headless,
+        "attachOnly": settings.is_attach_only,
+        "controlUrl": settings.control_url,
+        "cdpUrl": settings.effective_cdp_url,
+        "ports": {"control": settings.control_port, "cdp": settings.effective_cdp_port},
+        "restarts": stats.restarts,
+        "spawns": stats.spawns,
+        "lastError": stats.last_error,
+        "uptimeS": stats.uptime_s,
+        "serviceUptimeS": round(time.time() - system.started_at, 3),
+        "tabs": len(rt.tabs.target_ids()) if rt is not None else 0,
+        "cdp": attrs.asdict(rt.connection.statistics()) if rt is not None else None,
+        "media": {"files": media.files, "bytes": media.bytes, "saves": media.saves,
+                  "failures": media.failures, "pruned": media.pruned},
+    }
+
+
+async def healthz(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    sup = system.supervisor
+    body: dict[str, Any] = {"ok": True}
+    if sup.state == SupervisorState.DISABLED:
+        browser = "disabled"
+    else:
+        rt = sup.runtime
+        browser = "open" if rt is not None and not rt.connection.is_closed else "closed"
+    body["browser"] = browser
+    if args["challenge"]:
+        # Lets a client prove this listener holds the token before sending it.
+        body["proof"] = healthz_proof(system.token, args["challenge"])
+    return body
+
+
+async def status(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    return status_body(system)
+
+
+async def start(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    with trio.fail_after(60):
+        await system.supervisor.start(headless=args["headless"])
+    return status_body(system)
+
+
+async def stop(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    with trio.fail_after(30):
+        stopped = await system.supervisor.stop()
+    return {"ok": True, "stopped": stopped}
+
+
+def service_routes() -> list[Route]:
+    return [
+        Route(path="/healthz", methods=("GET",), handler=healthz, auth=False, tag="service",
+              fields=(Field(name="challenge", type="string", max_length=128,
+                            description="a random nonce; the answer's proof is "
+                            "HMAC-SHA256(token, nonce) in hex"),),
+              summary="Liveness: {ok, browser: open|closed|disabled}"),
+        Route(path="/", methods=("GET",), handler=status, tag="service", summary="Status"),
+        Route(path="/status", methods=("GET",), handler=status, tag="service",
+              summary="Status of the service and its browser"),
+        Route(path="/start", methods=("POST",), handler=start, tag="service",
+              fields=(Field(name="headless", type="boolean"),),
+              summary="Launch (or attach to) the browser; no-op when running"),
+        Route(path="/stop", methods=("POST",), handler=stop, tag="service",
+              summary="Stop the browser: graceful, then forced"),
+    ]

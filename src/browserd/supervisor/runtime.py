@@ -1,0 +1,29 @@
+"""BrowserRuntime: what a running browser offers to request handlers."""
+
+from __future__ import annotations
+
+import attrs
+
+from ..browser.process import BrowserProcess
+from ..cdp import CdpConnection
+from ..tabs.capture_gate import CaptureGate
+from ..tabs.registry import TabRegistry
+
+__all__ = ["BrowserRuntime"]
+
+
+@attrs.frozen(kw_only=True)
+class BrowserRuntime:
+    """The live parts of one running attempt (valid until the attempt ends).
+
+    ``process`` is None for an attached browser. ``captures`` is the
+    browser's capture admission and front lock.
+    """
+
+    connection: CdpConnection
+    tabs: TabRegistry
+    process: BrowserProcess | None
+    version: str
+    user_agent: str
+    started_at: float
+    captures: CaptureGate
