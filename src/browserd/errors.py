@@ -30,6 +30,7 @@ Tree::
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
+    ├── ResultTooLarge                     422 RESULT_TOO_LARGE
     ├── TabBusy                            429 TAB_BUSY
     ├── BrowserGone                        502 BROWSER_GONE
     │   └── TargetCrashed                  502 TARGET_CRASHED
@@ -41,6 +42,7 @@ Tree::
     ├── Timeout                            504 TIMEOUT
     ├── InsufficientStorage                507 INSUFFICIENT_STORAGE
     ├── CdpError                           502 CDP_ERROR
+    │   └── CdpUndecodable                 502 CDP_UNDECODABLE
     └── StartupError                       500 STARTUP_FAILED
         ├── PortInUse                      500 PORT_IN_USE
         ├── ProfileInUse                   500 PROFILE_IN_USE
@@ -189,6 +191,13 @@ class BodyTooLarge(BrowserdError):
     status, code = 413, "BODY_TOO_LARGE"
 
 
+class ResultTooLarge(BrowserdError):
+    """A page result above a size limit (``eval_max_bytes``); it never left the page."""
+
+    status, code = 422, "RESULT_TOO_LARGE"
+    default_hint = "return less (a slice, a count, a summary) or raise eval_max_bytes"
+
+
 class UnsupportedMediaType(BrowserdError):
     status, code = 415, "UNSUPPORTED_MEDIA_TYPE"
     default_hint = "send a JSON body with Content-Type: application/json"
@@ -222,6 +231,12 @@ class CdpError(BrowserdError):
         super().__init__(message, method=method)
         self.cdp_code = cdp_code
         self.method = method
+
+
+class CdpUndecodable(CdpError):
+    """The browser's reply to a command was not JSON, even after repair."""
+
+    code = "CDP_UNDECODABLE"
 
 
 class Unavailable(BrowserdError):

@@ -158,14 +158,6 @@ def test_a_nullable_field_tells_null_from_absent() -> None:
     assert parse_args(fields, query={}, body={"a": "v"})["a"] == "v"
 
 
-def test_the_audit_log_keeps_no_url_userinfo_query_or_fragment() -> None:
-    from browserd.http.app import audit_url
-
-    assert audit_url("https://user:pw@shop.test/cart?sid=1#tok") == "https://shop.test/cart"
-    assert audit_url("https://shop.test/a@b") == "https://shop.test/a@b"
-    assert audit_url("about:blank") == "about:blank"
-
-
 def test_partitioned_cookies_are_shown_but_never_imported_unpartitioned() -> None:
     cdp = {"name": "a", "value": "b", "domain": "x.test", "path": "/", "session": True,
            "partitionKey": {"topLevelSite": "https://top.test", "hasCrossSiteAncestor": False}}

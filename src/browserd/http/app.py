@@ -9,7 +9,6 @@ else; a deadline that expires inside a handler becomes 504 TIMEOUT.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from typing import Any
 
@@ -19,6 +18,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from .. import __version__
+from .. import jsontext as decoding
 from ..config import is_loopback_host
 from ..errors import (
     BadRequest,
@@ -28,20 +28,21 @@ from ..errors import (
     Timeout,
     unwrap_group,
 )
+from ..redact import loggable_url
 from ..system import System
 from ..token import token_id
 from .guard import Guard
 from .routes import all_routes
 from .schema import Route, openapi, parse_args
 
-__all__ = ["audit_field", "audit_url", "create_app", "error_response", "json_response", "wrap"]
+__all__ = ["audit_field", "create_app", "error_response", "json_response", "wrap"]
 
 log = logging.getLogger(__name__)
 audit_log = logging.getLogger("browserd.audit")
 
 
 def json_response(data: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), status=status,
+    return Response(decoding.dumps(data, option=orjson.OPT_NON_STR_KEYS), status=status,
                     mimetype="application/json")
 
 
@@ -62,15 +63,6 @@ def audit_field(value: str, token: str, limit: int = 200) -> str:
         else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
         for c in text
     )
-
-
-def audit_url(url: str) -> str:
-    """``url`` without what may be secret: its userinfo, query and fragment."""
-    return _USERINFO_RE.sub("//", _QUERY_RE.split(url, maxsplit=1)[0])
-
-
-_QUERY_RE = re.compile(r"[?#]")
-_USERINFO_RE = re.compile(r"//[^/?#]*@")
 
 
 def create_app(system: System) -> QuartTrio:
@@ -162,7 +154,7 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
                     audit_field(request.path, system.token),
                     audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
-                    audit_field(audit_url(url), system.token) if isinstance(url, str)
+                    audit_field(loggable_url(url), system.token) if isinstance(url, str)
                     else "-", outcome, (time.perf_counter() - started) * 1000,
                 )
 

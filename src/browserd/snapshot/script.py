@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from browserd import jsontext as decoding
 from browserd.errors import BadRequest, BrowserdError
 
 __all__ = [
@@ -130,8 +131,8 @@ def decode_reply(value: Any) -> dict[str, Any]:
     """
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError as exc:
+            value = decoding.loads(value)
+        except decoding.UndecodableMessage as exc:
             raise BrowserdError("snapshot walker returned malformed JSON") from exc
     if not isinstance(value, dict):
         raise BrowserdError(f"snapshot walker returned {type(value).__name__}, not an object")

@@ -30,10 +30,9 @@ import trio
 
 from ..browser.devtools_http import browser_ws_url
 from ..browser.executable import find_executable
-from ..browser.ports import find_port_holder, port_is_free
 from ..browser.process import BrowserProcess, LaunchSpec, run_browser
 from ..browser.profile import claim_profile, clear_stale_lock, prepare_preferences
-from ..cdp import open_cdp_connection
+from ..cdp import open_cdp_connection, open_cdp_over
 from ..config import Settings, default_headless
 from ..errors import (
     AttachOnly,
@@ -43,7 +42,6 @@ from ..errors import (
     BrowserGone,
     BrowserNotRunning,
     BrowserStarting,
-    PortInUse,
     unwrap_group,
 )
 from ..paths import Paths
@@ -290,19 +288,10 @@ class BrowserSupervisor:
         claim_profile(profile_dir)
         await self._pid_record.stop_leftover(profile_dir)
         clear_stale_lock(profile_dir)
-        port = settings.effective_cdp_port
-        if not port_is_free(port):
-            holder = find_port_holder(port)
-            raise PortInUse(
-                f"DevTools port {port} is already held by {holder.describe()}; "
-                "nothing was launched",
-                hint="stop that process, choose another cdp_port, or attach to it with cdp_url",
-            )
         prepare_preferences(profile_dir, name=settings.profile, color=settings.color)
         spec = LaunchSpec(
             executable=exe.path,
             profile_dir=profile_dir,
-            cdp_port=port,
             headless=self.headless,
             no_sandbox=hasattr(os, "geteuid") and os.geteuid() == 0,
         )
@@ -311,8 +300,7 @@ class BrowserSupervisor:
             process: BrowserProcess = await nursery.start(run_browser, spec)
             self._pid_record.write(process)
             try:
-                assert process.ws_url is not None
-                await self._serve_connection(process.ws_url, process)
+                await self._serve_connection(None, process)
             finally:
                 nursery.cancel_scope.cancel()
                 self._pid_record.clear()
@@ -322,8 +310,14 @@ class BrowserSupervisor:
             ws_url = await browser_ws_url(self.settings.effective_cdp_url)
         await self._serve_connection(ws_url, None)
 
-    async def _serve_connection(self, ws_url: str, process: BrowserProcess | None) -> None:
-        async with open_cdp_connection(ws_url) as conn:
+    async def _serve_connection(self, ws_url: str | None, process: BrowserProcess | None) -> None:
+        # A launched browser: CDP over its pipe (the process keeps the pipe);
+        # an attached one: its websocket.
+        opened = (
+            open_cdp_over(process.transport, "pipe", close_transport=False)
+            if process is not None else open_cdp_connection(str(ws_url))
+        )
+        async with opened as conn:
             with trio.fail_after(10):
                 version = await conn.send("Browser.getVersion")
             async with open_tab_registry(

@@ -15,8 +15,11 @@ import trio
 from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, Timeout
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
 from .actor import TabActor
+from .bounded_eval import evaluate_bounded
 from .remote import exception_text
 from .state import LoadState
+
+DEFAULT_EVAL_MAX_BYTES = 8 * 1024 * 1024
 
 __all__ = ["evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
 
@@ -31,7 +34,7 @@ async def navigate(
     keeps loading), DialogOpen if a dialog blocks the page.
     """
     with trio.move_on_after(timeout_s) as scope:
-        result = await tab.send("Page.navigate", {"url": url})
+        result = await _send_navigate(tab, url)
         if result.get("errorText"):
             raise BadUrl(f"navigation to {url} failed: {result['errorText']}",
                          hint="check the URL and that the site is reachable")
@@ -52,6 +55,26 @@ async def navigate(
     info = await page_info(tab)
     out.update(info)
     return out
+
+
+async def _send_navigate(tab: TabActor, url: str) -> dict[str, Any]:
+    """Page.navigate; a dialog that opens first (``beforeunload``) is DialogOpen at once.
+
+    Chromium answers Page.navigate only after a ``beforeunload`` prompt is
+    closed, so the command is abandoned and the dialog reported instead; the
+    navigation goes on when ``/dialog`` accepts it. With a dialog already
+    open the command is sent as before (navigating away closes an alert).
+    """
+    if tab.dialog is not None:
+        return await tab.send("Page.navigate", {"url": url})
+    result, dialog = await tab.race_dialog(lambda: tab.send("Page.navigate", {"url": url}))
+    if dialog is not None:
+        raise DialogOpen(f"a {dialog.type} dialog opened before leaving the page: "
+                         f"{dialog.message[:200]}", dialog=dialog.to_json(),
+                         hint="accept it with POST /dialog {accept: true} to leave the page, "
+                         "or dismiss it to stay")
+    assert result is not None
+    return result
 
 
 async def page_info(tab: TabActor) -> dict[str, Any]:
@@ -102,18 +125,21 @@ async def evaluate_value(tab: TabActor, expression: str, *, await_promise: bool 
     return remote.get("description")
 
 
-async def run_eval(tab: TabActor, js: str, *, await_promise: bool, timeout_s: float
-                   ) -> dict[str, Any]:
+async def run_eval(tab: TabActor, js: str, *, await_promise: bool, timeout_s: float,
+                   max_bytes: int = DEFAULT_EVAL_MAX_BYTES) -> dict[str, Any]:
     """/eval: evaluate in the page's main world with a hard deadline.
 
     A runaway script is ended by ``Runtime.terminateExecution`` (answered
     even while the renderer is busy) and reported as 504; the tab recovers.
-    A dialog opened by the script is 409 DIALOG_OPEN.
+    A dialog opened by the script is 409 DIALOG_OPEN. A result whose JSON
+    is above ``max_bytes`` is 422 RESULT_TOO_LARGE and never leaves the page
+    (see :mod:`.bounded_eval`).
     """
     timeout_ms = max(1, int(timeout_s * 1000))
     with trio.move_on_after(timeout_s + 0.1) as scope:
         value, dialog = await tab.race_dialog(
-            lambda: evaluate_value(tab, js, await_promise=await_promise, timeout_ms=timeout_ms)
+            lambda: evaluate_bounded(tab, js, await_promise=await_promise,
+                                     timeout_ms=timeout_ms, max_bytes=max_bytes)
         )
     if scope.cancelled_caught:
         await terminate(tab)

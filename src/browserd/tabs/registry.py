@@ -59,6 +59,8 @@ class TabRegistry:
         # Headless only: one pre-created, unlisted about:blank tab that
         # /tabs/open hands out at once (then replaces in the background).
         self._spare_wanted = headless
+        self._spare_enabled = headless
+        self._spare_holds = 0
         self._spare: str | None = None
         self._making_spare = False
         # Origins of pages and out-of-process frames seen since the browser
@@ -86,6 +88,11 @@ class TabRegistry:
             return max(focused, key=lambda t: t.last_focused_at or 0).target_id
         order = [t for t in self._order if t in listed]
         return order[0] if order else None
+
+    @property
+    def has_spare(self) -> bool:
+        """True while an unlisted spare tab is ready (headless, no gateway client)."""
+        return self._spare is not None and self._spare in self._tabs
 
     def target_ids(self) -> list[str]:
         return [t for t in self._order if t != self._spare]
@@ -138,7 +145,9 @@ class TabRegistry:
         ``--no-startup-window`` browser, or the last tab was closed).
         """
         spare = self._spare
-        if url == "about:blank" and spare is not None and spare in self._tabs:
+        if url == "about:blank" and spare is not None and spare in self._tabs and (
+            self._spare_wanted  # not a spare being closed for a CDP gateway client
+        ):
             self._spare = None
             tab = self._tabs[spare]
             await self.connection.send("Target.activateTarget", {"targetId": spare})
@@ -172,11 +181,45 @@ class TabRegistry:
                 # Marked before it attaches, so it is never listed.
                 self._spare = await self._create("about:blank", background=True)
                 await self.wait_tab(self._spare)
+                if not self._spare_wanted:  # a CDP gateway client came meanwhile
+                    await self._close_spare()
         except (BrowserdError, trio.TooSlowError) as exc:
             log.info("no spare tab: %s", exc)
             self._spare = None
         finally:
             self._making_spare = False
+
+    async def suspend_spare(self) -> None:
+        """No unlisted spare tab while a CDP gateway client is connected.
+
+        A gateway client sees every page target; a page it may use must never
+        be the hidden spare, so the spare is closed (bounded, ≤ 5 s) and none
+        is made until every :meth:`suspend_spare` has its :meth:`resume_spare`.
+        Errors closing it are logged, not raised.
+        """
+        self._spare_holds += 1
+        self._spare_wanted = False
+        await self._close_spare()
+
+    def resume_spare(self) -> None:
+        """Undo one :meth:`suspend_spare`; the last one makes a spare again (headless)."""
+        self._spare_holds = max(0, self._spare_holds - 1)
+        if self._spare_holds == 0 and self._spare_enabled:
+            self._spare_wanted = True
+            self.replenish_spare()
+
+    async def _close_spare(self) -> None:
+        spare = self._spare
+        if spare is None or spare not in self._tabs:
+            return
+        with trio.move_on_after(5):
+            try:
+                await self.connection.send("Target.closeTarget", {"targetId": spare})
+            except BrowserdError as exc:
+                log.info("could not close the spare tab: %s", exc.message)
+                return
+            while spare in self._tabs:
+                await self.wait_changed()
 
     async def refresh_infos(self) -> None:
         """Re-read every page's title and URL (events can lag behind the page)."""

@@ -45,7 +45,8 @@ async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
     timeout_s = args["timeoutMs"] / 1000
     return await on_tab(system, args["targetId"], lambda tab:
                         page.run_eval(tab, args["js"], await_promise=args["await"],
-                                      timeout_s=timeout_s),
+                                      timeout_s=timeout_s,
+                                      max_bytes=system.settings.eval_max_bytes),
                         deadline_s=timeout_s + NAVIGATE_GRACE_S, allow_dialog=False)
 
 

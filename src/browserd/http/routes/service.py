@@ -45,6 +45,8 @@ def status_body(system: System) -> dict[str, Any]:
         "uptimeS": stats.uptime_s,
         "serviceUptimeS": round(time.time() - system.started_at, 3),
         "tabs": len(rt.tabs.target_ids()) if rt is not None else 0,
+        "spareTab": rt is not None and rt.tabs.has_spare,
+        "cdpGateway": settings.gateway_active,
         "cdp": attrs.asdict(rt.connection.statistics()) if rt is not None else None,
         "media": {"files": media.files, "bytes": media.bytes, "saves": media.saves,
                   "failures": media.failures, "pruned": media.pruned},
