@@ -119,3 +119,28 @@ async def test_emulation_values_are_validated(api: httpx.AsyncClient, tab: str) 
             assert r.json()["field"] == next(iter(body)), (body, r.json())
         r = await api.get("/emulate", params={"targetId": tab})
         assert r.json()["emulation"]["timezone"] is None, "a refused request changed nothing"
+
+
+async def test_a_full_page_capture_keeps_the_emulated_viewport(
+    api: httpx.AsyncClient, tab: str, pages: PageServer,
+) -> None:
+    with trio.fail_after(60):
+        await navigate(api, tab, pages.url("/emulate_probe.html"))
+        r = await api.post("/emulate", json={
+            "targetId": tab, "viewport": {"width": 500, "height": 400, "deviceScaleFactor": 2}})
+        assert r.status_code == 200, r.text
+        r = await api.post("/eval", json={
+            "targetId": tab, "js": "document.body.style.height = '3000px'; 1"})
+        assert r.status_code == 200, r.text
+        # A capture beyond the viewport is followed by a device-metrics reset
+        # (scrollbars); it must put the emulated viewport back, not browserd's own.
+        r = await api.post("/screenshot", json={"targetId": tab, "fullPage": True})
+        assert r.status_code == 200, r.text
+        seen = await _probe(api, tab)
+        assert (seen["width"], seen["height"], seen["dpr"]) == (500, 400, 2)
+        r = await api.request("DELETE", "/emulate", json={"targetId": tab})
+        assert r.status_code == 200, r.text
+        r = await api.post("/screenshot", json={"targetId": tab, "fullPage": True})
+        assert r.status_code == 200, r.text
+        seen = await _probe(api, tab)
+        assert (seen["width"], seen["height"], seen["dpr"]) == (1280, 720, 1)

@@ -168,10 +168,9 @@ class TabActor:
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
-        if self.headless_viewport is not None:
-            width, height = self.headless_viewport
-            calls.append(("Emulation.setDeviceMetricsOverride", {
-                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}))
+        metrics = self.device_metrics()
+        if metrics is not None:
+            calls.append(("Emulation.setDeviceMetricsOverride", metrics))
         return {method: await self.session.post(method, params) for method, params in calls}
 
     async def _finish_enable(self, pending: dict[str, PendingReply]) -> None:
@@ -326,6 +325,22 @@ class TabActor:
     def mark_focused(self) -> None:
         """Record that this tab was just brought to the front."""
         self.last_focused_at = time.time()
+
+    def device_metrics(self) -> dict[str, Any] | None:
+        """The ``Emulation.setDeviceMetricsOverride`` params the tab should have, or None.
+
+        The emulated viewport when ``/emulate`` set one, else browserd's own
+        headless viewport; None (no override) for a headed tab without one.
+        """
+        viewport = self.emulation.viewport
+        if viewport is not None:
+            return {"width": viewport.width, "height": viewport.height,
+                    "deviceScaleFactor": viewport.device_scale_factor,
+                    "mobile": viewport.mobile}
+        if self.headless_viewport is not None:
+            width, height = self.headless_viewport
+            return {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        return None
 
     def note_emulation(self, emulation: Emulation) -> None:
         """Record the emulation the tab now has (sent by :mod:`browserd.tabs.emulation`)."""
