@@ -52,8 +52,11 @@ PINNED = {
     "browserd.supervisor.state": ["SupervisorState"],
     "browserd.supervisor.budgets": ["BROWSER_STOP_S", "HTTP_DRAIN_S", "SERVICE_STOP_S",
                                     "SUPERVISOR_STOP_S"],
-    "browserd.tabs.state": ["CONSOLE_BUFFER", "ConsoleEntry", "ConsoleLog", "LoadState",
-                            "RefMap", "RefRecord", "World", "WorldKey"],
+    "browserd.tabs.state": ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog",
+                            "Emulation", "Geolocation", "LoadState", "NetworkConditions",
+                            "RefMap", "RefRecord", "Viewport", "World", "WorldKey"],
+    "browserd.tabs.emulation": ["COLOR_SCHEMES", "REDUCED_MOTION", "apply", "change",
+                                "sync_geolocation_permission", "updated"],
     "browserd.tabs.locator": ["ElementTarget"],
     "browserd.tabs.refs": ["Scope", "Walk", "run_walker", "walk_scope", "walk_tree",
                            "walker_error"],
@@ -67,8 +70,8 @@ PINNED = {
         "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
         "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
         "type_text", "wait"],
-    "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "page_routes",
-                             "service_routes", "tab_routes"],
+    "browserd.http.routes": ["all_routes", "emulation_routes", "input_routes", "media_routes",
+                             "page_routes", "service_routes", "state_routes", "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
 }
 
@@ -149,8 +152,10 @@ def area(name: str) -> str:
 
 
 #: What each part of the tree must never import: imports point down
-#: (service/http -> supervisor -> cdp, tabs, browser -> errors).
-_ABOVE_LEAVES = {"gateway", "supervisor", "http", "media", "service", "system", "cli"}
+#: (service/http -> supervisor -> cdp, tabs, browser -> errors; beside the supervisor,
+#: http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies and storage).
+_ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system", "cli",
+                 "cli_state"}
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "cdp": _ABOVE_LEAVES | {"browser", "tabs", "snapshot"},
@@ -158,9 +163,10 @@ FORBIDDEN = {
     "snapshot": _ABOVE_LEAVES | {"browser", "cdp", "tabs"},
     "media": (_ABOVE_LEAVES - {"media"}) | {"browser", "cdp", "tabs", "snapshot"},
     "tabs": _ABOVE_LEAVES | {"browser"},
+    "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
     "supervisor": _ABOVE_LEAVES - {"supervisor"},
-    "http": {"gateway", "service", "cli"},
-    "gateway": {"service", "cli"},
+    "http": {"gateway", "service", "cli", "cli_state"},
+    "gateway": {"service", "cli", "cli_state"},
 }
 
 
