@@ -27,6 +27,7 @@ from hypercorn.trio import serve as hypercorn_serve
 from .browser.ports import find_port_holder, port_is_free
 from .browser.supervisor import BrowserSupervisor
 from .config import Settings, is_loopback_host, load_settings
+from .downloads import DownloadStore
 from .errors import BrowserdError, ConfigError, PortInUse
 from .http.app import create_app, wrap
 from .media import Retention, open_media_store
@@ -91,12 +92,15 @@ async def run_service(
     retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
                           max_age_s=settings.media_max_age_s)
     async with open_media_store(paths.media_dir, retention) as media:
-        supervisor = BrowserSupervisor(settings, paths)
+        downloads = _download_store(settings, paths)
+        url_policy = _url_policy(settings)
+        supervisor = BrowserSupervisor(settings, paths, url_policy=url_policy,
+                                       downloads=downloads)
         system = System(
             settings=settings, paths=paths, supervisor=supervisor, media=media,
-            url_policy=_url_policy(settings),
+            url_policy=url_policy,
             capture_limiter=trio.CapacityLimiter(settings.max_concurrent_captures),
-            token=token,
+            downloads=downloads, token=token,
         )
         app = wrap(create_app(system), system, token)
         config = HypercornConfig()
@@ -113,6 +117,7 @@ async def run_service(
             log.info("browserd listening on http://%s:%d (cdp port %d)", host, port,
                      settings.effective_cdp_port)
             nursery.start_soon(_prune_media, media)
+            nursery.start_soon(_prune_media, downloads)
             if settings.enabled and settings.auto_start:
                 nursery.start_soon(_auto_start, supervisor)
             task_status.started(system)
@@ -125,6 +130,16 @@ async def run_service(
             with trio.move_on_after(DRAIN_S + 1):
                 await http_done.wait()
             nursery.cancel_scope.cancel()
+
+
+def _download_store(settings: Settings, paths: Paths) -> DownloadStore:
+    """The downloads of this service's profile: ``<data>/downloads/<profile>/``."""
+    retention = Retention(max_files=settings.download_max_files,
+                          max_bytes=settings.download_max_total_bytes,
+                          max_age_s=settings.download_max_age_s)
+    return DownloadStore(paths.downloads_dir(settings.profile), retention,
+                         max_bytes=settings.download_max_bytes,
+                         enabled=settings.downloads_enabled)
 
 
 def _url_policy(settings: Settings) -> Any:

@@ -13,6 +13,7 @@ import trio
 
 from .browser.supervisor import BrowserSupervisor
 from .config import Settings
+from .downloads import DownloadStore
 from .media import MediaStore
 from .paths import Paths
 from .urlpolicy import UrlPolicy
@@ -26,5 +27,6 @@ class System:
     media: MediaStore
     url_policy: UrlPolicy
     capture_limiter: trio.CapacityLimiter
+    downloads: DownloadStore  # navdl
     token: str = attrs.field(repr=False)
     started_at: float = attrs.field(factory=time.time)

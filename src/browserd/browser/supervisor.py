@@ -24,7 +24,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -61,6 +61,10 @@ from .profile import (
     process_argv,
     read_lock,
 )
+
+if TYPE_CHECKING:
+    from ..downloads import DownloadStore
+    from ..urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +110,13 @@ class BrowserSupervisor:
         *,
         rng: Callable[[], float] = random.random,
         subtree: Callable[[BrowserSupervisor], Awaitable[None]] | None = None,
+        url_policy: UrlPolicy | None = None,
+        downloads: DownloadStore | None = None,
     ) -> None:
         self.settings = settings
+        # navdl: handed to every connection's tab registry.
+        self.url_policy = url_policy
+        self.downloads = downloads
         self.paths = paths
         self._rng = rng
         self._subtree = subtree
@@ -344,7 +353,8 @@ class BrowserSupervisor:
             with trio.fail_after(10):
                 version = await conn.send("Browser.getVersion")
             async with open_tab_registry(
-                conn, settings=self.settings, headless=self.headless and process is not None
+                conn, settings=self.settings, headless=self.headless and process is not None,
+                url_policy=self.url_policy, downloads=self.downloads,
             ) as tabs:
                 self.mark_running(Runtime(
                     connection=conn,

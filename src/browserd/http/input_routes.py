@@ -65,6 +65,8 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
              Field(name="url", type="string", max_length=8192,
                    description="until the URL matches this glob (* within a segment, ** across)"),
              Field(name="loadState", type="string", enum=inp.LOAD_STATES),
+             Field(name="download", type="boolean",
+                   description="until the tab's next download has finished (/wait only)"),
              timeout_field(15_000)),
     "navigate": (Field(name="url", type="string", required=True, max_length=8192),
                  Field(name="waitUntil", type="string", default="load",
@@ -97,9 +99,10 @@ def _check(kind: str, args: dict[str, Any], system: System) -> None:
         raise BadRequest("values must name at least one option", field="values")
     if kind == "wait":
         given = [k for k in ("selector", "text", "textGone", "url", "loadState")
-                 if args.get(k) is not None]
+                 if args.get(k) is not None] + (["download"] if args.get("download") else [])
         if len(given) != 1:
-            raise BadRequest("give exactly one of selector, text, textGone, url or loadState"
+            raise BadRequest("give exactly one of selector, text, textGone, url, loadState "
+                             "or download"
                              + (f" (got {', '.join(given)})" if given else ""), field="selector")
         if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
             raise EvalDisabled("JavaScript evaluation is disabled in settings, "
@@ -111,6 +114,10 @@ def _check(kind: str, args: dict[str, Any], system: System) -> None:
 
 async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any]:
     _check(kind, args, system)
+    if kind == "wait" and args.get("download"):  # navdl
+        from .download_routes import wait_download
+
+        return await wait_download(system, args)
     rt = system.supervisor.require_runtime()
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
@@ -146,6 +153,9 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             if not isinstance(action, dict):
                 raise BadRequest("an action must be an object with a kind", field="actions")
             kind = action.get("kind")
+            if kind == "wait" and action.get("download"):  # navdl: /wait only
+                raise BadRequest("download waits are for POST /wait, not /act",
+                                 field="actions")
             if kind not in _KIND_FIELDS:
                 raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
                                  field="actions")

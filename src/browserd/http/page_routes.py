@@ -45,6 +45,7 @@ async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def page_routes() -> list[Route]:
+    from .download_routes import download_routes  # navdl
     from .input_routes import input_routes
     from .inspect_routes import inspect_routes
     from .media_routes import media_routes
@@ -66,4 +67,5 @@ def page_routes() -> list[Route]:
         *inspect_routes(),
         *input_routes(),
         *media_routes(),
+        *download_routes(),  # navdl
     ]

@@ -29,7 +29,7 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,9 @@ __all__ = [
     "MediaFile",
     "MediaStatistics",
     "MediaStore",
+    "RetainedFile",
     "Retention",
+    "apply_retention",
     "media_token",
     "media_url",
     "mime_for_extension",
@@ -140,10 +142,50 @@ class MediaStatistics:
 
 
 @attrs.frozen(kw_only=True)
-class _Entry:
+class RetainedFile:
+    """One file retention looks at: its name, mtime (wall clock) and size."""
+
     name: str
     mtime: float
     size: int
+
+
+_Entry = RetainedFile
+
+
+def apply_retention(
+    entries: list[RetainedFile], limits: Retention, *, now: float, keep: frozenset[str],
+    remove: Callable[[str], bool],
+) -> tuple[int, list[RetainedFile]]:
+    """Remove what ``limits`` do not allow, oldest first by (mtime, name).
+
+    First every file older than ``max_age_s``, then the oldest until at most
+    ``max_files`` files and ``max_bytes`` bytes remain. Names in ``keep`` are
+    never removed. ``remove(name)`` deletes one file and says whether it is
+    gone (a file it could not delete is kept and counted). Returns (how many
+    were removed, the files kept). Shared by the media and download stores.
+    """
+    removed = 0
+    survivors: list[RetainedFile] = []
+    for entry in entries:
+        expired = entry.name not in keep and now - entry.mtime > limits.max_age_s
+        if expired and remove(entry.name):
+            removed += 1
+            continue
+        survivors.append(entry)
+    survivors.sort(key=lambda e: (e.mtime, e.name))
+    count = len(survivors)
+    total = sum(e.size for e in survivors)
+    kept: list[RetainedFile] = []
+    for entry in survivors:
+        over = count > limits.max_files or total > limits.max_bytes
+        if over and entry.name not in keep and remove(entry.name):
+            removed += 1
+            count -= 1
+            total -= entry.size
+            continue
+        kept.append(entry)
+    return removed, kept
 
 
 @attrs.frozen(kw_only=True)
@@ -301,27 +343,9 @@ class MediaStore:
         except OSError as exc:
             log.warning("media retention: cannot list %s: %s", self._directory, exc)
             return None
-        limits = self._retention
-        removed = 0
-        survivors: list[_Entry] = []
-        for entry in entries:
-            expired = entry.name != keep and now - entry.mtime > limits.max_age_s
-            if expired and self._remove(entry.name):
-                removed += 1
-                continue
-            survivors.append(entry)
-        survivors.sort(key=lambda e: (e.mtime, e.name))
-        count = len(survivors)
-        total = sum(e.size for e in survivors)
-        kept: list[_Entry] = []
-        for entry in survivors:
-            over = count > limits.max_files or total > limits.max_bytes
-            if over and entry.name != keep and self._remove(entry.name):
-                removed += 1
-                count -= 1
-                total -= entry.size
-                continue
-            kept.append(entry)
+        removed, kept = apply_retention(
+            entries, self._retention, now=now,
+            keep=frozenset() if keep is None else frozenset({keep}), remove=self._remove)
         return _PassOutcome(removed=removed, files=len(kept), bytes=sum(e.size for e in kept))
 
     def _scan(self, now: float) -> list[_Entry]:

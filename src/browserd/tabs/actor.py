@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import trio
@@ -29,6 +29,9 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+
+if TYPE_CHECKING:
+    from .navguard import NavGuard
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -129,6 +132,9 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
+        # navdl: the connection's navigation guard (set by the registry), for
+        # /navigate's redirectedFrom and effects.blocked.
+        self.navguard: NavGuard | None = None
 
     # -- lifecycle -----------------------------------------------------------
 

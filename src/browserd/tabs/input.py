@@ -78,6 +78,8 @@ COMMIT_WAIT_S = 5.0
 """How long to wait, after the settle time, for a requested navigation to commit."""
 POLL_S = 0.1
 """The polling interval of JS-based waits."""
+POPUP_DECIDE_S = 1.0
+"""How long effects wait for the navigation guard to judge a new popup's first request."""
 RESPONSIVE_PROBE_S = 0.3
 """How long a renderer may take to answer before a timed-out action counts as hung."""
 
@@ -290,10 +292,30 @@ class Observer:
         self._targets = tab.connection.subscribe(None, frozenset({"Target.targetCreated"}),
                                                  buffer=256)
         self._page = tab.session.subscribe(_PAGE_EVENTS, buffer=256)
+        # navdl: downloads that begin and requests the navigation guard stops.
+        self.downloads: list[dict[str, Any]] = []
+        self._download_events = tab.session.subscribe(frozenset({"Page.downloadWillBegin"}),
+                                                      buffer=64)
+        self._guard_mark = tab.navguard.mark() if tab.navguard is not None else 0
 
     def close(self) -> None:
         self._tab.connection.unsubscribe(self._targets)
         self._tab.connection.unsubscribe(self._page)
+        self._tab.connection.unsubscribe(self._download_events)  # navdl
+
+    async def _pump_downloads(self) -> None:
+        """navdl: effects.downloads from the tab's own Page.downloadWillBegin events."""
+        try:
+            async for event in self._download_events:
+                p = event.params
+                if len(self.downloads) < 100:
+                    self.downloads.append({"id": str(p.get("guid", "")),
+                                           "url": str(p.get("url", "")),
+                                           "suggestedFilename": str(p.get("suggestedFilename",
+                                                                          ""))})
+                self._poke()
+        except CdpError:
+            return
 
     def _poke(self) -> None:
         self._changed.set()
@@ -351,13 +373,18 @@ class Observer:
             nursery.start_soon(self._pump_targets)
             nursery.start_soon(self._pump_page)
             nursery.start_soon(self._pump_tab)
+            nursery.start_soon(self._pump_downloads)  # navdl
             with trio.move_on_after(quiet_s):
                 await self._until(lambda: self.committed or tab.dialog is not None
                                   or tab.closed or tab.crashed)
             if self.requested is not None and tab.dialog is None:
                 with trio.move_on_after(COMMIT_WAIT_S):
-                    await self._until(lambda: self.requested is None
+                    await self._until(lambda: self.requested is None or bool(self.downloads)
                                       or tab.dialog is not None or tab.closed or tab.crashed)
+            if self.new_tabs and tab.navguard is not None:
+                # navdl: a popup's first request is judged just after it opens.
+                with trio.move_on_after(POPUP_DECIDE_S):
+                    await tab.navguard.wait_decided(self.new_tabs)
             nursery.cancel_scope.cancel()
         return self.effects()
 
@@ -369,10 +396,20 @@ class Observer:
             out["navigated"] = tab.url
         elif self.requested is not None:
             out["navigationPending"] = self.requested
-        if self.new_tabs:
-            out["newTabs"] = list(self.new_tabs)
+        guard = tab.navguard
+        new_tabs = [t for t in self.new_tabs
+                    if guard is None or t not in guard.closed_popups]  # navdl
+        if new_tabs:
+            out["newTabs"] = new_tabs
         if tab.dialog is not None:
             out["dialog"] = {"type": tab.dialog.type, "message": tab.dialog.message}
+        if self.downloads:  # navdl
+            out["downloads"] = list(self.downloads)
+        if guard is not None:  # navdl
+            blocked = guard.blocks_since(self._guard_mark, target_id=tab.target_id,
+                                         opened_by=self.new_tabs)
+            if blocked:
+                out["blocked"] = [b.to_json() for b in blocked]
         return out
 
 

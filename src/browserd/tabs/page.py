@@ -12,9 +12,18 @@ from typing import Any
 import orjson
 import trio
 
-from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, Timeout
+from ..errors import (
+    BadUrl,
+    BrowserdError,
+    CdpError,
+    DialogOpen,
+    JsException,
+    Timeout,
+    UrlBlocked,
+)
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
 from .actor import TabActor
+from .navguard import display_url
 
 _LOAD_RANK = {"none": 0, "loading": 0, "domcontentloaded": 1, "load": 2}
 
@@ -29,8 +38,10 @@ async def navigate(
     keeps loading), DialogOpen if a dialog blocks the page.
     """
     with trio.move_on_after(timeout_s) as scope:
+        guard_mark = tab.navguard.mark() if tab.navguard is not None else 0  # navdl
         result = await tab.send("Page.navigate", {"url": url})
         if result.get("errorText"):
+            _raise_if_blocked(tab, guard_mark, url)  # navdl
             raise BadUrl(f"navigation to {url} failed: {result['errorText']}",
                          hint="check the URL and that the site is reachable")
         loader_id = result.get("loaderId")
@@ -50,6 +61,28 @@ async def navigate(
     info = await page_info(tab)
     out.update(info)
     return out
+
+
+def _raise_if_blocked(tab: TabActor, mark: int, url: str) -> None:
+    """UrlBlocked (403) when the navigation guard stopped a hop of this navigation.
+
+    navdl: ``redirectedFrom`` is the URL the chain started from; URLs are
+    shown as scheme://host:port/path only.
+    """
+    guard = tab.navguard
+    if guard is None:
+        return
+    blocks = [b for b in guard.blocks_since(mark, target_id=tab.target_id)
+              if b.target_id == tab.target_id and b.main_frame]
+    if not blocks:
+        return
+    block = blocks[0]
+    redirected_from = block.redirected_from or display_url(url)
+    raise UrlBlocked(
+        f"the navigation was redirected to {block.url}, which the URL policy blocks "
+        f"({block.reason}); the request was not sent",
+        url=block.url, reason=block.reason, redirectedFrom=redirected_from,
+    )
 
 
 async def page_info(tab: TabActor) -> dict[str, Any]:

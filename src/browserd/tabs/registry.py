@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -27,6 +27,11 @@ from ..errors import (
     TabNotFound,
 )
 from .actor import TabActor, TabInfo
+from .navguard import NavGuard
+
+if TYPE_CHECKING:
+    from ..downloads import DownloadStore
+    from ..urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,8 @@ class TabRegistry:
         self._spare_wanted = headless
         self._spare: str | None = None
         self._making_spare = False
+        # navdl: the URL policy on every navigation (set by open_tab_registry).
+        self.navguard: NavGuard | None = None
 
     # -- queries -------------------------------------------------------------
 
@@ -80,6 +87,14 @@ class TabRegistry:
             return max(focused, key=lambda t: t.last_focused_at or 0).target_id
         order = [t for t in self._order if t in listed]
         return order[0] if order else None
+
+    def locate_frame(self, frame_id: str) -> str | None:
+        """The tab whose page holds the frame ``frame_id`` (known frames only), or None."""
+        for target_id, tab in self._tabs.items():
+            if (frame_id in (target_id, tab.main_frame_id) or frame_id in tab.frame_loaders
+                    or frame_id in tab.child_sessions):
+                return target_id
+        return None
 
     def target_ids(self) -> list[str]:
         return [t for t in self._order if t != self._spare]
@@ -275,6 +290,7 @@ class TabRegistry:
             self.connection, target_id, title=title, url=url,
             queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
         )
+        actor.navguard = self.navguard  # navdl
         try:
             await self._nursery.start(actor.run)
             self._tabs[target_id] = actor
@@ -304,15 +320,31 @@ class TabRegistry:
 
 @asynccontextmanager
 async def open_tab_registry(
-    connection: CdpConnection, *, settings: Settings, headless: bool
+    connection: CdpConnection, *, settings: Settings, headless: bool,
+    url_policy: UrlPolicy | None = None, downloads: DownloadStore | None = None,
 ) -> AsyncIterator[TabRegistry]:
     """Run target discovery and the tab actors for one connection.
 
     Ready once discovery is on and the browser's existing pages are attached
-    (bounded). On exit every tab actor is cancelled.
+    (bounded). With ``downloads``, the connection's downloads are kept in
+    that store (:mod:`browserd.downloads.follower`); with ``url_policy``,
+    every page's document requests are judged by it
+    (:mod:`browserd.tabs.navguard`); both are up before any tab is made.
+    On exit every tab actor is cancelled.
     """
     async with trio.open_nursery() as nursery:
         registry = TabRegistry(connection, nursery, settings=settings, headless=headless)
+        # navdl: downloads and the navigation guard, before the first tab.
+        follower = None
+        if downloads is not None:
+            from ..downloads import DownloadFollower
+
+            follower = await nursery.start(DownloadFollower(
+                connection, downloads, locate=registry.locate_frame).run)
+        if url_policy is not None:
+            registry.navguard = await nursery.start(NavGuard(
+                connection, url_policy,
+                on_attach=follower.ensure_context if follower is not None else None).run)
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)
