@@ -29,13 +29,18 @@ page JavaScript (walking ``frameElement``), and for a world that lives in
 a non-root in-process frame the owner's box is subtracted. CSS transforms on
 iframes themselves are not accounted for.
 
-**Effects.** Each action answers ``effects: {navigated?, newTabs?, dialog?}``:
+**Effects.** Each action answers ``effects: {navigated?, newTabs?, dialog?,
+downloads?, blocked?}``:
 events are collected from just before the input until a short settle time
 after it (150 ms, or longer while a main-frame navigation it requested has
 not committed yet). New tabs are page targets created with this tab as
-their opener. A JavaScript dialog blocks the renderer, so every input runs
-under :meth:`TabActor.race_dialog`: an action that opens ``alert()`` or
-``confirm()`` answers at once with ``effects.dialog``.
+their opener. ``downloads`` are the tab's own ``Page.downloadWillBegin``
+events; ``blocked`` the requests the navigation guard
+(:mod:`browserd.tabs.navguard`) stopped on this tab or on a popup it opened
+(a new popup's first request is waited for, ≤ 1 s). A JavaScript dialog
+blocks the renderer, so every input runs under :meth:`TabActor.race_dialog`:
+an action that opens ``alert()`` or ``confirm()`` answers at once with
+``effects.dialog``.
 
 **Deadlines.** The HTTP contract gives these routes a ``timeoutMs``;
 :func:`perform` bounds one action by it. When it expires while the renderer
