@@ -366,3 +366,19 @@ async def test_allowed_navigation_and_redirects_still_work(api, tab, pages):
                                               "url": pages.url("/r/1") + "?to=" + target})
         assert r.status_code == 200, r.text
         assert r.json()["url"] == target
+
+
+@pytest.mark.parametrize("selector", ["#file", "#chrome", "#data"])
+async def test_links_to_non_network_schemes_never_land(api, tab, pages, navdl_service, selector):
+    """file:, chrome:, data: never pause in Fetch: Chromium itself refuses them from a page."""
+    with trio.fail_after(40):
+        await _attack_page(api, tab, pages, pages.url("/hello.html"))
+        before = {t["targetId"] for t in (await api.get("/tabs")).json()["tabs"]}
+        r = await api.post("/click", json={"targetId": tab, "selector": selector})
+        assert r.status_code == 200, r.text
+        # The click's effects already waited for a navigation it requested to commit.
+        assert "navigated" not in r.json()["effects"], r.json()
+        tabs = (await api.get("/tabs")).json()["tabs"]
+        for info in tabs:
+            assert not info["url"].startswith(("file:", "chrome:", "data:")), info
+        assert {t["targetId"] for t in tabs} <= before
