@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import http.server
 import secrets
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -382,3 +383,57 @@ async def test_links_to_non_network_schemes_never_land(api, tab, pages, navdl_se
         for info in tabs:
             assert not info["url"].startswith(("file:", "chrome:", "data:")), info
         assert {t["targetId"] for t in tabs} <= before
+
+
+# -- a full disk ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def full_disk_service(tmp_path_factory: pytest.TempPathFactory, navdl_service: ServiceInfo
+                      ) -> Iterator[ServiceInfo]:
+    """A service whose downloads directory is a 2 MiB tmpfs (root only, else skipped)."""
+    root = tmp_path_factory.mktemp("navdl-full")
+    mount_point = root / "svc" / "data" / "downloads" / "clawd"
+    mount_point.mkdir(parents=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs",
+                           str(mount_point)], capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        info = start_service(root / "svc")
+        try:
+            yield info
+        finally:
+            stop_service(info)
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+@pytest.mark.parametrize("link", ["#big", "#chunked"])
+async def test_download_that_does_not_fit_is_canceled_no_space(full_disk_service, pages, link):
+    svc = full_disk_service
+    async with svc.client() as api:
+        with trio.fail_after(60):
+            r = await api.post("/tabs/open", json={"url": pages.url("/dl_auto.html")})
+            assert r.status_code == 200, r.text
+            tab = r.json()["targetId"]
+            # A download that fits is kept (the detector works on this disk).
+            r = await api.post("/click", json={"targetId": tab, "selector": "#click"})
+            small = r.json()["effects"]["downloads"][0]["id"]
+            r = await api.post("/click", json={"targetId": tab, "selector": link})
+            assert r.status_code == 200, r.text
+            big = r.json()["effects"]["downloads"][0]["id"]
+            while True:
+                listed = {d["id"]: d for d in await downloads(api)}
+                if all(listed.get(i, {}).get("state", "inProgress") != "inProgress"
+                       for i in (small, big)):
+                    break
+                await trio.sleep(0.1)
+            assert listed[small]["state"] == "completed"
+            assert listed[big]["state"] == "canceled", listed[big]
+            assert listed[big]["reason"] == "no_space", listed[big]
+            directory = downloads_dir(svc)
+            while any(p.name.startswith(big) for p in directory.iterdir()):
+                await trio.sleep(0.1)
+            assert (directory / small).exists()
+            await api.post("/tabs/close", json={"targetId": tab})

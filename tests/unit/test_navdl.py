@@ -207,6 +207,10 @@ async def test_follower_completes_and_reports_no_space(tmp_path):
         begin(GUIDS[2]), progress(GUIDS[2], 10, 50), progress(GUIDS[2], 10, 50, "canceled"),
     ], free=1000)
     assert store.get(GUIDS[2]).reason is CancelReason.NO_SPACE
+    store, _ = await run_events(tmp_path, [
+        begin(GUIDS[3]), progress(GUIDS[3], 10, 0), progress(GUIDS[3], 10, 0, "canceled"),
+    ])
+    assert store.get(GUIDS[3]).reason is CancelReason.INTERRUPTED
 
 
 # -- settings -------------------------------------------------------------------------------------

@@ -19,8 +19,9 @@ Chromium writes downloads to ``~/Downloads`` under the page's filename.
   ``Browser.cancelDownload``, the partial file deleted, ``canceled`` /
   ``too_large``;
 - ``totalBytes`` larger than the free space of the downloads directory, or
-  a download the browser cancelled while the disk is (nearly) full:
-  ``canceled`` / ``no_space``, partial file deleted;
+  a download the browser ended while the disk was (nearly) full (see
+  :meth:`DownloadFollower._canceled_by_browser`): ``canceled`` /
+  ``no_space``, partial file deleted;
 - completed: the file is ``<dir>/<guid>``; retention runs.
 
 Every CDP call has a deadline; a failure is logged and the download is still
@@ -45,7 +46,7 @@ from .store import GUID_RE, CancelReason, DownloadState, DownloadStore
 log = logging.getLogger(__name__)
 
 CALL_DEADLINE_S = 5.0
-NO_SPACE_MARGIN = 16 * 1024 * 1024
+NO_SPACE_MARGIN = 1024 * 1024
 _EVENTS = frozenset({"Browser.downloadWillBegin", "Browser.downloadProgress"})
 
 
@@ -70,6 +71,7 @@ class DownloadFollower:
         self._contexts: set[str | None] = set()
         self._context_of_target: dict[str, str] = {}
         self._cancelling: set[str] = set()
+        self._free_at_begin: dict[str, int] = {}
         self._nursery: trio.Nursery | None = None
 
     @property
@@ -126,6 +128,9 @@ class DownloadFollower:
             return
         if method == "Browser.downloadWillBegin":
             frame_id = str(p.get("frameId", ""))
+            if len(self._free_at_begin) > 10000:
+                self._free_at_begin.clear()
+            self._free_at_begin[guid] = self._safe_free_space()
             self.store.began(guid, url=str(p.get("url", "")),
                              suggested_filename=str(p.get("suggestedFilename", ""))[:1000],
                              target_id=self._locate(frame_id) if frame_id else None)
@@ -146,7 +151,7 @@ class DownloadFollower:
         elif state == "completed":
             self._start(self._completed, guid)
         elif state == "canceled":
-            self._start(self._canceled_by_browser, guid, total - received)
+            self._start(self._canceled_by_browser, guid, total, received)
 
     def _start(self, fn: Any, *args: Any) -> None:
         if self._nursery is not None:
@@ -178,6 +183,7 @@ class DownloadFollower:
         await self.store.discard(guid)
 
     async def _completed(self, guid: str) -> None:
+        self._free_at_begin.pop(guid, None)
         record = self.store.get(guid)
         if record.finished:
             # Canceled by us while the browser finished: nothing may remain.
@@ -187,12 +193,23 @@ class DownloadFollower:
         self.store.finish(guid, DownloadState.COMPLETED, path=path)
         await self.store.prune()
 
-    async def _canceled_by_browser(self, guid: str, remaining: int) -> None:
+    async def _canceled_by_browser(self, guid: str, total: int, received: int) -> None:
+        """The browser ended a download: ``no_space`` when the disk was (nearly) full.
+
+        Chromium reports a write error (ENOSPC) only as ``canceled`` and may
+        delete the partial file first, so the disk counts as full when it is
+        now, or when the download's size was unknown and the free space at
+        its start could not hold ``download_max_bytes``.
+        """
         record = self.store.get(guid)
         if not record.finished:
-            full = self._safe_free_space() < max(remaining, 0) + NO_SPACE_MARGIN
+            free_now = self._safe_free_space()
+            free_then = self._free_at_begin.get(guid, free_now)
+            full = free_now < max(total - received, 0) + NO_SPACE_MARGIN or (
+                total == 0 and free_then < self.store.max_bytes + NO_SPACE_MARGIN)
             self.store.finish(guid, DownloadState.CANCELED,
                               reason=CancelReason.NO_SPACE if full else CancelReason.INTERRUPTED)
+        self._free_at_begin.pop(guid, None)
         await self.store.discard(guid)
 
 
