@@ -137,9 +137,9 @@ class _Guarded:
     opener_id: str | None
     session_id: str
     scope: trio.CancelScope
+    decided: trio.Event  # its first main-frame request was judged (or the guard ended)
     chains: dict[str, str] = attrs.field(factory=dict)  # requestId -> first URL of its chain
     main_seen: bool = False  # a main-frame request was let through
-    decided: trio.Event = attrs.field(factory=trio.Event)  # first main-frame request judged
 
 
 class NavGuard:
@@ -156,7 +156,7 @@ class NavGuard:
         self._blocks: collections.deque[BlockRecord] = collections.deque(maxlen=BLOCKS_KEPT)
         self._seq = 0
         self.closed_popups: set[str] = set()
-        self._changed = trio.Event()
+        self._decided: collections.OrderedDict[str, trio.Event] = collections.OrderedDict()
 
     # -- queries (for /navigate and the effects Observer) ----------------------------------
 
@@ -172,11 +172,21 @@ class NavGuard:
             b.target_id == target_id or b.opener_id == target_id or b.target_id in popups)]
 
     async def wait_decided(self, target_ids: Iterable[str]) -> None:
-        """Wait until each popup's first main-frame request was judged (caller's deadline)."""
-        for tid in target_ids:
-            guarded = self._targets.get(tid)
-            if guarded is not None:
-                await guarded.decided.wait()
+        """Wait until each page's first main-frame request was judged (caller's deadline).
+
+        Also waits for pages the guard has not attached to yet; a page that
+        never makes a request (``window.open()``) waits out the deadline.
+        """
+        for tid in list(target_ids):
+            await self._decision(tid).wait()
+
+    def _decision(self, target_id: str) -> trio.Event:
+        event = self._decided.get(target_id)
+        if event is None:
+            event = self._decided[target_id] = trio.Event()
+            while len(self._decided) > 1000:
+                self._decided.popitem(last=False)[1].set()
+        return event
 
     # -- the actor -------------------------------------------------------------------------
 
@@ -215,9 +225,8 @@ class NavGuard:
     async def _guard(self, session_id: str, info: dict[str, Any], waiting: bool) -> None:
         target_id = str(info.get("targetId", ""))
         guarded = _Guarded(target_id=target_id, opener_id=info.get("openerId") or None,
-                           session_id=session_id, scope=trio.CancelScope())
-        if guarded.opener_id is None:
-            guarded.decided.set()
+                           session_id=session_id, scope=trio.CancelScope(),
+                           decided=self._decision(target_id))
         self._targets[target_id] = guarded
         session = self.connection.session(session_id)
         paused = session.subscribe(frozenset({"Fetch.requestPaused"}), buffer=10000)
@@ -229,7 +238,16 @@ class NavGuard:
                         async for event in paused:
                             nursery.start_soon(self._answer, session, guarded, event.params)
                 except BrowserdError as exc:
-                    log.info("navguard: target %s: %s", target_id, exc.message)
+                    # Unguarded, the page's requests would stay paused or go out
+                    # unchecked: close it (fail closed; gone pages ignore this).
+                    log.warning("navguard: cannot guard page %s (%s); closing it",
+                                target_id, exc.message)
+                    with trio.CancelScope(shield=True), trio.move_on_after(2):
+                        try:
+                            await self.connection.send("Target.closeTarget",
+                                                       {"targetId": target_id})
+                        except BrowserdError:
+                            pass
         finally:
             self.connection.unsubscribe(paused)
             guarded.decided.set()
