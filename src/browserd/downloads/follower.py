@@ -40,7 +40,7 @@ from typing import Any
 import trio
 
 from ..cdp import CdpConnection
-from ..errors import BrowserdError
+from ..errors import BrowserdError, Timeout
 from .store import GUID_RE, CancelReason, DownloadState, DownloadStore
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,9 @@ class DownloadFollower:
     async def ensure_context(self, target_info: dict[str, Any]) -> None:
         """Set the download behavior of ``target_info``'s browser context once (bounded).
 
-        Raises BrowserdError / TooSlowError if the browser refuses or does not answer.
+        Raises BrowserdError (Timeout after 5 s) if the browser refuses or does not
+        answer; the navigation guard then closes the new page rather than let
+        it download into ``~/Downloads``.
         """
         context = target_info.get("browserContextId") or None
         target_id = target_info.get("targetId")
@@ -97,8 +99,11 @@ class DownloadFollower:
         params = dict(self._behavior)
         if context:
             params["browserContextId"] = context
-        with trio.fail_after(CALL_DEADLINE_S):
-            await self.connection.send("Browser.setDownloadBehavior", params)
+        try:
+            with trio.fail_after(CALL_DEADLINE_S):
+                await self.connection.send("Browser.setDownloadBehavior", params)
+        except trio.TooSlowError:
+            raise Timeout("Browser.setDownloadBehavior got no answer") from None
         self._contexts.add(context)
 
     async def run(self, *, task_status: trio.TaskStatus[DownloadFollower]

@@ -44,7 +44,7 @@ import attrs
 import trio
 
 from ..cdp import CdpConnection, CdpSession
-from ..errors import BadUrl, BrowserdError, UrlBlocked
+from ..errors import BadUrl, BrowserdError, Timeout, UrlBlocked
 from ..urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
@@ -255,12 +255,18 @@ class NavGuard:
                 del self._targets[target_id]
 
     async def _set_up(self, session: CdpSession, info: dict[str, Any], waiting: bool) -> None:
-        """Fetch on, the attach hook run, then the page resumed (always, bounded)."""
+        """Fetch on, the attach hook run, then the page resumed (always, bounded).
+
+        Raises BrowserdError (Timeout after 5 s) when the set-up failed; the
+        page is resumed all the same and the caller closes it.
+        """
         try:
-            with trio.move_on_after(SETUP_DEADLINE_S):
+            with trio.move_on_after(SETUP_DEADLINE_S) as scope:
                 await session.send("Fetch.enable", {"patterns": _DOCUMENT_PATTERNS})
                 if self._on_attach is not None:
                     await self._on_attach(info)
+            if scope.cancelled_caught:
+                raise Timeout("setting up the navigation guard took too long")
         finally:
             if waiting:
                 # The reply can lag behind the resume itself: post, never wait on it.
