@@ -409,6 +409,19 @@ def full_disk_service(tmp_path_factory: pytest.TempPathFactory, navdl_service: S
         subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
+async def click_download(api: httpx.AsyncClient, tab: str, selector: str) -> str:
+    """Click a download link; the new download's id, from /downloads (caller's deadline)."""
+    before = {d["id"] for d in await downloads(api)}
+    r = await api.post("/click", json={"targetId": tab, "selector": selector})
+    assert r.status_code == 200, r.text
+    while True:
+        new = [d["id"] for d in await downloads(api) if d["id"] not in before]
+        if new:
+            assert len(new) == 1, new
+            return new[0]
+        await trio.sleep(0.1)
+
+
 @pytest.mark.parametrize("link", ["#big", "#chunked"])
 async def test_download_that_does_not_fit_is_canceled_no_space(full_disk_service, pages, link):
     svc = full_disk_service
@@ -418,11 +431,8 @@ async def test_download_that_does_not_fit_is_canceled_no_space(full_disk_service
             assert r.status_code == 200, r.text
             tab = r.json()["targetId"]
             # A download that fits is kept (the detector works on this disk).
-            r = await api.post("/click", json={"targetId": tab, "selector": "#click"})
-            small = r.json()["effects"]["downloads"][0]["id"]
-            r = await api.post("/click", json={"targetId": tab, "selector": link})
-            assert r.status_code == 200, r.text
-            big = r.json()["effects"]["downloads"][0]["id"]
+            small = await click_download(api, tab, "#click")
+            big = await click_download(api, tab, link)
             while True:
                 listed = {d["id"]: d for d in await downloads(api)}
                 if all(listed.get(i, {}).get("state", "inProgress") != "inProgress"

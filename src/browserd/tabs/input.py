@@ -83,6 +83,8 @@ COMMIT_WAIT_S = 5.0
 """How long to wait, after the settle time, for a requested navigation to commit."""
 POLL_S = 0.1
 """The polling interval of JS-based waits."""
+DOWNLOAD_GRACE_S = 0.5
+"""How long effects wait for a download after a navigation ended without committing."""
 POPUP_DECIDE_S = 1.0
 """How long effects wait for the navigation guard to judge a new popup's first request."""
 RESPONSIVE_PROBE_S = 0.3
@@ -302,6 +304,7 @@ class Observer:
         self._download_events = tab.session.subscribe(frozenset({"Page.downloadWillBegin"}),
                                                       buffer=64)
         self._guard_mark = tab.navguard.mark() if tab.navguard is not None else 0
+        self.uncommitted = False  # a requested navigation ended without committing
 
     def close(self) -> None:
         self._tab.connection.unsubscribe(self._targets)
@@ -353,6 +356,8 @@ class Observer:
                     self.committed = True
                     self.requested = None
                 elif event.method == "Page.frameStoppedLoading":
+                    if self.requested is not None and not self.committed:
+                        self.uncommitted = True  # navdl: maybe it became a download
                     self.requested = None
                 self._poke()
         except CdpError:
@@ -386,6 +391,11 @@ class Observer:
                 with trio.move_on_after(COMMIT_WAIT_S):
                     await self._until(lambda: self.requested is None or bool(self.downloads)
                                       or tab.dialog is not None or tab.closed or tab.crashed)
+            if self.uncommitted and not self.downloads and tab.dialog is None:
+                # navdl: an attachment response ends the navigation, and its
+                # download may be reported just after.
+                with trio.move_on_after(DOWNLOAD_GRACE_S):
+                    await self._until(lambda: bool(self.downloads) or self.committed)
             if self.new_tabs and tab.navguard is not None:
                 # navdl: a popup's first request is judged just after it opens.
                 with trio.move_on_after(POPUP_DECIDE_S):
