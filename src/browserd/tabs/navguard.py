@@ -55,6 +55,8 @@ SETUP_DEADLINE_S = 5.0
 """Bound on enabling Fetch on a new page before it is resumed anyway."""
 BLOCKS_KEPT = 500
 """Blocks remembered (all targets, newest last)."""
+CHAINS_KEPT = 200
+"""Requests per page whose redirect chain is remembered (for ``redirectedFrom``)."""
 _DOCUMENT_PATTERNS = [{"resourceType": "Document", "requestStage": "Request"}]
 
 
@@ -138,7 +140,8 @@ class _Guarded:
     session_id: str
     scope: trio.CancelScope
     decided: trio.Event  # its first main-frame request was judged (or the guard ended)
-    chains: dict[str, str] = attrs.field(factory=dict)  # requestId -> first URL of its chain
+    # requestId -> first URL of its redirect chain (newest CHAINS_KEPT requests)
+    chains: collections.OrderedDict[str, str] = attrs.field(factory=collections.OrderedDict)
     main_seen: bool = False  # a main-frame request was let through
 
 
@@ -287,8 +290,9 @@ class NavGuard:
         try:
             with trio.move_on_after(ANSWER_DEADLINE_S):
                 if verdict is None:
-                    if len(guarded.chains) < 1000:
-                        guarded.chains[request_id] = first or url
+                    guarded.chains[request_id] = first or url
+                    while len(guarded.chains) > CHAINS_KEPT:
+                        guarded.chains.popitem(last=False)
                     await session.send("Fetch.continueRequest", {"requestId": request_id})
                     if main:
                         guarded.main_seen = True
