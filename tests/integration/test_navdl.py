@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import trio
+from supervision import harness
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
 
@@ -447,3 +448,33 @@ async def test_download_that_does_not_fit_is_canceled_no_space(full_disk_service
                 await trio.sleep(0.1)
             assert (directory / small).exists()
             await api.post("/tabs/close", json={"targetId": tab})
+
+
+async def test_download_in_a_new_browser_context_stays_in(navdl_service, pages):
+    """A context made after connect (here by a raw CDP client) gets the behavior too."""
+    svc = navdl_service
+    with trio.fail_after(60):
+        async with harness.open_raw_cdp(svc.cdp_port) as cdp:
+            context = (await cdp.send("Target.createBrowserContext"))["browserContextId"]
+            try:
+                target = await cdp.send("Target.createTarget", {
+                    "url": "about:blank", "browserContextId": context})
+                session = (await cdp.send("Target.attachToTarget", {
+                    "targetId": target["targetId"], "flatten": True}))["sessionId"]
+                await cdp.send("Page.navigate", {"url": pages.url("/dl/click?ctx=1")},
+                               session_id=session)
+                async with svc.client() as api:
+                    while True:
+                        found = [d for d in await downloads(api)
+                                 if d["url"].endswith("/dl/click?ctx=1")
+                                 and d["state"] != "inProgress"]
+                        if found:
+                            break
+                        await trio.sleep(0.1)
+                assert found[0]["state"] == "completed", found[0]
+                assert Path(found[0]["path"]).parent == downloads_dir(svc)
+                assert (downloads_dir(svc) / found[0]["id"]).read_bytes() == (
+                    b"click-payload-/dl/click?ctx=1")
+            finally:
+                await cdp.send("Target.disposeBrowserContext", {"browserContextId": context})
+    assert not (user_home(svc) / "Downloads").exists()
