@@ -16,6 +16,8 @@ import orjson
 from .errors import BrowserdError
 from .paths import Paths
 
+__all__ = ["Command", "build_parser", "main"]
+
 Command = Callable[[argparse.Namespace], Any]
 
 

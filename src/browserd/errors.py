@@ -29,6 +29,7 @@ Tree::
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
+    ├── ResultTooLarge                     422 RESULT_TOO_LARGE
     ├── TabBusy                            429 TAB_BUSY
     ├── BrowserGone                        502 BROWSER_GONE
     │   └── TargetCrashed                  502 TARGET_CRASHED
@@ -40,6 +41,7 @@ Tree::
     ├── Timeout                            504 TIMEOUT
     ├── InsufficientStorage                507 INSUFFICIENT_STORAGE
     ├── CdpError                           502 CDP_ERROR
+    │   └── CdpUndecodable                 502 CDP_UNDECODABLE
     └── StartupError                       500 STARTUP_FAILED
         ├── PortInUse                      500 PORT_IN_USE
         ├── ProfileInUse                   500 PROFILE_IN_USE
@@ -57,6 +59,17 @@ boundaries.
 from __future__ import annotations
 
 from typing import Any, ClassVar
+
+__all__ = [
+    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
+    "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
+    "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
+    "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
+    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoMatch", "NotFound", "Overloaded",
+    "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
+    "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
+    "Unavailable", "UnsupportedMediaType", "UrlBlocked", "unwrap_group"
+]
 
 
 class BrowserdError(Exception):
@@ -171,6 +184,13 @@ class BodyTooLarge(BrowserdError):
     status, code = 413, "BODY_TOO_LARGE"
 
 
+class ResultTooLarge(BrowserdError):
+    """A page result above a size limit (``eval_max_bytes``); it never left the page."""
+
+    status, code = 422, "RESULT_TOO_LARGE"
+    default_hint = "return less (a slice, a count, a summary) or raise eval_max_bytes"
+
+
 class UnsupportedMediaType(BrowserdError):
     status, code = 415, "UNSUPPORTED_MEDIA_TYPE"
     default_hint = "send a JSON body with Content-Type: application/json"
@@ -204,6 +224,12 @@ class CdpError(BrowserdError):
         super().__init__(message, method=method)
         self.cdp_code = cdp_code
         self.method = method
+
+
+class CdpUndecodable(CdpError):
+    """The browser's reply to a command was not JSON, even after repair."""
+
+    code = "CDP_UNDECODABLE"
 
 
 class Unavailable(BrowserdError):

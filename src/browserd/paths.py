@@ -15,6 +15,8 @@ from pathlib import Path
 import attrs
 import platformdirs
 
+__all__ = ["APP_NAME", "Paths", "ensure_private_dir"]
+
 APP_NAME = "browserd"
 
 

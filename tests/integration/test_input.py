@@ -481,7 +481,7 @@ async def test_wait_needs_eval_unless_url_or_load_state(tmp_path):
 
 def test_chords_and_url_globs_parse() -> None:
     from browserd.errors import BadRequest
-    from browserd.tabs.input import glob_regex, modifier_mask, parse_chord
+    from browserd.tabs.actions import glob_regex, modifier_mask, parse_chord
 
     chord = parse_chord("Control+Shift+ArrowLeft")
     assert chord.modifiers == ("Control", "Shift") and chord.key.key_code == 37

@@ -1,4 +1,4 @@
-"""Units of downloads and the navigation guard: URL display, verdicts, names, store, follower."""
+"""Units of downloads and the navigation guard: verdicts, names, store, follower."""
 
 from __future__ import annotations
 
@@ -14,29 +14,16 @@ import trio.testing
 from browserd.config import load_settings
 from browserd.downloads import CancelReason, DownloadFollower, DownloadState, DownloadStore
 from browserd.errors import ConfigError, NotFound
-from browserd.http.download_routes import content_disposition, safe_filename
-from browserd.media import Retention
+from browserd.http.routes.downloads import content_disposition, safe_filename
 from browserd.paths import Paths
-from browserd.tabs.navguard import display_url, navigation_verdict
+from browserd.retention import Retention
+from browserd.tabs.navguard import navigation_verdict
 from browserd.urlpolicy import UrlPolicy
 
 GUIDS = [f"{i:08x}-0000-4000-8000-000000000000" for i in range(1, 6)]
 
 
-# -- URL display and verdicts ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("url", "shown"), [
-    ("http://user:pw@example.com:8080/a/b?token=s3cret#frag", "http://example.com:8080/a/b"),
-    ("https://example.com/?q=1", "https://example.com/"),
-    ("http://[::1]:9/x", "http://[::1]:9/x"),
-    ("data:text/html,<script>secret</script>", "data:"),
-    ("javascript:alert(document.cookie)", "javascript:"),
-    ("about:blank", "about:blank"),
-    ("file:///etc/passwd", "file:/etc/passwd"),
-])
-def test_display_url_keeps_scheme_host_port_path_only(url, shown):
-    assert display_url(url) == shown
+# -- verdicts ---------------------------------------------------------------------------------
 
 
 POLICY = UrlPolicy(blocked_ports=frozenset({18791, 18792}))

@@ -9,7 +9,6 @@ import pytest
 import trio
 import trio.testing
 
-from browserd.browser.supervisor import BrowserSupervisor
 from browserd.config import Settings
 from browserd.errors import (
     BrowserDisabled,
@@ -18,6 +17,7 @@ from browserd.errors import (
     PortInUse,
 )
 from browserd.paths import Paths
+from browserd.supervisor import BrowserSupervisor
 
 
 def make(tmp_path: Path, subtree, **settings) -> BrowserSupervisor:  # type: ignore[no-untyped-def]

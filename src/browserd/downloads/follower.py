@@ -1,13 +1,23 @@
 """DownloadFollower: keeps one browser connection's downloads inside browserd.
 
-Per browser connection (started by the tab registry): every browser context
-gets ``Browser.setDownloadBehavior {behavior: "allowAndName", downloadPath:
-<data>/downloads/<profile>/, eventsEnabled: true}`` — the default context at
-start, any other context the first time one of its pages appears (the
-navigation guard calls :meth:`DownloadFollower.ensure_context` before it
-resumes a new page, so a page cannot start a download first). With
-``downloads_enabled = false`` the behavior is ``deny``. Without this,
-Chromium writes downloads to ``~/Downloads`` under the page's filename.
+Per browser connection (started by the supervisor's attempt, before the
+tab registry): every browser context gets ``Browser.setDownloadBehavior
+{behavior: "allowAndName", downloadPath: <data>/downloads/<profile>/,
+eventsEnabled: true}`` — the default context at start, a context a gateway
+client creates before the client learns its id
+(:meth:`DownloadFollower.confine_context`), any other context the first time
+one of its pages appears (the navigation guard calls
+:meth:`DownloadFollower.ensure_context` before it resumes a new page, so a
+page cannot start a download first). With ``downloads_enabled = false`` the
+behavior is ``deny``. Without this, Chromium writes downloads to
+``~/Downloads`` under the page's filename.
+
+Chromium keeps one behavior per context (the last one set wins) and resets
+a context to its default — ``~/Downloads`` — when the CDP session that last
+set it detaches. A gateway client may set it too (into this directory only,
+see :mod:`browserd.gateway.client`); when such a session goes,
+:meth:`DownloadFollower.restore` sets browserd's behavior again on every
+context it knows.
 
 ``allowAndName`` names each file by its GUID, so a suggested name like
 ``../.bashrc`` is only data. ``Browser.downloadWillBegin`` /
@@ -40,12 +50,16 @@ from typing import Any
 import trio
 
 from ..cdp import CdpConnection
-from ..errors import BrowserdError, Timeout
+from ..errors import BrowserdError, CdpError, Timeout
 from .store import GUID_RE, CancelReason, DownloadState, DownloadStore
+
+__all__ = ["CALL_DEADLINE_S", "CONTEXTS_KEPT", "DownloadFollower", "free_bytes"]
 
 log = logging.getLogger(__name__)
 
 CALL_DEADLINE_S = 5.0
+#: Browser contexts whose behavior the follower remembers (and restores).
+CONTEXTS_KEPT = 1000
 NO_SPACE_MARGIN = 1024 * 1024
 _EVENTS = frozenset({"Browser.downloadWillBegin", "Browser.downloadProgress"})
 
@@ -61,7 +75,7 @@ class DownloadFollower:
 
     def __init__(
         self, connection: CdpConnection, store: DownloadStore, *,
-        locate: Callable[[str], str | None],
+        locate: Callable[[str], str | None] | None = None,
         free_space: Callable[[], int] | None = None,
     ) -> None:
         self.connection = connection
@@ -81,6 +95,10 @@ class DownloadFollower:
         return {"behavior": "allowAndName", "downloadPath": str(self.store.directory),
                 "eventsEnabled": True}
 
+    def locate_tabs_with(self, locate: Callable[[str], str | None]) -> None:
+        """Name the tab of each new download by ``locate(frameId)`` (the tab registry's)."""
+        self._locate = locate
+
     async def ensure_context(self, target_info: dict[str, Any]) -> None:
         """Set the download behavior of ``target_info``'s browser context once (bounded).
 
@@ -96,6 +114,33 @@ class DownloadFollower:
                 self._context_of_target.clear()
         if context in self._contexts:
             return
+        await self._set_behavior(None if context is None else str(context))
+
+    async def confine_context(self, context_id: str) -> None:
+        """Set the behavior of a context just created (a gateway client's), before its use.
+
+        Raises BrowserdError (Timeout after 5 s) like :meth:`ensure_context`.
+        """
+        await self._set_behavior(context_id)
+
+    async def restore(self) -> None:
+        """Set browserd's behavior again on every context it set (bounded, never raises).
+
+        For after a CDP session that also set a behavior detached (Chromium
+        then resets the contexts that session set to ``~/Downloads``). A
+        context the browser no longer knows is forgotten.
+        """
+        for context in list(self._contexts):
+            try:
+                await self._set_behavior(context)
+            except CdpError as exc:
+                log.debug("downloads: context %s is gone (%s)", context, exc.message)
+                self._contexts.discard(context)
+            except BrowserdError as exc:
+                log.warning("downloads: could not restore the behavior of context %s: %s",
+                            context or "default", exc.message)
+
+    async def _set_behavior(self, context: str | None) -> None:
         params = dict(self._behavior)
         if context:
             params["browserContextId"] = context
@@ -104,6 +149,8 @@ class DownloadFollower:
                 await self.connection.send("Browser.setDownloadBehavior", params)
         except trio.TooSlowError:
             raise Timeout("Browser.setDownloadBehavior got no answer") from None
+        if context not in self._contexts and len(self._contexts) >= CONTEXTS_KEPT:
+            self._contexts.discard(next(c for c in self._contexts if c is not None))
         self._contexts.add(context)
 
     async def run(self, *, task_status: trio.TaskStatus[DownloadFollower]
@@ -138,7 +185,8 @@ class DownloadFollower:
             self._free_at_begin[guid] = self._safe_free_space()
             self.store.began(guid, url=str(p.get("url", "")),
                              suggested_filename=str(p.get("suggestedFilename", ""))[:1000],
-                             target_id=self._locate(frame_id) if frame_id else None)
+                             target_id=self._locate(frame_id)
+                             if frame_id and self._locate is not None else None)
             return
         received = _int(p.get("receivedBytes"))
         total = _int(p.get("totalBytes"))

@@ -7,7 +7,7 @@ allowAndName``, see :mod:`browserd.downloads.follower`): a page chooses the
 This store outlives browser restarts (one per service): it keeps the records
 (newest :data:`RECORDS_KEPT`), serves lookups by id (the GUID) and applies
 retention — count, total bytes, age, oldest first, with the media store's
-:func:`~browserd.media.store.apply_retention` — to completed files. Files of
+:func:`~browserd.retention.apply_retention` — to completed files. Files of
 downloads in progress are never pruned; leftovers of an earlier run (partial
 ``.crdownload`` files and names no record knows that are older than
 :data:`STALE_PARTIAL_AGE_S`) are removed by :meth:`DownloadStore.prune`.
@@ -33,8 +33,11 @@ import attrs
 import trio
 
 from ..errors import NotFound
-from ..media.store import RetainedFile, Retention, apply_retention
-from ..tabs.navguard import display_url
+from ..redact import loggable_url
+from ..retention import RetainedFile, Retention, apply_retention
+
+__all__ = ["GUID_RE", "RECORDS_KEPT", "STALE_PARTIAL_AGE_S", "CancelReason", "DownloadRecord",
+           "DownloadState", "DownloadStatistics", "DownloadStore", "download_url"]
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +149,7 @@ class DownloadStore:
         )
         self._records[download_id] = record
         self._trim()
-        log.info("download %s began from %s", download_id, display_url(url))
+        log.info("download %s began from %s", download_id, loggable_url(url))
         self._notify()
         return record
 

@@ -17,6 +17,8 @@ import attrs
 
 from ..errors import BadRequest
 
+__all__ = ["Field", "Handler", "Route", "check_value", "openapi", "parse_args"]
+
 Handler = Callable[..., Awaitable[Any]]
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "string": str, "integer": int, "number": (int, float), "boolean": bool,

@@ -19,7 +19,14 @@ from typing import Any
 
 import attrs
 
+from browserd import jsontext as decoding
 from browserd.errors import BadRequest, BrowserdError
+
+__all__ = [
+    "DESCRIBE_FUNCTION", "WALKER_SOURCE", "SnapshotOptions", "cap_text", "decode_reply",
+    "dom_snapshot_call", "find_by_text_call", "js_literal", "read_view_call", "resolve_call",
+    "snapshot_call", "splice_frame_text",
+]
 
 WALKER_SOURCE: str = (
     importlib.resources.files("browserd.snapshot").joinpath("walker.js").read_text("utf-8")
@@ -124,8 +131,8 @@ def decode_reply(value: Any) -> dict[str, Any]:
     """
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError as exc:
+            value = decoding.loads(value)
+        except decoding.UndecodableMessage as exc:
             raise BrowserdError("snapshot walker returned malformed JSON") from exc
     if not isinstance(value, dict):
         raise BrowserdError(f"snapshot walker returned {type(value).__name__}, not an object")

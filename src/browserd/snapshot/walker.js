@@ -37,6 +37,8 @@
   const MAX_TEXT = 100;
   const MAX_VALUE = 100;
   const VIS_OPTS = { visibilityProperty: true };
+  // Page text may hold lone UTF-16 surrogates; a quoted line shows U+FFFD for them.
+  const wellFormed = (s) => String(s).toWellFormed();
 
   const SKIP_TAGS = new Set([
     'script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title',
@@ -428,7 +430,7 @@
       const v = valueOf(el, tag);
       if (v !== undefined) {
         node.value = v;
-        if (v) s += ' value=' + JSON.stringify(v);
+        if (v) s += ' value=' + JSON.stringify(wellFormed(v));
       }
     }
     if (CHECKABLE.has(role)) {
@@ -620,7 +622,7 @@
       tbuf = '';
       if (!NONSPACE.test(t)) return;
       t = cap(collapse(t), MAX_TEXT);
-      push(indent(d) + 'text ' + JSON.stringify(t), null);
+      push(indent(d) + 'text ' + JSON.stringify(wellFormed(t)), null);
     }
 
     function addText(s, depth) {
@@ -642,7 +644,7 @@
       const ref = refs.refFor(el, r, name);
       const node = { ref, role: r, name, depth };
       const st = role === 'RootWebArea' ? '' : states(el, role, tag, node);
-      push(indent(depth) + '[' + ref + '] ' + r + (name ? ' ' + JSON.stringify(name) : '') + st, node);
+      push(indent(depth) + '[' + ref + '] ' + r + (name ? ' ' + JSON.stringify(wellFormed(name)) : '') + st, node);
       return !stop;
     }
 

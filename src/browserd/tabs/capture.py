@@ -14,7 +14,8 @@ coordinates of a scrolled page captures the wrong place):
   ``captureBeyondViewport``;
 - element: ``DOM.scrollIntoViewIfNeeded``, then the union of
   ``DOM.getContentQuads`` plus the visual viewport's page offset (plus the
-  owner ``<iframe>``'s content box for an element of an out-of-process frame).
+  content boxes of the owner ``<iframe>``s for an element of an out-of-process
+  frame, nested ones included: :mod:`browserd.tabs.geometry`).
   ``captureBeyondViewport`` is used only when the element does not fit the
   viewport.
 
@@ -57,16 +58,16 @@ from __future__ import annotations
 import binascii
 import math
 import struct
-import time
 from typing import Any
 
 import attrs
 import trio
 
-from ..cdp import CdpSession
 from ..errors import BadRequest, BrowserdError, CdpError, Conflict
 from .actor import TabActor
-from .refs import ElementHandle
+from .geometry import oopif_offset
+from .resolve import ElementHandle
+from .routing import send_in
 
 __all__ = [
     "DEFAULT_JPEG_QUALITY",
@@ -257,7 +258,7 @@ async def _capture(tab: TabActor, fmt: str, quality: int | None, clip: dict[str,
         params["captureBeyondViewport"] = True
     async with lock:
         await tab.send("Page.bringToFront")
-        tab.last_focused_at = time.time()
+        tab.mark_focused()
         result = await tab.send("Page.captureScreenshot", params)
     data = await decode_base64(result.get("data"))
     if not data:
@@ -313,16 +314,17 @@ async def _region(tab: TabActor, *, full_page: bool, element: ElementHandle | No
 
 
 async def _element_region(tab: TabActor, element: ElementHandle) -> _Region:
-    offset_x, offset_y = 0.0, 0.0
-    own_session = element.session.session_id == tab.session.session_id
-    owner: int | None = None
-    if not own_session:
-        owner = await _frame_owner(tab, element)
-        await _scroll_into_view(tab.session, {"backendNodeId": owner})
-    await _scroll_into_view(element.session, {"objectId": element.object_id})
-    if owner is not None:
-        offset_x, offset_y = await _content_origin(tab, owner)
-    quads = await _quads(element.session, {"objectId": element.object_id})
+    await _scroll_into_view(tab, element)
+    # One geometry for every element (see browserd.tabs.geometry): walks
+    # nested out-of-process iframes up to the page, scrolling each into view.
+    offset = await oopif_offset(tab, element.session)
+    if offset is None:
+        raise BadRequest(
+            "cannot place this element: its frame's position in the page is unknown",
+            hint="capture the page (fullPage) or an element of the top document",
+        )
+    offset_x, offset_y = offset
+    quads = await _quads(tab, element)
     xs = [q[i] for q in quads for i in range(0, 8, 2)]
     ys = [q[i] for q in quads for i in range(1, 8, 2)]
     left, top = min(xs) + offset_x, min(ys) + offset_y
@@ -345,16 +347,18 @@ async def _element_region(tab: TabActor, element: ElementHandle) -> _Region:
                    what="element")
 
 
-async def _scroll_into_view(session: CdpSession, target: dict[str, Any]) -> None:
+async def _scroll_into_view(tab: TabActor, element: ElementHandle) -> None:
     try:
-        await session.send("DOM.scrollIntoViewIfNeeded", target)
+        await send_in(tab, element.session, "DOM.scrollIntoViewIfNeeded",
+                      {"objectId": element.object_id})
     except CdpError:
         pass  # e.g. "Node does not have a layout object": _quads reports it properly
 
 
-async def _quads(session: CdpSession, target: dict[str, Any]) -> list[list[float]]:
+async def _quads(tab: TabActor, element: ElementHandle) -> list[list[float]]:
     try:
-        result = await session.send("DOM.getContentQuads", target)
+        result = await send_in(tab, element.session, "DOM.getContentQuads",
+                               {"objectId": element.object_id})
     except CdpError as exc:
         raise BadRequest(f"the element has no box to capture ({exc.message})",
                          hint="it is hidden (display: none) or detached; take a new snapshot"
@@ -364,25 +368,6 @@ async def _quads(session: CdpSession, target: dict[str, Any]) -> list[list[float
         raise BadRequest("the element has no visible box to capture",
                          hint="it is hidden or outside any layout; scroll or pick another")
     return quads
-
-
-async def _frame_owner(tab: TabActor, element: ElementHandle) -> int:
-    """The backend node id of the ``<iframe>`` that hosts an out-of-process element."""
-    try:
-        owner = await tab.send("DOM.getFrameOwner", {"frameId": element.frame_id})
-        return int(owner["backendNodeId"])
-    except (CdpError, KeyError):
-        raise BadRequest(
-            "cannot place this element: its frame is not a direct child of the page",
-            hint="capture the page (fullPage) or an element of the top document",
-        ) from None
-
-
-async def _content_origin(tab: TabActor, backend_node_id: int) -> tuple[float, float]:
-    """Top-left of an ``<iframe>``'s content box in the page's viewport (CSS px)."""
-    box = await tab.send("DOM.getBoxModel", {"backendNodeId": backend_node_id})
-    content = box["model"]["content"]
-    return float(min(content[0::2])), float(min(content[1::2]))
 
 
 def _viewport_clip(metrics: dict[str, Any]) -> dict[str, float]:

@@ -44,8 +44,12 @@ import attrs
 import trio
 
 from ..cdp import CdpConnection, CdpSession
-from ..errors import BadUrl, BrowserdError, Timeout, UrlBlocked
+from ..errors import BadUrl, BrowserdError, BrowserGone, Timeout, UrlBlocked
+from ..redact import loggable_url
 from ..urlpolicy import UrlPolicy
+
+__all__ = ["ANSWER_DEADLINE_S", "BLOCKS_KEPT", "CHAINS_KEPT", "SETUP_DEADLINE_S", "BlockRecord",
+           "NavGuard", "navigation_verdict"]
 
 log = logging.getLogger(__name__)
 
@@ -58,28 +62,6 @@ BLOCKS_KEPT = 500
 CHAINS_KEPT = 200
 """Requests per page whose redirect chain is remembered (for ``redirectedFrom``)."""
 _DOCUMENT_PATTERNS = [{"resourceType": "Document", "requestStage": "Request"}]
-
-
-def display_url(url: str) -> str:
-    """``url`` as logs and answers may show it: ``scheme://host:port/path``.
-
-    No userinfo, query or fragment; cut to 300 characters. A URL that does
-    not parse shows its scheme only.
-    """
-    try:
-        parts = urlsplit(url[:4096])
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return url.split(":", 1)[0][:32] + ":"
-    if not parts.netloc:
-        if parts.scheme in ("about", "file"):
-            return (parts.scheme + ":" + parts.path)[:300]
-        return parts.scheme + ":"  # data:, javascript:, …: the rest is content
-    if ":" in host:
-        host = f"[{host}]"
-    shown = f"{parts.scheme}://{host}{f':{port}' if port is not None else ''}{parts.path}"
-    return shown[:300]
 
 
 def navigation_verdict(policy: UrlPolicy, url: str) -> str | None:
@@ -140,6 +122,8 @@ class _Guarded:
     session_id: str
     scope: trio.CancelScope
     decided: trio.Event  # its first main-frame request was judged (or the guard ended)
+    ready: trio.Event  # its set-up is done (or the guard ended): see ``guarding``
+    guarding: bool = False  # Fetch is on: its document requests are judged
     # requestId -> first URL of its redirect chain (newest CHAINS_KEPT requests)
     chains: collections.OrderedDict[str, str] = attrs.field(factory=collections.OrderedDict)
     main_seen: bool = False  # a main-frame request was let through
@@ -160,6 +144,7 @@ class NavGuard:
         self._seq = 0
         self.closed_popups: set[str] = set()
         self._decided: collections.OrderedDict[str, trio.Event] = collections.OrderedDict()
+        self._ready: collections.OrderedDict[str, trio.Event] = collections.OrderedDict()
 
     # -- queries (for /navigate and the effects Observer) ----------------------------------
 
@@ -184,12 +169,33 @@ class NavGuard:
             await self._decision(tid).wait()
 
     def _decision(self, target_id: str) -> trio.Event:
-        event = self._decided.get(target_id)
-        if event is None:
-            event = self._decided[target_id] = trio.Event()
-            while len(self._decided) > 1000:
-                self._decided.popitem(last=False)[1].set()
-        return event
+        return _event_for(self._decided, target_id)
+
+    async def wait_guarded(self, target_id: str) -> bool:
+        """Wait (caller's deadline) until the guard judges ``target_id``'s document requests.
+
+        Also waits for a page the guard has not attached to yet. True once
+        it is guarded; False when its guard ended first (the page is gone,
+        or could not be guarded and is being closed).
+        """
+        await _event_for(self._ready, target_id).wait()
+        guarded = self._targets.get(target_id)
+        return guarded is not None and guarded.guarding
+
+    async def start_navigation(self, target_id: str, url: str) -> None:
+        """Send ``Page.navigate {url}`` on the guard's own session of a guarded page.
+
+        For a page created blank so that its first navigation is judged too
+        (``Target.createTarget`` with a URL is not held by
+        ``waitForDebuggerOnStart``: its request would leave unguarded). The
+        command is written, its reply not awaited (it comes when the page
+        commits). ``url`` must have passed the URL policy. Raises
+        BrowserGone when the page is not guarded (any more).
+        """
+        guarded = self._targets.get(target_id)
+        if guarded is None or not guarded.guarding:
+            raise BrowserGone("the page is not guarded (it went away)")
+        await self.connection.session(guarded.session_id).post("Page.navigate", {"url": url})
 
     # -- the actor -------------------------------------------------------------------------
 
@@ -214,9 +220,9 @@ class NavGuard:
                 async for event in events:
                     p = event.params
                     if event.method == "Target.attachedToTarget":
-                        info = p.get("targetInfo", {})
-                        if info.get("type") == "page" and p.get("sessionId"):
-                            nursery.start_soon(self._guard, str(p["sessionId"]), info,
+                        guarded = self._adopt(p)
+                        if guarded is not None:
+                            nursery.start_soon(self._guard, guarded, p.get("targetInfo", {}),
                                                bool(p.get("waitingForDebugger")))
                     else:
                         for guarded in list(self._targets.values()):
@@ -225,18 +231,42 @@ class NavGuard:
         finally:
             self.connection.unsubscribe(events)
 
-    async def _guard(self, session_id: str, info: dict[str, Any], waiting: bool) -> None:
+    def _adopt(self, p: dict[str, Any]) -> _Guarded | None:
+        """The guard record for a page this root-session attach reports, or None.
+
+        Runs in the event loop, so records are made in wire order. Every
+        attach on the root session is reported there, browserd's own
+        ``Target.attachToTarget`` calls too (a tab actor's, a gateway
+        client's page endpoint); a page is guarded once, on the session
+        auto-attach gave it (which comes first: at creation, or for pages
+        that existed, before ``setAutoAttach`` answered). Other sessions of a
+        guarded page are never touched, so a gateway client's page session
+        never sees the guard's ``Fetch`` interception.
+        """
+        info = p.get("targetInfo", {})
+        session_id = p.get("sessionId")
         target_id = str(info.get("targetId", ""))
+        if info.get("type") != "page" or not session_id or not target_id:
+            return None
+        if target_id in self._targets:
+            return None
         guarded = _Guarded(target_id=target_id, opener_id=info.get("openerId") or None,
-                           session_id=session_id, scope=trio.CancelScope(),
-                           decided=self._decision(target_id))
+                           session_id=str(session_id), scope=trio.CancelScope(),
+                           decided=self._decision(target_id),
+                           ready=_event_for(self._ready, target_id))
         self._targets[target_id] = guarded
-        session = self.connection.session(session_id)
+        return guarded
+
+    async def _guard(self, guarded: _Guarded, info: dict[str, Any], waiting: bool) -> None:
+        target_id = guarded.target_id
+        session = self.connection.session(guarded.session_id)
         paused = session.subscribe(frozenset({"Fetch.requestPaused"}), buffer=10000)
         try:
             with guarded.scope:
                 try:
                     await self._set_up(session, info, waiting)
+                    guarded.guarding = True
+                    guarded.ready.set()
                     async with trio.open_nursery() as nursery:
                         async for event in paused:
                             nursery.start_soon(self._answer, session, guarded, event.params)
@@ -253,7 +283,9 @@ class NavGuard:
                             pass
         finally:
             self.connection.unsubscribe(paused)
+            guarded.guarding = False
             guarded.decided.set()
+            guarded.ready.set()
             if self._targets.get(target_id) is guarded:
                 del self._targets[target_id]
 
@@ -313,8 +345,8 @@ class NavGuard:
         self._seq += 1
         record = BlockRecord(
             seq=self._seq, target_id=guarded.target_id, opener_id=guarded.opener_id,
-            url=display_url(url), reason=reason, main_frame=main,
-            redirected_from=display_url(first) if first is not None else None,
+            url=loggable_url(url), reason=reason, main_frame=main,
+            redirected_from=loggable_url(first) if first is not None else None,
         )
         self._blocks.append(record)
         log.warning("navguard: blocked %s request to %s (%s)%s",
@@ -326,3 +358,14 @@ class NavGuard:
         if len(self.closed_popups) > 1000:
             self.closed_popups.pop()
         await self.connection.send("Target.closeTarget", {"targetId": guarded.target_id})
+
+
+def _event_for(events: collections.OrderedDict[str, trio.Event], target_id: str) -> trio.Event:
+    """The event kept for ``target_id`` (made on first use; the oldest of 1000 are set
+    and dropped, so a waiter for a page never seen is woken, never left hanging)."""
+    event = events.get(target_id)
+    if event is None:
+        event = events[target_id] = trio.Event()
+        while len(events) > 1000:
+            events.popitem(last=False)[1].set()
+    return event

@@ -9,10 +9,9 @@ actor ends with it.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
@@ -29,9 +28,7 @@ from ..errors import (
 from .actor import TabActor, TabInfo
 from .navguard import NavGuard
 
-if TYPE_CHECKING:
-    from ..downloads import DownloadStore
-    from ..urlpolicy import UrlPolicy
+__all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +43,7 @@ class TabRegistry:
     """Handle to the tabs of one browser connection."""
 
     def __init__(self, connection: CdpConnection, nursery: trio.Nursery, *,
-                 settings: Settings, headless: bool) -> None:
+                 settings: Settings, headless: bool, navguard: NavGuard | None = None) -> None:
         self.connection = connection
         self._nursery = nursery
         self._settings = settings
@@ -61,10 +58,12 @@ class TabRegistry:
         # Headless only: one pre-created, unlisted about:blank tab that
         # /tabs/open hands out at once (then replaces in the background).
         self._spare_wanted = headless
+        self._spare_enabled = headless
+        self._spare_holds = 0
         self._spare: str | None = None
         self._making_spare = False
-        # navdl: the URL policy on every navigation (set by open_tab_registry).
-        self.navguard: NavGuard | None = None
+        # The connection's navigation guard, handed to every tab actor.
+        self._navguard = navguard
 
     # -- queries -------------------------------------------------------------
 
@@ -88,11 +87,15 @@ class TabRegistry:
         order = [t for t in self._order if t in listed]
         return order[0] if order else None
 
+    @property
+    def has_spare(self) -> bool:
+        """True while an unlisted spare tab is ready (headless, no gateway client)."""
+        return self._spare is not None and self._spare in self._tabs
+
     def locate_frame(self, frame_id: str) -> str | None:
         """The tab whose page holds the frame ``frame_id`` (known frames only), or None."""
         for target_id, tab in self._tabs.items():
-            if (frame_id in (target_id, tab.main_frame_id) or frame_id in tab.frame_loaders
-                    or frame_id in tab.child_sessions):
+            if tab.holds_frame(frame_id):
                 return target_id
         return None
 
@@ -147,7 +150,9 @@ class TabRegistry:
         ``--no-startup-window`` browser, or the last tab was closed).
         """
         spare = self._spare
-        if url == "about:blank" and spare is not None and spare in self._tabs:
+        if url == "about:blank" and spare is not None and spare in self._tabs and (
+            self._spare_wanted  # not a spare being closed for a CDP gateway client
+        ):
             self._spare = None
             tab = self._tabs[spare]
             await self.connection.send("Target.activateTarget", {"targetId": spare})
@@ -181,11 +186,45 @@ class TabRegistry:
                 # Marked before it attaches, so it is never listed.
                 self._spare = await self._create("about:blank", background=True)
                 await self.wait_tab(self._spare)
+                if not self._spare_wanted:  # a CDP gateway client came meanwhile
+                    await self._close_spare()
         except (BrowserdError, trio.TooSlowError) as exc:
             log.info("no spare tab: %s", exc)
             self._spare = None
         finally:
             self._making_spare = False
+
+    async def suspend_spare(self) -> None:
+        """No unlisted spare tab while a CDP gateway client is connected.
+
+        A gateway client sees every page target; a page it may use must never
+        be the hidden spare, so the spare is closed (bounded, ≤ 5 s) and none
+        is made until every :meth:`suspend_spare` has its :meth:`resume_spare`.
+        Errors closing it are logged, not raised.
+        """
+        self._spare_holds += 1
+        self._spare_wanted = False
+        await self._close_spare()
+
+    def resume_spare(self) -> None:
+        """Undo one :meth:`suspend_spare`; the last one makes a spare again (headless)."""
+        self._spare_holds = max(0, self._spare_holds - 1)
+        if self._spare_holds == 0 and self._spare_enabled:
+            self._spare_wanted = True
+            self.replenish_spare()
+
+    async def _close_spare(self) -> None:
+        spare = self._spare
+        if spare is None or spare not in self._tabs:
+            return
+        with trio.move_on_after(5):
+            try:
+                await self.connection.send("Target.closeTarget", {"targetId": spare})
+            except BrowserdError as exc:
+                log.info("could not close the spare tab: %s", exc.message)
+                return
+            while spare in self._tabs:
+                await self.wait_changed()
 
     async def refresh_infos(self) -> None:
         """Re-read every page's title and URL (events can lag behind the page)."""
@@ -196,7 +235,7 @@ class TabRegistry:
         for info in result.get("targetInfos", []):
             tab = self._tabs.get(info.get("targetId", ""))
             if tab is not None:
-                tab.title, tab.url = info.get("title", tab.title), info.get("url", tab.url)
+                tab.note_target_info(title=info.get("title"), url=info.get("url"))
 
     async def wait_pending(self) -> None:
         """Wait (≤ 5 s) for tabs discovered but still attaching."""
@@ -221,7 +260,7 @@ class TabRegistry:
 
     def note_focused(self, tab: TabActor) -> None:
         """Record that ``tab`` is in front (it was just created or activated)."""
-        tab.last_focused_at = time.time()
+        tab.mark_focused()
         self.last_used = tab.target_id
 
     async def close(self, tab: TabActor) -> None:
@@ -260,7 +299,8 @@ class TabRegistry:
                     info = p["targetInfo"]
                     tab = self._tabs.get(info.get("targetId", ""))
                     if tab is not None:
-                        tab.title, tab.url = info.get("title", ""), info.get("url", "")
+                        tab.note_target_info(title=info.get("title", ""),
+                                             url=info.get("url", ""))
                     elif info.get("type") == "page" and info["targetId"] not in self._ready:
                         self._on_created(info)
                 elif event.method == "Target.targetDestroyed":
@@ -289,8 +329,8 @@ class TabRegistry:
         actor = TabActor(
             self.connection, target_id, title=title, url=url,
             queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
+            navguard=self._navguard,
         )
-        actor.navguard = self.navguard  # navdl
         try:
             await self._nursery.start(actor.run)
             self._tabs[target_id] = actor
@@ -321,30 +361,17 @@ class TabRegistry:
 @asynccontextmanager
 async def open_tab_registry(
     connection: CdpConnection, *, settings: Settings, headless: bool,
-    url_policy: UrlPolicy | None = None, downloads: DownloadStore | None = None,
+    navguard: NavGuard | None = None,
 ) -> AsyncIterator[TabRegistry]:
     """Run target discovery and the tab actors for one connection.
 
     Ready once discovery is on and the browser's existing pages are attached
-    (bounded). With ``downloads``, the connection's downloads are kept in
-    that store (:mod:`browserd.downloads.follower`); with ``url_policy``,
-    every page's document requests are judged by it
-    (:mod:`browserd.tabs.navguard`); both are up before any tab is made.
+    (bounded). ``navguard`` (already running) is handed to every tab actor.
     On exit every tab actor is cancelled.
     """
     async with trio.open_nursery() as nursery:
-        registry = TabRegistry(connection, nursery, settings=settings, headless=headless)
-        # navdl: downloads and the navigation guard, before the first tab.
-        follower = None
-        if downloads is not None:
-            from ..downloads import DownloadFollower
-
-            follower = await nursery.start(DownloadFollower(
-                connection, downloads, locate=registry.locate_frame).run)
-        if url_policy is not None:
-            registry.navguard = await nursery.start(NavGuard(
-                connection, url_policy,
-                on_attach=follower.ensure_context if follower is not None else None).run)
+        registry = TabRegistry(connection, nursery, settings=settings, headless=headless,
+                               navguard=navguard)
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)

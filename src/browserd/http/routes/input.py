@@ -6,31 +6,33 @@ resolves the runtime and the tab, takes the tab's work slot — only /dialog
 may run while a JavaScript dialog is open; everything else gets 409
 DIALOG_OPEN at once — and runs the action under the request's deadline
 (``timeoutMs``, plus a short grace for recovering a hung page). All page
-work itself is in :mod:`browserd.tabs.input`.
+work itself is in :mod:`browserd.tabs.actions`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import trio
 
-from ..errors import BadRequest, EvalDisabled, Timeout
-from ..system import System
-from ..tabs import input as inp
-from .page_routes import TARGET, timeout_field
-from .schema import Field, Route, parse_args
+from ...downloads import wait_next_download
+from ...errors import BadRequest, EvalDisabled, Timeout
+from ...system import System
+from ...tabs import actions as inp
+from ...tabs.actions.records import Action
+from ...tabs.actor import TabActor
+from ...tabs.locator import ElementTarget
+from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, timeout_field
+from ..schema import Field, Route, parse_args
+from ..tabwork import on_tab
+
+__all__ = ["input_routes"]
 
 GRACE_S = 3.0
 """Time beyond ``timeoutMs`` for recovering a hung page and answering."""
 MAX_ACTIONS = 100
 
-REF = Field(name="ref", type="string", max_length=32, description="a ref from GET /snapshot")
-SELECTOR = Field(name="selector", type="string", max_length=4000, description="a CSS selector")
-TEXT_TARGET = Field(name="text", type="string", max_length=2000,
-                    description="visible text of the element (buttons and links first)")
-MODIFIERS = Field(name="modifiers", type="array", items="string",
-                  description="held modifiers: any of Alt, Control, Meta, Shift")
 
 _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "click": (REF, SELECTOR, TEXT_TARGET,
@@ -78,25 +80,49 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
 }
 
 
-def _check(kind: str, args: dict[str, Any], system: System) -> None:
-    """The rules beyond field types; BadRequest / EvalDisabled / UrlBlocked before any work."""
-    if kind in ("click", "hover", "select"):
-        given = [k for k in ("ref", "selector", "text") if args.get(k) is not None]
-        if len(given) != 1:
-            raise BadRequest("give exactly one of ref, selector or text"
-                             + (f" (got {', '.join(given)})" if given else ""),
-                             field="ref", hint='e.g. {"ref": "e12"} from GET /snapshot')
-    if kind == "type" and args.get("ref") is not None and args.get("selector") is not None:
-        raise BadRequest("give at most one of ref or selector", field="ref")
-    modifiers = args.get("modifiers") or []
+def _target(args: dict[str, Any]) -> ElementTarget:
+    return ElementTarget(ref=args.get("ref"), selector=args.get("selector"),
+                         text=args.get("text"))
+
+
+def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDownload:
+    """The action record for validated ``args``: the one place that reads the camelCase.
+
+    Checks the rules beyond field types (exactly one target, known modifiers
+    and keys, exactly one wait condition, the URL policy) and raises
+    BadRequest / EvalDisabled / UrlBlocked before any work.
+    """
+    modifiers = tuple(args.get("modifiers") or ())
     bad = [m for m in modifiers if m not in inp.MODIFIER_BITS]
     if bad:
         raise BadRequest(f"unknown modifier(s): {', '.join(map(repr, bad))}", field="modifiers",
                          hint="modifiers are Alt, Control, Meta and Shift")
+    if kind == "click":
+        target = _target(args)
+        target.check()
+        return inp.Click(target=target, button=args["button"], click_count=args["clickCount"],
+                         modifiers=modifiers)
+    if kind == "hover":
+        target = _target(args)
+        target.check()
+        return inp.Hover(target=target)
+    if kind == "select":
+        target = _target(args)
+        target.check()
+        if not args.get("values"):
+            raise BadRequest("values must name at least one option", field="values")
+        return inp.Select(target=target, values=tuple(args["values"]))
+    if kind == "type":
+        if args.get("ref") is not None and args.get("selector") is not None:
+            raise BadRequest("give at most one of ref or selector", field="ref")
+        typed_into = None
+        if args.get("ref") is not None or args.get("selector") is not None:
+            typed_into = ElementTarget(ref=args.get("ref"), selector=args.get("selector"))
+        return inp.TypeText(text=args["text"], target=typed_into, clear=args["clear"],
+                            submit=args["submit"], slowly=args["slowly"])
     if kind == "press":
         inp.parse_chord(args["key"], modifiers)
-    if kind == "select" and not args.get("values"):
-        raise BadRequest("values must name at least one option", field="values")
+        return inp.Press(key=args["key"], modifiers=modifiers)
     if kind == "wait":
         given = [k for k in ("selector", "text", "textGone", "url", "loadState")
                  if args.get(k) is not None] + (["download"] if args.get("download") else [])
@@ -108,29 +134,65 @@ def _check(kind: str, args: dict[str, Any], system: System) -> None:
             raise EvalDisabled("JavaScript evaluation is disabled in settings, "
                                "and selector/text waits run JavaScript too",
                                hint="wait for url or loadState, or enable evaluate_enabled")
+        if given[0] == "download":
+            return WaitDownload()
+        return inp.Wait(selector=args.get("selector"), text=args.get("text"),
+                        text_gone=args.get("textGone"), url=args.get("url"),
+                        load_state=args.get("loadState"))
     if kind == "navigate":
-        args["url"] = system.url_policy.check(args["url"])
+        return inp.Navigate(url=system.url_policy.check(args["url"]),
+                            wait_until=args["waitUntil"])
+    if kind == "dialog":
+        return inp.AnswerDialog(accept=args["accept"], prompt_text=args.get("promptText"))
+    raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
+                     field="kind")
 
 
 async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any]:
-    _check(kind, args, system)
-    if kind == "wait" and args.get("download"):  # navdl
-        from .download_routes import wait_download
-
-        return await wait_download(system, args)
-    rt = system.supervisor.require_runtime()
+    action = _action(kind, args, system)
+    if isinstance(action, WaitDownload):
+        return await _wait_download(system, args)
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
-    with trio.fail_at(deadline + GRACE_S):
-        tab = await rt.tabs.resolve(args["targetId"])
-        async with tab.work(allow_dialog=kind == "dialog"):
-            remaining = deadline - trio.current_time()
-            if remaining <= 0:
-                raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
-                              "nothing was sent", uncertain=False)
-            result = await inp.perform(tab, kind, args, timeout_s=remaining,
-                                       evaluate_enabled=system.settings.evaluate_enabled)
-    return {"targetId": tab.target_id, **result}
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        remaining = deadline - trio.current_time()
+        if remaining <= 0:
+            raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
+                          "nothing was sent", uncertain=False)
+        result = await inp.perform(tab, action, timeout_s=remaining,
+                                   evaluate_enabled=system.settings.evaluate_enabled)
+        return {"targetId": tab.target_id, **result}
+
+    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
+                        allow_dialog=kind == "dialog")
+
+
+@attrs.frozen
+class WaitDownload:
+    """``/wait {download: true}``: not a page action (it runs beside the tab's work)."""
+
+
+async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """``{ok, targetId, waitedMs, download}``, or 504 TIMEOUT when none finished in time.
+
+    Does not take the tab's work slot: the click that starts the download
+    may run meanwhile. Cancellation (client gone) ends the wait only.
+    """
+    runtime = system.supervisor.require_runtime()
+    timeout_s = args["timeoutMs"] / 1000
+    started = trio.current_time()
+    with trio.fail_after(timeout_s + GRACE_S):
+        tab = await runtime.tabs.resolve(args["targetId"])
+    with trio.move_on_after(max(0.0, timeout_s - (trio.current_time() - started))) as scope:
+        record = await wait_next_download(system.downloads, tab)
+    waited = round((trio.current_time() - started) * 1000)
+    if scope.cancelled_caught:
+        raise Timeout(f"no download of this tab finished within {waited} ms",
+                      hint="raise timeoutMs, or list downloads with GET /downloads",
+                      waitedMs=waited)
+    return {"ok": True, "targetId": tab.target_id, "waitedMs": waited,
+            "download": record.to_json()}
 
 
 def _handler(kind: str) -> Any:
@@ -153,36 +215,37 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             if not isinstance(action, dict):
                 raise BadRequest("an action must be an object with a kind", field="actions")
             kind = action.get("kind")
-            if kind == "wait" and action.get("download"):  # navdl: /wait only
-                raise BadRequest("download waits are for POST /wait, not /act",
-                                 field="actions")
             if kind not in _KIND_FIELDS:
                 raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
                                  field="actions")
             body = {k: v for k, v in action.items() if k != "kind"}
             args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
-            _check(kind, args, system)
+            action_record = _action(kind, args, system)
+            if isinstance(action_record, WaitDownload):
+                raise BadRequest("download waits are for POST /wait, not /act",
+                                 field="actions")
         except BadRequest as exc:
             raise BadRequest(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
                              field="actions", index=index) from None
-        steps.append(inp.Step(kind=kind, args=args, timeout_s=args["timeoutMs"] / 1000))
+        steps.append(inp.Step(action=action_record, timeout_s=args["timeoutMs"] / 1000))
     return steps
 
 
 async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
     steps = _steps(system, args["actions"])
-    rt = system.supervisor.require_runtime()
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
-    with trio.fail_at(deadline + GRACE_S):
-        tab = await rt.tabs.resolve(args["targetId"])
-        async with tab.work(allow_dialog=False):
-            remaining = deadline - trio.current_time()
-            if remaining <= 0:
-                raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
-                              "no action was run", uncertain=False)
-            return await inp.act(tab, steps, timeout_s=remaining,
-                                 evaluate_enabled=system.settings.evaluate_enabled)
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        remaining = deadline - trio.current_time()
+        if remaining <= 0:
+            raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
+                          "no action was run", uncertain=False)
+        return await inp.act(tab, steps, timeout_s=remaining,
+                             evaluate_enabled=system.settings.evaluate_enabled)
+
+    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
+                        allow_dialog=False)
 
 
 _SUMMARIES = {

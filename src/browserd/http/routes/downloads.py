@@ -1,4 +1,4 @@
-"""Routes for downloads: ``GET /downloads``, ``GET /downloads/<id>`` and ``/wait {download}``.
+"""Routes for downloads: ``GET /downloads`` and ``GET /downloads/<id>``.
 
 ``GET /downloads`` lists the records newest last (``{downloads: [{id,
 targetId, url, suggestedFilename, state, receivedBytes, totalBytes, path?,
@@ -6,8 +6,8 @@ mediaUrl?, reason?}]}``); ``targetId`` filters by tab. ``GET
 /downloads/<id>`` streams a completed file as ``application/octet-stream``
 with ``Content-Disposition: attachment`` (a sanitised filename, never
 inline) and ``X-Content-Type-Options: nosniff``; any other id is one and the
-same 404. ``POST /wait {download: true}`` (see :func:`wait_download`) waits
-for the tab's next download to finish.
+same 404. (``POST /wait {download: true}``, which waits for a tab's next
+download, is an input route: :mod:`browserd.http.routes.input`.)
 
 The file is read in 1 MiB chunks in worker threads; a client that goes away
 ends the stream (the file is closed). A file pruned between lookup and read
@@ -26,11 +26,11 @@ from urllib.parse import quote
 import trio
 from quart import Response
 
-from ..downloads import DownloadRecord, DownloadStore
-from ..errors import NotFound, Timeout
-from ..system import System
-from ..tabs.actor import TabActor
-from .schema import Field, Route
+from ...errors import NotFound
+from ...system import System
+from ..schema import Field, Route
+
+__all__ = ["content_disposition", "download_routes", "safe_filename"]
 
 CHUNK = 1024 * 1024
 _UNSAFE_NAME_CHARS = re.compile(r'[\x00-\x1f\x7f"\\/:*?<>|;%]')
@@ -89,59 +89,6 @@ async def get_download(system: System, args: dict[str, Any]) -> Response:
                         "Cache-Control": "no-store"})
 
 
-async def wait_next_download(store: DownloadStore, tab: TabActor) -> DownloadRecord:
-    """Wait (caller's deadline) until the next download ``tab`` begins has finished.
-
-    A download counts as the tab's when the tab's own session reports it
-    (``Page.downloadWillBegin``, subframes included) or the store says it
-    came from the tab. Returns the finished record (``completed`` or
-    ``canceled``). Cancellation ends the wait; the download goes on.
-    """
-    mark = store.mark()
-    seen: set[str] = set()
-    sub = tab.session.subscribe(frozenset({"Page.downloadWillBegin"}), buffer=64)
-    try:
-        async with trio.open_nursery() as nursery:
-            async def pump() -> None:
-                async for event in sub:
-                    seen.add(str(event.params.get("guid", "")))
-
-            nursery.start_soon(pump)
-            while True:
-                # Every download the tab's session reports also changes the store.
-                for record in store.records():
-                    if record.seq > mark and (record.id in seen
-                                              or record.target_id == tab.target_id):
-                        store.claim(record.id, tab.target_id)
-                        if record.finished:
-                            nursery.cancel_scope.cancel()
-                            return store.get(record.id)
-                        break
-                tab.check_usable()
-                with trio.move_on_after(1):  # the tab may close with no store change
-                    await store.wait_changed()
-    finally:
-        tab.connection.unsubscribe(sub)
-
-
-async def wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    """``POST /wait {download: true}``: ``{ok, targetId, waitedMs, download}`` or 504."""
-    rt = system.supervisor.require_runtime()
-    timeout_s = args["timeoutMs"] / 1000
-    started = trio.current_time()
-    with trio.fail_after(timeout_s + 5):
-        tab = await rt.tabs.resolve(args["targetId"])
-    with trio.move_on_after(max(0.0, timeout_s - (trio.current_time() - started))) as scope:
-        record = await wait_next_download(system.downloads, tab)
-    waited = round((trio.current_time() - started) * 1000)
-    if scope.cancelled_caught:
-        raise Timeout(f"no download of this tab finished within {waited} ms",
-                      hint="raise timeoutMs, or list downloads with GET /downloads",
-                      waitedMs=waited)
-    return {"ok": True, "targetId": tab.target_id, "waitedMs": waited,
-            "download": record.to_json()}
-
-
 def download_routes() -> list[Route]:
     return [
         Route(path="/downloads", methods=("GET",), handler=list_downloads, tag="page",
@@ -153,6 +100,3 @@ def download_routes() -> list[Route]:
               summary="A completed download's file, as an attachment",
               fields=(Field(name="id", type="string", required=True, max_length=64),)),
     ]
-
-
-__all__ = ["content_disposition", "download_routes", "safe_filename", "wait_download"]
