@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from .cli_state import STATE_COMMANDS, add_state_commands
 from .errors import BrowserdError
 from .paths import Paths
 
@@ -234,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("js")
     p.add_argument("--await", dest="await_", action="store_true", default=None)
     p.add_argument("--target")
+    add_state_commands(sub)
     return parser
 
 
@@ -256,6 +258,7 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
                                       targetId=a.target),
     "pdf": lambda c, a: c.post("/pdf", targetId=a.target),
     "eval": lambda c, a: c.post("/eval", js=a.js, targetId=a.target, **{"await": a.await_}),
+    **STATE_COMMANDS,
 }
 
 

@@ -25,7 +25,8 @@ Tree::
     │   ├── StaleRef                       409 STALE_REF
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
-    │   └── NoDialog                       409 NO_DIALOG
+    │   ├── NoDialog                       409 NO_DIALOG
+    │   └── NoFrame                        409 NO_FRAME
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
@@ -173,6 +174,12 @@ class DialogOpen(Conflict):
 
 class NoDialog(Conflict):
     code = "NO_DIALOG"
+
+
+class NoFrame(Conflict):
+    """The tab has no frame of the origin whose per-tab state was asked for."""
+
+    code = "NO_FRAME"
 
 
 class AttachOnly(Conflict):

@@ -62,8 +62,11 @@ PINNED = {
     "browserd.retention": ["RetainedFile", "Retention", "apply_retention"],
     "browserd.redact": ["PARSED_CHARS", "SHOWN_CHARS", "RedactingFilter", "loggable_url",
                         "redact_urls"],
-    "browserd.tabs.state": ["CONSOLE_BUFFER", "ConsoleEntry", "ConsoleLog", "LoadState",
-                            "RefMap", "RefRecord", "World", "WorldKey"],
+    "browserd.tabs.state": ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog",
+                            "Emulation", "Geolocation", "LoadState", "NetworkConditions",
+                            "RefMap", "RefRecord", "Viewport", "World", "WorldKey"],
+    "browserd.tabs.emulation": ["COLOR_SCHEMES", "REDUCED_MOTION", "apply", "change",
+                                "sync_geolocation_permission", "updated"],
     "browserd.tabs.locator": ["ElementTarget"],
     "browserd.tabs.actions": [
         "ACTION_KINDS", "LOAD_STATES", "MODIFIER_BITS", "Action", "AnswerDialog", "Click",
@@ -71,8 +74,9 @@ PINNED = {
         "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
         "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
         "type_text", "wait"],
-    "browserd.http.routes": ["all_routes", "download_routes", "input_routes", "media_routes",
-                             "page_routes", "service_routes", "tab_routes"],
+    "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
+                             "media_routes", "page_routes", "service_routes", "state_routes",
+                             "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
 }
 
@@ -153,12 +157,13 @@ def area(name: str) -> str:
 
 
 #: What each part of the tree must never import: imports point down
-#: (service/http -> supervisor -> downloads -> cdp, tabs, browser -> errors).
-#: ``downloads`` sits between the supervisor (which starts its follower per
-#: connection) and tabs (its wait watches a tab); ``retention`` is a leaf
-#: shared by the media and download stores.
-_ABOVE_LEAVES = {"gateway", "supervisor", "http", "media", "service", "system", "cli",
-                 "downloads"}
+#: (service/http -> supervisor -> downloads -> cdp, tabs, browser -> errors; beside the
+#: supervisor, http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies
+#: and storage). ``downloads`` sits between the supervisor (which starts its follower per
+#: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
+#: media and download stores.
+_ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system", "cli",
+                 "cli_state", "downloads"}
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "retention": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
@@ -168,9 +173,10 @@ FORBIDDEN = {
     "media": (_ABOVE_LEAVES - {"media"}) | {"browser", "cdp", "tabs", "snapshot"},
     "tabs": _ABOVE_LEAVES | {"browser"},
     "downloads": (_ABOVE_LEAVES - {"downloads"}) | {"browser", "snapshot"},
+    "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
     "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
-    "http": {"gateway", "service", "cli"},
-    "gateway": {"service", "cli"},
+    "http": {"gateway", "service", "cli", "cli_state"},
+    "gateway": {"service", "cli", "cli_state"},
 }
 
 

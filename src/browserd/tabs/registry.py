@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 
@@ -33,6 +34,7 @@ __all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 log = logging.getLogger(__name__)
 
 MIN_PREFIX = 4
+ORIGINS_SEEN_MAX = 500
 _TARGET_EVENTS = frozenset({
     "Target.targetCreated", "Target.targetInfoChanged", "Target.targetDestroyed",
     "Target.targetCrashed", "Target.detachedFromTarget",
@@ -64,6 +66,9 @@ class TabRegistry:
         self._making_spare = False
         # The connection's navigation guard, handed to every tab actor.
         self._navguard = navguard
+        # Origins of pages and out-of-process frames seen since the browser
+        # started, most recent last (GET /state exports their localStorage).
+        self._origins_seen: dict[str, None] = {}
 
     # -- queries -------------------------------------------------------------
 
@@ -293,6 +298,8 @@ class TabRegistry:
             task_status.started()
             async for event in sub:
                 p = event.params
+                if "targetInfo" in p:
+                    self._note_origin(p["targetInfo"])
                 if event.method == "Target.targetCreated":
                     self._on_created(p["targetInfo"])
                 elif event.method == "Target.targetInfoChanged":
@@ -312,6 +319,31 @@ class TabRegistry:
                 self._notify()
         finally:
             self.connection.unsubscribe(sub)
+
+    def _note_origin(self, info: dict[str, Any]) -> None:
+        url = str(info.get("url", ""))
+        if info.get("type") not in ("page", "iframe") or not url.startswith(("http:", "https:")):
+            return
+        try:
+            parts = urlsplit(url)
+            host, port = parts.hostname, parts.port
+        except ValueError:
+            return
+        if host:
+            host = f"[{host}]" if ":" in host else host
+            self.remember_origin(f"{parts.scheme}://{host}"
+                                 + (f":{port}" if port is not None else ""))
+
+    def remember_origin(self, origin: str) -> None:
+        """Note ``origin`` as the most recently used (its localStorage was written)."""
+        self._origins_seen.pop(origin, None)
+        self._origins_seen[origin] = None
+        while len(self._origins_seen) > ORIGINS_SEEN_MAX:
+            del self._origins_seen[next(iter(self._origins_seen))]
+
+    def origins_seen(self) -> list[str]:
+        """Origins of pages and frames seen or written since the start, most recent last."""
+        return list(self._origins_seen)
 
     def _on_created(self, info: dict[str, Any]) -> None:
         if info.get("type") != "page":
