@@ -4,6 +4,7 @@ Service (one_for_one)
 ├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app
 ├── CdpGateway   hypercorn.trio.serve of the guarded CDP gateway (cdp_gateway)
 ├── MediaStore   (a handle; its pruning runs here)
+├── DownloadStore (a handle: <data>/downloads/<profile>/; its pruning runs here)
 └── BrowserSupervisor — restart loop over the browser subtree
 
 SIGTERM/SIGINT: the browser is stopped through its ladder first, then the

@@ -549,6 +549,33 @@ async def test_a_gateway_clients_download_behavior_does_not_outlive_it(
     assert not (user_home(svc) / "Downloads").exists()
 
 
+async def test_a_behavior_set_on_a_clients_page_session_is_restored_when_it_detaches(
+        api, tab, pages, navdl_service):
+    """The client stays connected; only the session that set the behavior goes."""
+    svc = navdl_service
+    restored = "a session that set a download behavior went"
+    before = svc.log_text().count(restored)
+    with trio.fail_after(60):
+        async with harness.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp:
+            session = (await cdp.send("Target.attachToTarget", {
+                "targetId": tab, "flatten": True}))["sessionId"]
+            await cdp.send("Page.setDownloadBehavior", {
+                "behavior": "allow", "downloadPath": str(user_home(svc) / "Downloads")},
+                session_id=session)
+            await cdp.send("Target.detachFromTarget", {"sessionId": session})
+            while svc.log_text().count(restored) == before:
+                await trio.sleep(0.05)
+            marker = f"/dl/click?child={secrets.token_hex(4)}"
+            r = await api.post("/navigate", json={"targetId": tab, "url": pages.url(marker),
+                                                  "waitUntil": "none"})
+            assert r.status_code in (200, 400), r.text
+            record = await wait_download_of(api, marker)
+            assert not cdp.closed  # the client was connected all along
+    assert record["state"] == "completed", record
+    assert (downloads_dir(svc) / record["id"]).exists()
+    assert not (user_home(svc) / "Downloads").exists()
+
+
 async def test_a_gateway_page_session_never_sees_the_guards_interception(
         api, tab, pages, navdl_service):
     """browserd guards each page on its own session only: a client's page session is

@@ -136,9 +136,10 @@ class DownloadFollower:
             except CdpError as exc:
                 log.debug("downloads: context %s is gone (%s)", context, exc.message)
                 self._contexts.discard(context)
-            except BrowserdError as exc:
+            except BrowserdError as exc:  # the browser is gone or not answering
                 log.warning("downloads: could not restore the behavior of context %s: %s",
                             context or "default", exc.message)
+                return
 
     async def _set_behavior(self, context: str | None) -> None:
         params = dict(self._behavior)

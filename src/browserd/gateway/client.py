@@ -229,6 +229,8 @@ class GatewayClient:
             await self._restore_wanted.wait()
             self._restore_wanted = trio.Event()
             await self._restore_downloads()
+            log.info("gateway client %d: a session that set a download behavior went; "
+                     "browserd's is set again", self.number)
 
     async def _restore_downloads(self) -> None:
         if self.downloads is None:

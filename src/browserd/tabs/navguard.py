@@ -9,7 +9,14 @@ waitForDebuggerOnStart: true, filter: pages}`` gives the guard its own
 session on every page target, *paused before its first request*. On that
 session it sends ``Fetch.enable {patterns: [{resourceType: "Document",
 requestStage: "Request"}]}`` and only then ``Runtime.runIfWaitingForDebugger``,
-so even a popup's first request is seen. Each ``Fetch.requestPaused`` (one
+so even a popup's first request is seen. (Chromium does not hold the first
+navigation of ``Target.createTarget {url}``: browserd opens its own tabs
+blank and the CDP gateway defers a client's URL until the guard holds the
+page, :meth:`NavGuard.wait_guarded` / :meth:`NavGuard.start_navigation`.)
+A page is guarded once, on that auto-attach session: browserd's own
+``Target.attachToTarget`` calls (a tab actor's, a gateway page endpoint's)
+are reported on the root session too and are left alone, so no other
+session of a page gets the guard's ``Fetch``. Each ``Fetch.requestPaused`` (one
 per redirect hop, with ``redirectedRequestId`` naming the hop before) is
 checked with :func:`navigation_verdict` and answered with
 ``Fetch.continueRequest`` or ``Fetch.failRequest {errorReason:
