@@ -4,6 +4,7 @@ Service (one_for_one)
 ├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app
 ├── CdpGateway   hypercorn.trio.serve of the guarded CDP gateway (cdp_gateway)
 ├── MediaStore   (a handle; its pruning runs here)
+├── DownloadStore (a handle: <data>/downloads/<profile>/; its pruning runs here)
 └── BrowserSupervisor — restart loop over the browser subtree
 
 SIGTERM/SIGINT: the browser is stopped through its ladder first, then the
@@ -28,6 +29,7 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from .browser.ports import find_port_holder, port_is_free
 from .config import Settings, is_loopback_host, load_settings
+from .downloads import DownloadStore
 from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
 from .gateway import check_gateway_port, serve_gateway
 from .http.app import create_app, wrap
@@ -105,11 +107,13 @@ async def run_service(
     retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
                           max_age_s=settings.media_max_age_s)
     async with open_media_store(paths.media_dir, retention) as media:
-        supervisor = BrowserSupervisor(settings, paths)
+        downloads = _download_store(settings, paths)
+        url_policy = _url_policy(settings)
+        supervisor = BrowserSupervisor(settings, paths, url_policy=url_policy,
+                                       downloads=downloads)
         system = System(
             settings=settings, paths=paths, supervisor=supervisor, media=media,
-            url_policy=_url_policy(settings),
-            token=token,
+            url_policy=url_policy, downloads=downloads, token=token,
         )
         app = wrap(create_app(system), system, token)
         config = HypercornConfig()
@@ -129,6 +133,7 @@ async def run_service(
                      settings.effective_cdp_port,
                      "CDP gateway" if settings.gateway_active else "no gateway")
             nursery.start_soon(_prune_media, media)
+            nursery.start_soon(_prune_media, downloads)
             if settings.enabled and settings.auto_start:
                 nursery.start_soon(_auto_start, supervisor)
             task_status.started(system)
@@ -141,6 +146,16 @@ async def run_service(
             with trio.move_on_after(DRAIN_S + 1):
                 await http_done.wait()
             nursery.cancel_scope.cancel()
+
+
+def _download_store(settings: Settings, paths: Paths) -> DownloadStore:
+    """The downloads of this service's profile: ``<data>/downloads/<profile>/``."""
+    retention = Retention(max_files=settings.download_max_files,
+                          max_bytes=settings.download_max_total_bytes,
+                          max_age_s=settings.download_max_age_s)
+    return DownloadStore(paths.downloads_dir(settings.profile), retention,
+                         max_bytes=settings.download_max_bytes,
+                         enabled=settings.downloads_enabled)
 
 
 def _url_policy(settings: Settings) -> Any:

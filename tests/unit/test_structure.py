@@ -52,6 +52,16 @@ PINNED = {
     "browserd.supervisor.state": ["SupervisorState"],
     "browserd.supervisor.budgets": ["BROWSER_STOP_S", "HTTP_DRAIN_S", "SERVICE_STOP_S",
                                     "SUPERVISOR_STOP_S"],
+    "browserd.supervisor.guards": ["PageGuards", "open_page_guards"],
+    "browserd.downloads": ["CancelReason", "DownloadFollower", "DownloadRecord", "DownloadState",
+                           "DownloadStatistics", "DownloadStore", "download_url",
+                           "wait_next_download"],
+    "browserd.tabs.navguard": ["ANSWER_DEADLINE_S", "BLOCKS_KEPT", "CHAINS_KEPT",
+                               "SETUP_DEADLINE_S", "BlockRecord", "NavGuard",
+                               "navigation_verdict"],
+    "browserd.retention": ["RetainedFile", "Retention", "apply_retention"],
+    "browserd.redact": ["PARSED_CHARS", "SHOWN_CHARS", "RedactingFilter", "loggable_url",
+                        "redact_urls"],
     "browserd.tabs.state": ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog",
                             "Emulation", "Geolocation", "LoadState", "NetworkConditions",
                             "RefMap", "RefRecord", "Viewport", "World", "WorldKey"],
@@ -70,8 +80,9 @@ PINNED = {
         "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
         "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
         "type_text", "wait"],
-    "browserd.http.routes": ["all_routes", "emulation_routes", "input_routes", "media_routes",
-                             "page_routes", "service_routes", "state_routes", "tab_routes"],
+    "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
+                             "media_routes", "page_routes", "service_routes", "state_routes",
+                             "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
 }
 
@@ -152,19 +163,24 @@ def area(name: str) -> str:
 
 
 #: What each part of the tree must never import: imports point down
-#: (service/http -> supervisor -> cdp, tabs, browser -> errors; beside the supervisor,
-#: http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies and storage).
+#: (service/http -> supervisor -> downloads -> cdp, tabs, browser -> errors; beside the
+#: supervisor, http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies
+#: and storage). ``downloads`` sits between the supervisor (which starts its follower per
+#: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
+#: media and download stores.
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system", "cli",
-                 "cli_state"}
+                 "cli_state", "downloads"}
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
+    "retention": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "cdp": _ABOVE_LEAVES | {"browser", "tabs", "snapshot"},
     "browser": _ABOVE_LEAVES | {"tabs", "snapshot"},  # process runs CDP over its pipe
     "snapshot": _ABOVE_LEAVES | {"browser", "cdp", "tabs"},
     "media": (_ABOVE_LEAVES - {"media"}) | {"browser", "cdp", "tabs", "snapshot"},
     "tabs": _ABOVE_LEAVES | {"browser"},
+    "downloads": (_ABOVE_LEAVES - {"downloads"}) | {"browser", "snapshot"},
     "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
-    "supervisor": _ABOVE_LEAVES - {"supervisor"},
+    "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
     "http": {"gateway", "service", "cli", "cli_state"},
     "gateway": {"service", "cli", "cli_state"},
 }
@@ -181,10 +197,12 @@ def test_imports_point_down_the_tree() -> None:
 
 
 def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
-    assert not any(m.startswith("browserd.tabs") for m in imports_of("browserd.tabs.state"))
-    assert imports_of("browserd.tabs.actor") & {
-        m for m in all_modules() if m.startswith("browserd.tabs")} <= {
-        "browserd.tabs.remote", "browserd.tabs.state"}
+    in_tabs = {m for m in all_modules() if m.startswith("browserd.tabs")}
+    assert not imports_of("browserd.tabs.state") & in_tabs
+    # The actor holds the connection's navigation guard, itself a leaf of tabs.
+    assert not imports_of("browserd.tabs.navguard") & in_tabs
+    assert imports_of("browserd.tabs.actor") & in_tabs <= {
+        "browserd.tabs.remote", "browserd.tabs.state", "browserd.tabs.navguard"}
 
 
 def test_the_ref_engine_does_not_import_what_is_built_on_it() -> None:

@@ -25,7 +25,6 @@ import errno
 import logging
 import secrets
 from collections.abc import MutableMapping
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -142,7 +141,9 @@ class GatewayApp:
         self.clients += 1
         client = GatewayClient(runtime.connection, self._system.url_policy, root=root,
                                describe=f"{'browser' if target_id is None else 'page'} endpoint",
-                               downloads_dir=self._downloads_dir())
+                               downloads_dir=self._system.downloads.directory,
+                               downloads_enabled=self._system.downloads.enabled,
+                               downloads=runtime.downloads, navguard=runtime.navguard)
         close_code = WS_NORMAL
         try:
             await send({"type": "websocket.accept"})
@@ -160,12 +161,6 @@ class GatewayApp:
                     await send({"type": "websocket.close", "code": close_code})
                 except Exception:  # the client is already gone
                     pass
-
-    def _downloads_dir(self) -> Path:
-        """``<data>/downloads/<profile>/``: the one place a gateway client may download to."""
-        path = self._system.paths.data_dir / "downloads" / self._system.settings.profile
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return path
 
     def _endpoint(self, path: str, runtime: Any) -> str | None:
         """The target a WebSocket path names (None: the browser). Raises NotFound."""

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import trio
@@ -32,6 +32,9 @@ from .remote import exception_text, remote_text
 from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
 
 __all__ = ["DialogInfo", "TabActor", "TabInfo"]
+
+if TYPE_CHECKING:
+    from .navguard import NavGuard
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -91,6 +94,7 @@ class TabActor:
         url: str = "",
         queue_limit: int = 8,
         headless_viewport: tuple[int, int] | None = None,
+        navguard: NavGuard | None = None,
     ) -> None:
         self.connection = connection
         self.target_id = target_id
@@ -118,6 +122,9 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
+        #: The connection's navigation guard (read-only here): what it blocked
+        #: on this tab, for /navigate's 403 and the effects of input.
+        self.navguard = navguard
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -324,6 +331,11 @@ class TabActor:
     def mark_focused(self) -> None:
         """Record that this tab was just brought to the front."""
         self.last_focused_at = time.time()
+
+    def holds_frame(self, frame_id: str) -> bool:
+        """True when ``frame_id`` is this page or a frame of it that this actor has seen."""
+        return (frame_id in (self.target_id, self.main_frame_id)
+                or frame_id in self.frame_loaders or frame_id in self.child_sessions)
 
     def device_metrics(self) -> dict[str, Any] | None:
         """The ``Emulation.setDeviceMetricsOverride`` params the tab should have, or None.

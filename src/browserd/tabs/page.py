@@ -12,7 +12,16 @@ from typing import Any
 import orjson
 import trio
 
-from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, Timeout
+from ..errors import (
+    BadUrl,
+    BrowserdError,
+    CdpError,
+    DialogOpen,
+    JsException,
+    Timeout,
+    UrlBlocked,
+)
+from ..redact import loggable_url
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
 from .actor import TabActor
 from .bounded_eval import evaluate_bounded
@@ -40,8 +49,10 @@ async def navigate(
     keeps loading), DialogOpen if a dialog blocks the page.
     """
     with trio.move_on_after(timeout_s) as scope:
+        guard_mark = tab.navguard.mark() if tab.navguard is not None else 0
         result = await _send_navigate(tab, url)
         if result.get("errorText"):
+            _raise_if_blocked(tab, guard_mark, url)
             raise BadUrl(f"navigation to {url} failed: {result['errorText']}",
                          hint="check the URL and that the site is reachable")
         loader_id = result.get("loaderId")
@@ -63,6 +74,28 @@ async def navigate(
     out.update(info)
     out["loadState"] = tab.load_state.value
     return out
+
+
+def _raise_if_blocked(tab: TabActor, mark: int, url: str) -> None:
+    """UrlBlocked (403) when the navigation guard stopped a hop of this navigation.
+
+    ``redirectedFrom`` is the URL the chain started from; URLs are shown as
+    ``scheme://host:port/path`` only (:func:`~browserd.redact.loggable_url`).
+    """
+    guard = tab.navguard
+    if guard is None:
+        return
+    blocks = [b for b in guard.blocks_since(mark, target_id=tab.target_id)
+              if b.target_id == tab.target_id and b.main_frame]
+    if not blocks:
+        return
+    block = blocks[0]
+    redirected_from = block.redirected_from or loggable_url(url)
+    raise UrlBlocked(
+        f"the navigation was redirected to {block.url}, which the URL policy blocks "
+        f"({block.reason}); the request was not sent",
+        url=block.url, reason=block.reason, redirectedFrom=redirected_from,
+    )
 
 
 async def _send_navigate(tab: TabActor, url: str) -> dict[str, Any]:

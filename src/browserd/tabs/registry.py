@@ -27,6 +27,7 @@ from ..errors import (
     TabNotFound,
 )
 from .actor import TabActor, TabInfo
+from .navguard import NavGuard
 
 __all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
@@ -44,7 +45,7 @@ class TabRegistry:
     """Handle to the tabs of one browser connection."""
 
     def __init__(self, connection: CdpConnection, nursery: trio.Nursery, *,
-                 settings: Settings, headless: bool) -> None:
+                 settings: Settings, headless: bool, navguard: NavGuard | None = None) -> None:
         self.connection = connection
         self._nursery = nursery
         self._settings = settings
@@ -63,6 +64,8 @@ class TabRegistry:
         self._spare_holds = 0
         self._spare: str | None = None
         self._making_spare = False
+        # The connection's navigation guard, handed to every tab actor.
+        self._navguard = navguard
         # Origins of pages and out-of-process frames seen since the browser
         # started, most recent last (GET /state exports their localStorage).
         self._origins_seen: dict[str, None] = {}
@@ -93,6 +96,13 @@ class TabRegistry:
     def has_spare(self) -> bool:
         """True while an unlisted spare tab is ready (headless, no gateway client)."""
         return self._spare is not None and self._spare in self._tabs
+
+    def locate_frame(self, frame_id: str) -> str | None:
+        """The tab whose page holds the frame ``frame_id`` (known frames only), or None."""
+        for target_id, tab in self._tabs.items():
+            if tab.holds_frame(frame_id):
+                return target_id
+        return None
 
     def target_ids(self) -> list[str]:
         return [t for t in self._order if t != self._spare]
@@ -351,6 +361,7 @@ class TabRegistry:
         actor = TabActor(
             self.connection, target_id, title=title, url=url,
             queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
+            navguard=self._navguard,
         )
         try:
             await self._nursery.start(actor.run)
@@ -381,15 +392,18 @@ class TabRegistry:
 
 @asynccontextmanager
 async def open_tab_registry(
-    connection: CdpConnection, *, settings: Settings, headless: bool
+    connection: CdpConnection, *, settings: Settings, headless: bool,
+    navguard: NavGuard | None = None,
 ) -> AsyncIterator[TabRegistry]:
     """Run target discovery and the tab actors for one connection.
 
     Ready once discovery is on and the browser's existing pages are attached
-    (bounded). On exit every tab actor is cancelled.
+    (bounded). ``navguard`` (already running) is handed to every tab actor.
+    On exit every tab actor is cancelled.
     """
     async with trio.open_nursery() as nursery:
-        registry = TabRegistry(connection, nursery, settings=settings, headless=headless)
+        registry = TabRegistry(connection, nursery, settings=settings, headless=headless,
+                               navguard=navguard)
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import trio
 
+from ...downloads import wait_next_download
 from ...errors import BadRequest, EvalDisabled, Timeout
 from ...system import System
 from ...tabs import actions as inp
@@ -70,6 +72,8 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
              Field(name="url", type="string", max_length=8192,
                    description="until the URL matches this glob (* within a segment, ** across)"),
              Field(name="loadState", type="string", enum=inp.LOAD_STATES),
+             Field(name="download", type="boolean",
+                   description="until the tab's next download has finished (/wait only)"),
              timeout_field(15_000)),
     "navigate": (Field(name="url", type="string", required=True, max_length=8192),
                  Field(name="waitUntil", type="string", default="load",
@@ -86,7 +90,7 @@ def _target(args: dict[str, Any]) -> ElementTarget:
                          text=args.get("text"))
 
 
-def _action(kind: str, args: dict[str, Any], system: System) -> Action:
+def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDownload:
     """The action record for validated ``args``: the one place that reads the camelCase.
 
     Checks the rules beyond field types (exactly one target, known modifiers
@@ -128,14 +132,17 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action:
         return inp.Press(key=args["key"], modifiers=modifiers, wait_until=args["waitUntil"])
     if kind == "wait":
         given = [k for k in ("selector", "text", "textGone", "url", "loadState")
-                 if args.get(k) is not None]
+                 if args.get(k) is not None] + (["download"] if args.get("download") else [])
         if len(given) != 1:
-            raise BadRequest("give exactly one of selector, text, textGone, url or loadState"
+            raise BadRequest("give exactly one of selector, text, textGone, url, loadState "
+                             "or download"
                              + (f" (got {', '.join(given)})" if given else ""), field="selector")
         if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
             raise EvalDisabled("JavaScript evaluation is disabled in settings, "
                                "and selector/text waits run JavaScript too",
                                hint="wait for url or loadState, or enable evaluate_enabled")
+        if given[0] == "download":
+            return WaitDownload()
         return inp.Wait(selector=args.get("selector"), text=args.get("text"),
                         text_gone=args.get("textGone"), url=args.get("url"),
                         load_state=args.get("loadState"))
@@ -151,6 +158,8 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action:
 
 async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any]:
     action = _action(kind, args, system)
+    if isinstance(action, WaitDownload):
+        return await _wait_download(system, args)
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
 
@@ -165,6 +174,33 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
                         allow_dialog=kind == "dialog")
+
+
+@attrs.frozen
+class WaitDownload:
+    """``/wait {download: true}``: not a page action (it runs beside the tab's work)."""
+
+
+async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """``{ok, targetId, waitedMs, download}``, or 504 TIMEOUT when none finished in time.
+
+    Does not take the tab's work slot: the click that starts the download
+    may run meanwhile. Cancellation (client gone) ends the wait only.
+    """
+    runtime = system.supervisor.require_runtime()
+    timeout_s = args["timeoutMs"] / 1000
+    started = trio.current_time()
+    with trio.fail_after(timeout_s + GRACE_S):
+        tab = await runtime.tabs.resolve(args["targetId"])
+    with trio.move_on_after(max(0.0, timeout_s - (trio.current_time() - started))) as scope:
+        record = await wait_next_download(system.downloads, tab)
+    waited = round((trio.current_time() - started) * 1000)
+    if scope.cancelled_caught:
+        raise Timeout(f"no download of this tab finished within {waited} ms",
+                      hint="raise timeoutMs, or list downloads with GET /downloads",
+                      waitedMs=waited)
+    return {"ok": True, "targetId": tab.target_id, "waitedMs": waited,
+            "download": record.to_json()}
 
 
 def _handler(kind: str) -> Any:
@@ -193,6 +229,9 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             body = {k: v for k, v in action.items() if k != "kind"}
             args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
             action_record = _action(kind, args, system)
+            if isinstance(action_record, WaitDownload):
+                raise BadRequest("download waits are for POST /wait, not /act",
+                                 field="actions")
         except BadRequest as exc:
             raise BadRequest(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
                              field="actions", index=index) from None
