@@ -22,6 +22,7 @@ import contextlib
 import http.server
 import itertools
 import os
+import random
 import shutil
 import signal
 import socket
@@ -60,32 +61,37 @@ _HANDED_OUT_LOCK = threading.Lock()
 def free_port_pair() -> int:
     """A port P such that P and P+1 are both free on 127.0.0.1 right now.
 
+    Drawn below the kernel's ephemeral range, so an outgoing connection of
+    some other process cannot take P or P+1 between this check and the
+    service's bind (both ports are listeners: control API and gateway).
     Never hands out the same pair twice in one process, so concurrent tests
     and drills here cannot race each other for it. Another process can still
     take it between this probe and browserd's bind: :func:`start_service`
     retries with a new pair when that happens.
     """
+    low = 32768
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port >= 65000 or port in (9221, 9222):
+        port = random.randrange(max(1024, low - 12000), low - 2)
+        if port in (9221, 9222):
             continue
         with _HANDED_OUT_LOCK:
             if {port, port + 1} & _HANDED_OUT:
                 continue
-            with socket.socket() as s2:
-                try:
+            try:
+                with socket.socket() as s, socket.socket() as s2:
+                    s.bind(("127.0.0.1", port))
                     s2.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
+            except OSError:
+                continue
             _HANDED_OUT.update((port, port + 1))
         return port
     raise RuntimeError("no free port pair")
 
 
 class PortTaken(RuntimeError):
-    """The service (or its browser) found its port held by someone else: try another."""
+    """The service found its control or gateway port held by someone else: try another."""
 
 
 #: How many fresh port pairs :func:`start_service` tries when it picks the ports.
@@ -174,9 +180,9 @@ def _start_service_on(
     home: Path, port: int, *, env: dict[str, str] | None, args: tuple[str, ...],
     wait_browser: bool, timeout: float, log_name: str,
 ) -> ServiceInfo:
-    """One start on ``port`` (control) and ``port + 1`` (DevTools, unless ``env`` says).
+    """One start on ``port`` (control) and ``port + 1`` (CDP gateway, unless ``env`` says).
 
-    Raises PortTaken when browserd refuses because one of them is held,
+    Raises PortTaken when browserd exits because one of them is held,
     RuntimeError for any other exit or if it never gets ready.
     """
     home.mkdir(parents=True, exist_ok=True)
@@ -194,17 +200,15 @@ def _start_service_on(
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             output = log_path.read_bytes()[log_start:].decode(errors="replace")
-            if "PORT_IN_USE" in output or ("port" in output and "already held" in output):
-                raise PortTaken(f"port {port} taken before browserd bound it:\n{output}")
+            held = "already held" in output or "already in use" in output
+            if "PORT_IN_USE" in output or ("port" in output and held):
+                raise PortTaken(f"browserd exited {proc.returncode}: port {port} or {port + 1} "
+                                f"was taken before it bound them:\n{output}")
             raise RuntimeError(f"browserd exited {proc.returncode}:\n{log_path.read_text()}")
         try:
             r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
             if r.status_code == 200 and (not wait_browser or r.json()["browser"] == "open"):
                 break
-            if r.status_code == 200 and _browser_refused_its_port(port, token_file):
-                proc.kill()
-                proc.wait()
-                raise PortTaken(f"DevTools port of {port} taken before the browser bound it")
         except httpx.HTTPError:
             pass
         time.sleep(0.05)
@@ -216,19 +220,6 @@ def _start_service_on(
     return ServiceInfo(proc=proc, home=home, port=port, cdp_port=cdp_port,
                        token=token_file.read_text().strip(), log_path=log_path,
                        profile=full_env.get("BROWSERD_PROFILE") or "clawd")
-
-
-def _browser_refused_its_port(port: int, token_file: Path) -> bool:
-    """True when the service's browser start failed with PORT_IN_USE."""
-    try:
-        token = token_file.read_text().strip()
-        r = httpx.get(f"http://127.0.0.1:{port}/status", timeout=2,
-                      headers={"Authorization": f"Bearer {token}"})
-        body = r.json()
-    except (OSError, httpx.HTTPError, ValueError):
-        return False
-    error = body.get("lastError") or {}
-    return body.get("state") == "failed" and error.get("code") == "PORT_IN_USE"
 
 
 def stop_service(info: ServiceInfo, timeout: float = 20.0) -> int:
@@ -361,24 +352,32 @@ class RawCdp:
                 event.set()
 
 
-def browser_ws_url(cdp_port: int, host: str = "127.0.0.1") -> str:
-    """The browser websocket URL of a DevTools port (blocking GET /json/version)."""
-    r = httpx.get(f"http://{host}:{cdp_port}/json/version", timeout=5,
-                  headers={"Host": f"{host}:{cdp_port}"})
+def browser_ws_url(cdp_port: int, host: str = "127.0.0.1", *, token: str | None = None) -> str:
+    """The browser websocket URL of a DevTools port (blocking GET /json/version).
+
+    ``token``: browserd's CDP gateway wants ``Authorization: Bearer <token>``.
+    """
+    headers = {"Host": f"{host}:{cdp_port}"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    r = httpx.get(f"http://{host}:{cdp_port}/json/version", timeout=5, headers=headers)
     url: str = r.json()["webSocketDebuggerUrl"]
     return url
 
 
 @contextlib.asynccontextmanager
-async def open_cdp(ws_url: str) -> AsyncIterator[RawCdp]:
+async def open_cdp(ws_url: str, *, token: str | None = None) -> AsyncIterator[RawCdp]:
     """Connect to a DevTools websocket URL (browser or page); yield a :class:`RawCdp`.
+
+    ``token`` is sent as ``Authorization: Bearer`` (browserd's CDP gateway).
 
     Leaving the block cancels the reader and closes the socket. An exception
     from the body comes out as itself, not wrapped in a group.
     """
     try:
         async with (
-            open_websocket_url(ws_url, max_message_size=64 * 1024 * 1024) as ws,
+            open_websocket_url(ws_url, max_message_size=64 * 1024 * 1024,
+                               extra_headers=_auth_headers(token)) as ws,
             trio.open_nursery() as nursery,
         ):
             cdp = RawCdp(ws)
@@ -394,11 +393,17 @@ async def open_cdp(ws_url: str) -> AsyncIterator[RawCdp]:
 
 
 @contextlib.asynccontextmanager
-async def open_raw_cdp(cdp_port: int) -> AsyncIterator[RawCdp]:
-    """Connect to the browser endpoint on ``cdp_port``; closed on exit."""
-    url = await trio.to_thread.run_sync(browser_ws_url, cdp_port)
-    async with open_cdp(url) as cdp:
+async def open_raw_cdp(cdp_port: int, *, token: str | None = None) -> AsyncIterator[RawCdp]:
+    """Connect to the browser endpoint on ``cdp_port`` (browserd's gateway wants
+    ``token``); closed on exit."""
+    url = await trio.to_thread.run_sync(
+        lambda: browser_ws_url(cdp_port, token=token))
+    async with open_cdp(url, token=token) as cdp:
         yield cdp
+
+
+def _auth_headers(token: str | None) -> list[tuple[bytes, bytes]]:
+    return [] if token is None else [(b"authorization", f"Bearer {token}".encode())]
 
 
 # -- a TCP proxy that can be cut -----------------------------------------------------------

@@ -22,6 +22,8 @@ from .config import Settings, load_settings
 from .errors import BrowserdError, Unavailable
 from .paths import Paths
 
+__all__ = ["Client", "ClientError", "healthz_proof"]
+
 
 def healthz_proof(token: str, challenge: str) -> str:
     """HMAC-SHA256(token, "browserd-healthz:" + challenge) in hex."""

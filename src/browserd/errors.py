@@ -25,10 +25,12 @@ Tree::
     │   ├── StaleRef                       409 STALE_REF
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
-    │   └── NoDialog                       409 NO_DIALOG
+    │   ├── NoDialog                       409 NO_DIALOG
+    │   └── NoFrame                        409 NO_FRAME
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
+    ├── ResultTooLarge                     422 RESULT_TOO_LARGE
     ├── TabBusy                            429 TAB_BUSY
     ├── BrowserGone                        502 BROWSER_GONE
     │   └── TargetCrashed                  502 TARGET_CRASHED
@@ -40,6 +42,7 @@ Tree::
     ├── Timeout                            504 TIMEOUT
     ├── InsufficientStorage                507 INSUFFICIENT_STORAGE
     ├── CdpError                           502 CDP_ERROR
+    │   └── CdpUndecodable                 502 CDP_UNDECODABLE
     └── StartupError                       500 STARTUP_FAILED
         ├── PortInUse                      500 PORT_IN_USE
         ├── ProfileInUse                   500 PROFILE_IN_USE
@@ -57,6 +60,17 @@ boundaries.
 from __future__ import annotations
 
 from typing import Any, ClassVar
+
+__all__ = [
+    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
+    "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
+    "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
+    "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
+    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoMatch", "NotFound", "Overloaded",
+    "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
+    "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
+    "Unavailable", "UnsupportedMediaType", "UrlBlocked", "unwrap_group"
+]
 
 
 class BrowserdError(Exception):
@@ -162,6 +176,12 @@ class NoDialog(Conflict):
     code = "NO_DIALOG"
 
 
+class NoFrame(Conflict):
+    """The tab has no frame of the origin whose per-tab state was asked for."""
+
+    code = "NO_FRAME"
+
+
 class AttachOnly(Conflict):
     code = "ATTACH_ONLY"
     default_hint = "browserd is in attach-only mode; start the browser yourself"
@@ -169,6 +189,13 @@ class AttachOnly(Conflict):
 
 class BodyTooLarge(BrowserdError):
     status, code = 413, "BODY_TOO_LARGE"
+
+
+class ResultTooLarge(BrowserdError):
+    """A page result above a size limit (``eval_max_bytes``); it never left the page."""
+
+    status, code = 422, "RESULT_TOO_LARGE"
+    default_hint = "return less (a slice, a count, a summary) or raise eval_max_bytes"
 
 
 class UnsupportedMediaType(BrowserdError):
@@ -204,6 +231,12 @@ class CdpError(BrowserdError):
         super().__init__(message, method=method)
         self.cdp_code = cdp_code
         self.method = method
+
+
+class CdpUndecodable(CdpError):
+    """The browser's reply to a command was not JSON, even after repair."""
+
+    code = "CDP_UNDECODABLE"
 
 
 class Unavailable(BrowserdError):

@@ -15,6 +15,8 @@ from pathlib import Path
 import attrs
 import platformdirs
 
+__all__ = ["APP_NAME", "Paths", "ensure_private_dir"]
+
 APP_NAME = "browserd"
 
 
@@ -47,6 +49,10 @@ class Paths:
     def state_dir(self) -> Path:
         """Runtime records (the pid file of the managed browser)."""
         return self.data_dir / "run"
+
+    def downloads_dir(self, profile: str) -> Path:
+        """Where the browser of ``profile`` saves downloads (files named by GUID)."""
+        return self.data_dir / "downloads" / profile
 
     def profile_dir(self, name: str) -> Path:
         return self.profiles_dir / name

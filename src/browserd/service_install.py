@@ -35,12 +35,20 @@ import attrs
 
 from .errors import ConfigError, StartupError
 from .paths import Paths, ensure_private_dir
+from .supervisor.budgets import SERVICE_STOP_S
+
+__all__ = [
+    "DEFAULT_LABEL", "STDERR_LOG_NAME", "STDOUT_LOG_NAME", "STOP_BUDGET_S", "SYSTEMD_UNIT_NAME",
+    "InstallResult", "Runner", "ServiceKind", "ServiceSpec", "default_kind", "default_path",
+    "install", "launchd_plist_path", "render_launchd_plist", "render_systemd_unit",
+    "spec_for_current_install", "systemd_quote_word", "systemd_unit_path", "uninstall",
+]
 
 ServiceKind = Literal["launchd", "systemd"]
 
 DEFAULT_LABEL = "dev.browserd.agent"
 SYSTEMD_UNIT_NAME = "browserd.service"
-STOP_BUDGET_S = 15
+STOP_BUDGET_S = int(SERVICE_STOP_S)
 """browserd's own bound on a graceful stop; the service managers wait longer."""
 
 STDOUT_LOG_NAME = "service.stdout.log"

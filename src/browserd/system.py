@@ -9,22 +9,26 @@ from __future__ import annotations
 import time
 
 import attrs
-import trio
 
-from .browser.supervisor import BrowserSupervisor
 from .config import Settings
+from .downloads import DownloadStore
 from .media import MediaStore
 from .paths import Paths
+from .supervisor import BrowserSupervisor
 from .urlpolicy import UrlPolicy
+
+__all__ = ["System"]
 
 
 @attrs.frozen(kw_only=True)
 class System:
+    """The service-wide handles: settings, paths, the supervisor, media, URL policy, token."""
+
     settings: Settings
     paths: Paths
     supervisor: BrowserSupervisor
     media: MediaStore
     url_policy: UrlPolicy
-    capture_limiter: trio.CapacityLimiter
+    downloads: DownloadStore
     token: str = attrs.field(repr=False)
     started_at: float = attrs.field(factory=time.time)

@@ -33,6 +33,8 @@ from pathlib import Path
 
 from .errors import ConfigError
 
+__all__ = ["MIN_TOKEN_CHARS", "load_or_create_token", "rotate_token", "token_id", "tokens_equal"]
+
 MIN_TOKEN_CHARS = 20
 _TOKEN_BYTES = 32
 # A token must fit in an HTTP header unquoted: visible ASCII, no spaces.

@@ -40,6 +40,8 @@ from .errors import BadUrl, ConfigError, UrlBlocked
 if TYPE_CHECKING:
     from .config import Settings
 
+__all__ = ["ALLOWED_SCHEMES", "BLOCKED_SCHEMES", "MAX_URL_CHARS", "UrlPolicy"]
+
 MAX_URL_CHARS = 8192
 ALLOWED_SCHEMES = frozenset({"http", "https", "about"})
 BLOCKED_SCHEMES = frozenset({

@@ -1,10 +1,12 @@
 """The stop ladder and the leftover-browser clean-up, on a fake browser process.
 
 The fake is a small Python script launched exactly as Chromium would be (same
-argv, lifeline pipes, own process group). It prints the DevTools line, then
-behaves as the test asks: exit on ``Browser.close``, ignore it but clean up on
-SIGTERM, or ignore SIGTERM too. No real Chromium: these tests are about which
-signal ended the process and that nothing is left running.
+argv, CDP pipes on fds 3 and 4, own process group). It answers
+``Browser.getVersion`` on the pipe (browserd's readiness check), then behaves as
+the test asks: exit on ``Browser.close``, ignore it but clean up on SIGTERM, or
+ignore SIGTERM too; like Chromium it exits when browserd's end of the pipe
+closes. No real Chromium: these tests are about which signal ended the
+process and that nothing is left running.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ import trio
 from browserd.browser import process as process_module
 from browserd.browser.process import BrowserProcess, LaunchSpec, run_browser
 from browserd.browser.profile import profile_pids, user_data_dir_arg
-from browserd.browser.supervisor import BrowserSupervisor
 from browserd.config import Settings
 from browserd.errors import BrowserGone, ProfileInUse, StartupError, unwrap_group
 from browserd.paths import Paths
+from browserd.supervisor import BrowserSupervisor
 
 FAKE_BROWSER = """\
-import os, re, signal, sys, time
+import json, os, signal, sys, threading, time
 mode = os.environ.get("FAKE_BROWSER_MODE", "close")
 marker = os.environ.get("FAKE_BROWSER_MARKER")
 if mode == "exit":
@@ -42,7 +44,6 @@ if mode == "orphan":  # a "renderer" in our process group that outlives us
     with open(marker, "w") as f:
         f.write(str(child.pid))
     mode = "close"
-port = next(int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--remote-debugging-port="))
 
 def on_term(signum, frame):
     if marker:
@@ -50,33 +51,35 @@ def on_term(signum, frame):
             f.write("sigterm")
     os._exit(0)
 
-def lifeline():  # like Chromium: when browserd's end of the pipe closes, exit
-    while os.read(3, 4096):
-        pass
-    os._exit(0)
+def reply(message):
+    os.write(4, json.dumps(message).encode() + b"\\0")
 
-if mode != "close":
-    import threading
-    threading.Thread(target=lifeline, daemon=True).start()
+def serve_pipe():
+    # Like Chromium with --remote-debugging-pipe: NUL-framed JSON commands on
+    # fd 3, replies on fd 4; when browserd's end closes (the lifeline), exit.
+    buffer = b""
+    while True:
+        chunk = os.read(3, 4096)
+        if not chunk:
+            os._exit(0)
+        buffer += chunk
+        *messages, buffer = buffer.split(b"\\0")
+        for raw in messages:
+            command = json.loads(raw)
+            method = command.get("method")
+            if method == "Browser.getVersion" and mode != "mute":
+                reply({"id": command["id"], "result": {"product": "Fake/1.0"}})
+                if mode == "exit-when-ready":
+                    os._exit(3)
+            elif method == "Browser.close" and mode == "close":
+                reply({"id": command["id"], "result": {}})
+                os._exit(0)
+
 if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 else:
     signal.signal(signal.SIGTERM, on_term)
-if mode == "mute":  # never says DevTools is ready
-    while True:
-        time.sleep(3600)
-sys.stderr.write(f"DevTools listening on ws://127.0.0.1:{port}/devtools/browser/fake\\n")
-sys.stderr.flush()
-if mode == "exit-when-ready":
-    sys.exit(3)
-if mode == "close":
-    data = b""
-    while b"Browser.close" not in data:
-        chunk = os.read(3, 4096)
-        if not chunk:
-            break
-        data += chunk
-    sys.exit(0)
+threading.Thread(target=serve_pipe, daemon=True).start()
 while True:
     time.sleep(3600)
 """
@@ -90,17 +93,10 @@ def fake_browser(tmp_path: Path) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def spec_for(executable: Path, tmp_path: Path) -> LaunchSpec:
     profile = tmp_path / "profile"
     profile.mkdir(exist_ok=True)
-    return LaunchSpec(executable=executable, profile_dir=profile, cdp_port=free_port(),
-                      headless=True)
+    return LaunchSpec(executable=executable, profile_dir=profile, headless=True)
 
 
 def alive(pid: int) -> bool:
@@ -224,7 +220,7 @@ async def test_a_browser_left_by_a_dead_browserd_is_stopped_before_launching(
     proc, paths = leftover
     monkeypatch.delenv("BROWSERD_BROWSER", raising=False)
     monkeypatch.setenv("FAKE_BROWSER_MODE", "exit")  # the new launch itself fails at once
-    settings = Settings(executable=str(fake_browser), cdp_port=free_port(), restart_budget=0)
+    settings = Settings(executable=str(fake_browser), restart_budget=0)
     sup = BrowserSupervisor(settings, paths)
     async with trio.open_nursery() as nursery:
         await nursery.start(sup.run)
@@ -233,7 +229,7 @@ async def test_a_browser_left_by_a_dead_browserd_is_stopped_before_launching(
         nursery.cancel_scope.cancel()
     assert not isinstance(raised.value, ProfileInUse), raised.value
     assert proc.poll() is not None or not alive(proc.pid), "the leftover browser still runs"
-    assert "exited before DevTools" in str(raised.value)
+    assert "exited before CDP was ready" in str(raised.value)
 
 
 def open_fds() -> set[int]:
@@ -270,7 +266,7 @@ async def test_a_browser_that_never_gets_ready_is_a_startup_error_and_is_stopped
     monkeypatch.setenv("FAKE_BROWSER_MODE", "mute")
     spec = spec_for(fake_browser, tmp_path)
     error = await raised_by(run_browser_until_it_ends, spec)
-    assert isinstance(error, StartupError) and "did not open DevTools" in error.message
+    assert isinstance(error, StartupError) and "did not answer CDP" in error.message
     assert not [pid for pid in profile_pids(spec.profile_dir) if alive(pid)]
 
 
@@ -312,7 +308,7 @@ async def test_a_browser_of_another_live_browserd_is_left_alone(
         record.write_text(json.dumps({**json.loads(record.read_text()), "servicePid": other.pid}))
         monkeypatch.delenv("BROWSERD_BROWSER", raising=False)
         monkeypatch.setenv("FAKE_BROWSER_MODE", "exit")
-        settings = Settings(executable=str(fake_browser), cdp_port=free_port(), restart_budget=0)
+        settings = Settings(executable=str(fake_browser), restart_budget=0)
         sup = BrowserSupervisor(settings, paths)
         async with trio.open_nursery() as nursery:
             await nursery.start(sup.run)

@@ -9,7 +9,6 @@ import pytest
 import trio
 import trio.testing
 
-from browserd.browser.supervisor import BrowserSupervisor
 from browserd.config import Settings
 from browserd.errors import (
     BadRequest,
@@ -20,6 +19,7 @@ from browserd.errors import (
     PortInUse,
 )
 from browserd.paths import Paths
+from browserd.supervisor import BrowserSupervisor
 
 #: Deadline of each test in trio's (virtual, autojumping) seconds: a policy
 #: regression that loops forever (e.g. a restart budget that never runs out)

@@ -14,6 +14,8 @@ import trio
 
 from ..errors import BrowserGone
 
+__all__ = ["browser_ws_url", "get_json"]
+
 _MAX_REPLY = 1024 * 1024
 
 

@@ -18,6 +18,8 @@ import attrs
 
 from ..errors import ExecutableNotFound
 
+__all__ = ["Executable", "find_executable"]
+
 _MAC_APPS = {
     "canary": "Google Chrome Canary.app/Contents/MacOS/Google Chrome Canary",
     "chromium": "Chromium.app/Contents/MacOS/Chromium",

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import attrs
 
+__all__ = ["PortHolder", "find_port_holder", "port_is_free"]
+
 
 @attrs.frozen(kw_only=True)
 class PortHolder:

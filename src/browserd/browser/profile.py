@@ -25,6 +25,12 @@ import attrs
 
 from ..errors import ProfileInUse, ProfileRefused
 
+__all__ = [
+    "LOCK_NAMES", "MARKER", "LockOwner", "claim_profile", "clear_stale_lock", "on_profile",
+    "pid_alive", "prepare_preferences", "process_argv", "profile_pids", "read_lock",
+    "remove_lock_files", "user_data_dir_arg",
+]
+
 MARKER = ".browserd-profile"
 LOCK_NAMES = ("SingletonLock", "SingletonSocket", "SingletonCookie")
 

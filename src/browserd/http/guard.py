@@ -66,6 +66,11 @@ from ..errors import (
 )
 from ..token import MIN_TOKEN_CHARS, tokens_equal
 
+__all__ = [
+    "AUTH_FAILURE_LIMIT", "AUTH_FAILURE_WINDOW_S", "WS_POLICY_VIOLATION", "ASGIApp", "Guard",
+    "Headers", "Message", "Receive", "Scope", "Send", "secure_headers",
+]
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]

@@ -9,12 +9,11 @@ the open JavaScript dialog, a console ring buffer and crash status.
 
 from __future__ import annotations
 
-import collections
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import trio
@@ -29,11 +28,17 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from .remote import exception_text, remote_text
+from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
+
+__all__ = ["DialogInfo", "TabActor", "TabInfo"]
+
+if TYPE_CHECKING:
+    from .navguard import NavGuard
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CONSOLE_BUFFER = 500
 _EVENTS = frozenset({
     "Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated",
     "Page.navigatedWithinDocument", "Page.lifecycleEvent", "Page.loadEventFired",
@@ -77,19 +82,6 @@ class DialogInfo:
         return {"type": self.type, "message": self.message, "defaultPrompt": self.default_prompt}
 
 
-@attrs.frozen(kw_only=True)
-class ConsoleEntry:
-    level: str
-    text: str
-    url: str | None
-    line: int | None
-    timestamp: float
-    source: str  # "console" | "exception" | "log"
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-
 class TabActor:
     """Handle to one tab. Created and started by the TabRegistry."""
 
@@ -102,6 +94,7 @@ class TabActor:
         url: str = "",
         queue_limit: int = 8,
         headless_viewport: tuple[int, int] | None = None,
+        navguard: NavGuard | None = None,
     ) -> None:
         self.connection = connection
         self.target_id = target_id
@@ -115,13 +108,13 @@ class TabActor:
         self.dialog_opened = trio.Event()
         self.main_frame_id: str = target_id
         self.loader_id: str | None = None
-        self._lifecycle: dict[str, str] = {}  # main-frame loaderId -> its load state
+        self._lifecycle: dict[str, LoadState] = {}  # main-frame loaderId -> its load state
         self.frame_loaders: dict[str, str] = {}
-        self.console: collections.deque[ConsoleEntry] = collections.deque(maxlen=CONSOLE_BUFFER)
+        self.console = ConsoleLog()
         self.navigations = 0
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
-        self.next_ref = 1
-        self.page_state: dict[str, Any] = {}  # owned by page operations (worlds, refs)
+        self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
+        self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()
@@ -129,6 +122,9 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
+        #: The connection's navigation guard (read-only here): what it blocked
+        #: on this tab, for /navigate's 403 and the effects of input.
+        self.navguard = navguard
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -179,10 +175,9 @@ class TabActor:
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
-        if self.headless_viewport is not None:
-            width, height = self.headless_viewport
-            calls.append(("Emulation.setDeviceMetricsOverride", {
-                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}))
+        metrics = self.device_metrics()
+        if metrics is not None:
+            calls.append(("Emulation.setDeviceMetricsOverride", metrics))
         return {method: await self.session.post(method, params) for method, params in calls}
 
     async def _finish_enable(self, pending: dict[str, PendingReply]) -> None:
@@ -202,8 +197,8 @@ class TabActor:
         # The current document's lifecycle events fired before we listened.
         ready = results["Runtime.evaluate"].get("result", {}).get("value")
         if self.loader_id and self.loader_id not in self._lifecycle:
-            self._lifecycle[self.loader_id] = {
-                "complete": "load", "interactive": "domcontentloaded"}.get(ready, "loading")
+            self._lifecycle[self.loader_id] = (LoadState.from_ready_state(ready)
+                                               or LoadState.LOADING)
         self._enabled.set()
         self._notify()
 
@@ -243,13 +238,13 @@ class TabActor:
             loader = p.get("loaderId")
             if p.get("frameId") == self.main_frame_id and loader:
                 name = p.get("name")
-                current = self._lifecycle.get(loader, "loading")
-                if name == "DOMContentLoaded" and current != "load":
-                    self._lifecycle[loader] = "domcontentloaded"
+                current = self._lifecycle.get(loader, LoadState.LOADING)
+                if name == "DOMContentLoaded" and current != LoadState.LOAD:
+                    self._lifecycle[loader] = LoadState.DOMCONTENTLOADED
                 elif name == "load":
-                    self._lifecycle[loader] = "load"
+                    self._lifecycle[loader] = LoadState.LOAD
                 elif name == "init":
-                    self._lifecycle[loader] = "loading"
+                    self._lifecycle[loader] = LoadState.LOADING
                 while len(self._lifecycle) > 16:
                     del self._lifecycle[next(iter(self._lifecycle))]
         elif method == "Page.frameNavigated":
@@ -277,7 +272,7 @@ class TabActor:
             self.dialog_opened = trio.Event()
         elif method == "Runtime.consoleAPICalled":
             args = p.get("args", [])
-            text = " ".join(_remote_text(a) for a in args)[:4000]
+            text = " ".join(remote_text(a) for a in args)[:4000]
             frame = (p.get("stackTrace") or {}).get("callFrames") or [{}]
             self.console.append(ConsoleEntry(
                 level=_console_level(p.get("type", "log")), text=text,
@@ -286,10 +281,9 @@ class TabActor:
             ))
         elif method == "Runtime.exceptionThrown":
             details = p.get("exceptionDetails", {})
-            exc = details.get("exception") or {}
-            text = exc.get("description") or details.get("text", "exception")
+            text = exception_text(details, limit=4000, fallback="exception")
             self.console.append(ConsoleEntry(
-                level="error", text=str(text)[:4000], url=details.get("url"),
+                level="error", text=text, url=details.get("url"),
                 line=details.get("lineNumber"), timestamp=time.time(), source="exception",
             ))
         elif method == "Inspector.targetCrashed":
@@ -307,11 +301,11 @@ class TabActor:
         self._notify()
 
     @property
-    def load_state(self) -> str:
-        """"loading", "domcontentloaded" or "load" of the current main document."""
+    def load_state(self) -> LoadState:
+        """LOADING, DOMCONTENTLOADED or LOAD of the current main document."""
         if self.loader_id is None:
-            return "loading"
-        return self._lifecycle.get(self.loader_id, "loading")
+            return LoadState.LOADING
+        return self._lifecycle.get(self.loader_id, LoadState.LOADING)
 
     def mark_crashed(self) -> None:
         if self.crashed:
@@ -326,6 +320,42 @@ class TabActor:
                 TargetCrashed("the tab's renderer crashed"),
             )
         self._notify()
+
+    def note_target_info(self, *, title: str | None = None, url: str | None = None) -> None:
+        """Take the title/URL Chromium reported for this target (None: keep the current)."""
+        if title is not None:
+            self.title = title
+        if url is not None:
+            self.url = url
+
+    def mark_focused(self) -> None:
+        """Record that this tab was just brought to the front."""
+        self.last_focused_at = time.time()
+
+    def holds_frame(self, frame_id: str) -> bool:
+        """True when ``frame_id`` is this page or a frame of it that this actor has seen."""
+        return (frame_id in (self.target_id, self.main_frame_id)
+                or frame_id in self.frame_loaders or frame_id in self.child_sessions)
+
+    def device_metrics(self) -> dict[str, Any] | None:
+        """The ``Emulation.setDeviceMetricsOverride`` params the tab should have, or None.
+
+        The emulated viewport when ``/emulate`` set one, else browserd's own
+        headless viewport; None (no override) for a headed tab without one.
+        """
+        viewport = self.emulation.viewport
+        if viewport is not None:
+            return {"width": viewport.width, "height": viewport.height,
+                    "deviceScaleFactor": viewport.device_scale_factor,
+                    "mobile": viewport.mobile}
+        if self.headless_viewport is not None:
+            width, height = self.headless_viewport
+            return {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        return None
+
+    def note_emulation(self, emulation: Emulation) -> None:
+        """Record the emulation the tab now has (sent by :mod:`browserd.tabs.emulation`)."""
+        self.emulation = emulation
 
     def info(self, *, active: bool) -> TabInfo:
         return TabInfo(
@@ -419,11 +449,3 @@ class TabActor:
 def _console_level(kind: str) -> str:
     return {"warning": "warn", "assert": "error", "trace": "debug", "dir": "log",
             "table": "log", "count": "log", "timeEnd": "log"}.get(kind, kind)
-
-
-def _remote_text(arg: dict[str, Any]) -> str:
-    if "value" in arg:
-        value = arg["value"]
-        return value if isinstance(value, str) else repr(value)
-    return str(arg.get("description") or arg.get("unserializableValue") or arg.get("type", ""))
-

@@ -14,7 +14,8 @@ coordinates of a scrolled page captures the wrong place):
   ``captureBeyondViewport``;
 - element: ``DOM.scrollIntoViewIfNeeded``, then the union of
   ``DOM.getContentQuads`` plus the visual viewport's page offset (plus the
-  owner ``<iframe>``'s content box for an element of an out-of-process frame).
+  content boxes of the owner ``<iframe>``s for an element of an out-of-process
+  frame, nested ones included: :mod:`browserd.tabs.geometry`).
   ``captureBeyondViewport`` is used only when the element does not fit the
   viewport.
 
@@ -41,10 +42,11 @@ tab to the user. ``Page.printToPDF`` works on background tabs and takes no
 lock.
 
 A capture with ``captureBeyondViewport`` makes Chromium 156 drop the page's
-scrollbars afterwards (the layout gets 15 px wider). On a headless tab (one
-with browserd's device-metrics override) the override is cleared and set
-again afterwards, which brings them back; a headed tab keeps the quirk until
-its next navigation.
+scrollbars afterwards (the layout gets 15 px wider). On a tab with a
+device-metrics override (browserd's headless viewport, or one set by
+``/emulate``) the override is cleared and that same override set again
+afterwards, which brings them back; a headed tab without one keeps the quirk
+until its next navigation.
 
 Base64 payloads above :data:`THREAD_DECODE_MIN_CHARS` are decoded in a worker
 thread: measured here, ``binascii.a2b_base64`` costs 3.8-5.7 ms per MB of
@@ -57,16 +59,16 @@ from __future__ import annotations
 import binascii
 import math
 import struct
-import time
 from typing import Any
 
 import attrs
 import trio
 
-from ..cdp import CdpSession
 from ..errors import BadRequest, BrowserdError, CdpError, Conflict
 from .actor import TabActor
-from .refs import ElementHandle
+from .geometry import oopif_offset
+from .resolve import ElementHandle
+from .routing import send_in
 
 __all__ = [
     "DEFAULT_JPEG_QUALITY",
@@ -257,7 +259,7 @@ async def _capture(tab: TabActor, fmt: str, quality: int | None, clip: dict[str,
         params["captureBeyondViewport"] = True
     async with lock:
         await tab.send("Page.bringToFront")
-        tab.last_focused_at = time.time()
+        tab.mark_focused()
         result = await tab.send("Page.captureScreenshot", params)
     data = await decode_base64(result.get("data"))
     if not data:
@@ -273,15 +275,13 @@ class _Restorer:
         self.needed = False
 
     async def run(self) -> None:
-        viewport = self.tab.headless_viewport
-        if not self.needed or viewport is None:
+        metrics = self.tab.device_metrics()  # the emulated viewport, else browserd's own
+        if not self.needed or metrics is None:
             return
-        width, height = viewport
         with trio.CancelScope(shield=True), trio.move_on_after(2):
             try:
                 await self.tab.send("Emulation.clearDeviceMetricsOverride")
-                await self.tab.send("Emulation.setDeviceMetricsOverride", {
-                    "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+                await self.tab.send("Emulation.setDeviceMetricsOverride", metrics)
             except BrowserdError:
                 pass  # the tab is gone or crashed: nothing left to restore
 
@@ -313,16 +313,17 @@ async def _region(tab: TabActor, *, full_page: bool, element: ElementHandle | No
 
 
 async def _element_region(tab: TabActor, element: ElementHandle) -> _Region:
-    offset_x, offset_y = 0.0, 0.0
-    own_session = element.session.session_id == tab.session.session_id
-    owner: int | None = None
-    if not own_session:
-        owner = await _frame_owner(tab, element)
-        await _scroll_into_view(tab.session, {"backendNodeId": owner})
-    await _scroll_into_view(element.session, {"objectId": element.object_id})
-    if owner is not None:
-        offset_x, offset_y = await _content_origin(tab, owner)
-    quads = await _quads(element.session, {"objectId": element.object_id})
+    await _scroll_into_view(tab, element)
+    # One geometry for every element (see browserd.tabs.geometry): walks
+    # nested out-of-process iframes up to the page, scrolling each into view.
+    offset = await oopif_offset(tab, element.session)
+    if offset is None:
+        raise BadRequest(
+            "cannot place this element: its frame's position in the page is unknown",
+            hint="capture the page (fullPage) or an element of the top document",
+        )
+    offset_x, offset_y = offset
+    quads = await _quads(tab, element)
     xs = [q[i] for q in quads for i in range(0, 8, 2)]
     ys = [q[i] for q in quads for i in range(1, 8, 2)]
     left, top = min(xs) + offset_x, min(ys) + offset_y
@@ -345,16 +346,18 @@ async def _element_region(tab: TabActor, element: ElementHandle) -> _Region:
                    what="element")
 
 
-async def _scroll_into_view(session: CdpSession, target: dict[str, Any]) -> None:
+async def _scroll_into_view(tab: TabActor, element: ElementHandle) -> None:
     try:
-        await session.send("DOM.scrollIntoViewIfNeeded", target)
+        await send_in(tab, element.session, "DOM.scrollIntoViewIfNeeded",
+                      {"objectId": element.object_id})
     except CdpError:
         pass  # e.g. "Node does not have a layout object": _quads reports it properly
 
 
-async def _quads(session: CdpSession, target: dict[str, Any]) -> list[list[float]]:
+async def _quads(tab: TabActor, element: ElementHandle) -> list[list[float]]:
     try:
-        result = await session.send("DOM.getContentQuads", target)
+        result = await send_in(tab, element.session, "DOM.getContentQuads",
+                               {"objectId": element.object_id})
     except CdpError as exc:
         raise BadRequest(f"the element has no box to capture ({exc.message})",
                          hint="it is hidden (display: none) or detached; take a new snapshot"
@@ -364,25 +367,6 @@ async def _quads(session: CdpSession, target: dict[str, Any]) -> list[list[float
         raise BadRequest("the element has no visible box to capture",
                          hint="it is hidden or outside any layout; scroll or pick another")
     return quads
-
-
-async def _frame_owner(tab: TabActor, element: ElementHandle) -> int:
-    """The backend node id of the ``<iframe>`` that hosts an out-of-process element."""
-    try:
-        owner = await tab.send("DOM.getFrameOwner", {"frameId": element.frame_id})
-        return int(owner["backendNodeId"])
-    except (CdpError, KeyError):
-        raise BadRequest(
-            "cannot place this element: its frame is not a direct child of the page",
-            hint="capture the page (fullPage) or an element of the top document",
-        ) from None
-
-
-async def _content_origin(tab: TabActor, backend_node_id: int) -> tuple[float, float]:
-    """Top-left of an ``<iframe>``'s content box in the page's viewport (CSS px)."""
-    box = await tab.send("DOM.getBoxModel", {"backendNodeId": backend_node_id})
-    content = box["model"]["content"]
-    return float(min(content[0::2])), float(min(content[1::2]))
 
 
 def _viewport_clip(metrics: dict[str, Any]) -> dict[str, float]:

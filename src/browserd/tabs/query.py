@@ -1,7 +1,7 @@
 """Read-only page inspection: /query, /dom and /console.
 
 ``query`` and ``dom`` run in the tab's ``browserd`` isolated world (see
-:mod:`browserd.tabs.refs`), so page scripts that patch ``querySelectorAll``
+:mod:`browserd.tabs.worlds`), so page scripts that patch ``querySelectorAll``
 or ``innerText`` cannot change what is reported. Password values are never
 returned: not as ``value``, and not as a ``value`` attribute inside HTML.
 
@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from .. import jsontext as decoding
 from ..errors import BadRequest, BrowserdError, NoMatch
 from .actor import TabActor
 from .page import js_literal
-from .refs import world_evaluate
+from .worlds import world_evaluate
+
+__all__ = ["QUERY_HTML_MAX", "QUERY_LIMIT_MAX", "QUERY_TEXT_MAX", "console", "dom", "query"]
 
 QUERY_TEXT_MAX = 200
 QUERY_HTML_MAX = 500
@@ -97,7 +98,10 @@ def _parse(remote: dict[str, Any]) -> dict[str, Any]:
     value = remote.get("value")
     if not isinstance(value, str):
         raise BrowserdError("page inspection returned no result")
-    parsed = orjson.loads(value)
+    try:
+        parsed = decoding.loads(value)
+    except decoding.UndecodableMessage:
+        raise BrowserdError("page inspection returned malformed JSON") from None
     if not isinstance(parsed, dict):
         raise BrowserdError("page inspection returned no result")
     return parsed
@@ -165,10 +169,10 @@ def console(tab: TabActor, *, level: str | None = None, clear: bool = False) -> 
         raise BadRequest(f"unknown level {level!r}", field="level",
                          hint="use one of " + ", ".join(_LEVEL_RANK))
     floor = _LEVEL_RANK[level] if level is not None else 0
-    entries = list(tab.console)
+    entries = tab.console.entries()
     messages = [e.to_json() for e in entries if _LEVEL_RANK.get(e.level, 1) >= floor]
     out: dict[str, Any] = {"targetId": tab.target_id, "messages": messages}
-    if tab.console.maxlen is not None and len(entries) >= tab.console.maxlen:
+    if tab.console.full:
         out["dropped"] = True
     if clear:
         tab.console.clear()

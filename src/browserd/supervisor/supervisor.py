@@ -2,7 +2,8 @@
 
 One supervisor per profile. Its restart loop is the only task that launches
 (or attaches to) a browser. Each attempt is a ``one_for_all`` subtree —
-BrowserProcess (or nothing, when attaching), CdpConnection and TabRegistry —
+BrowserProcess (or nothing, when attaching), CdpConnection, the page guards
+(:mod:`.guards`: download follower, navigation guard) and TabRegistry —
 so if any part dies, all of it is torn down together and, while the user
 still wants a browser, started again after a backoff (0.5 s doubling to 30 s,
 with jitter, reset after 60 s healthy) within a budget (``restart_budget``
@@ -10,26 +11,29 @@ restarts in ``restart_window_s``), after which the state is ``failed`` with
 the reason and the browser's stderr tail. Refusals that a retry cannot fix
 (port taken, profile in use, no executable) go straight to ``failed``.
 
-States: disabled, stopped, starting, running, restarting, stopping, failed.
+States: :class:`SupervisorState` (disabled, stopped, starting, running,
+restarting, stopping, failed). The policy is data (:class:`RestartPolicy`);
+the pid record and leftover browsers are in :mod:`.leftovers`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
-import signal
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
-from ..cdp import CdpConnection, open_cdp_connection
+from ..browser.devtools_http import browser_ws_url
+from ..browser.executable import find_executable
+from ..browser.process import BrowserProcess, LaunchSpec, run_browser
+from ..browser.profile import claim_profile, clear_stale_lock, prepare_preferences
+from ..cdp import open_cdp_connection, open_cdp_over
 from ..config import Settings, default_headless
 from ..errors import (
     AttachOnly,
@@ -39,55 +43,36 @@ from ..errors import (
     BrowserGone,
     BrowserNotRunning,
     BrowserStarting,
-    ConfigError,
-    ExecutableNotFound,
-    PortInUse,
-    ProfileInUse,
-    ProfileRefused,
     unwrap_group,
 )
 from ..paths import Paths
-from ..tabs.registry import TabRegistry, open_tab_registry
-from .devtools_http import browser_ws_url
-from .executable import find_executable
-from .ports import find_port_holder, port_is_free
-from .process import BrowserProcess, LaunchSpec, run_browser
-from .profile import (
-    claim_profile,
-    clear_stale_lock,
-    on_profile,
-    pid_alive,
-    prepare_preferences,
-    process_argv,
-    read_lock,
-)
+from ..tabs.capture_gate import CaptureGate
+from ..tabs.registry import open_tab_registry
+from .guards import open_page_guards
+from .leftovers import PidRecord
+from .policy import RestartHistory, RestartPolicy
+from .runtime import BrowserRuntime
+from .state import SupervisorState
+
+if TYPE_CHECKING:
+    from ..downloads import DownloadStore
+    from ..urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
 
-BACKOFF_START_S = 0.5
-BACKOFF_MAX_S = 30.0
-HEALTHY_RESET_S = 60.0
-#: Refusals a retry cannot fix: straight to ``failed``. Any other error
-#: (a crash, a browser that exits before DevTools is ready) is retried
-#: with backoff within the budget (F11).
-REFUSALS = (PortInUse, ProfileInUse, ProfileRefused, ExecutableNotFound, ConfigError)
+__all__ = ["BrowserSupervisor", "SupervisorStatistics"]
 
-
-@attrs.frozen(kw_only=True)
-class Runtime:
-    """What a running attempt offers to request handlers."""
-
-    connection: CdpConnection
-    tabs: TabRegistry
-    process: BrowserProcess | None
-    version: str
-    user_agent: str
-    started_at: float
+#: States in which a browser is (or is about to be) up.
+_UP = frozenset({SupervisorState.RUNNING, SupervisorState.STARTING, SupervisorState.RESTARTING})
+#: States in which no attempt runs.
+_DOWN = frozenset({SupervisorState.STOPPED, SupervisorState.DISABLED, SupervisorState.FAILED})
 
 
 @attrs.frozen(kw_only=True)
 class SupervisorStatistics:
-    state: str
+    """A snapshot of the supervisor for ``/status``."""
+
+    state: SupervisorState
     restarts: int
     spawns: int
     last_error: dict[str, Any] | None
@@ -106,22 +91,29 @@ class BrowserSupervisor:
         *,
         rng: Callable[[], float] = random.random,
         subtree: Callable[[BrowserSupervisor], Awaitable[None]] | None = None,
+        policy: RestartPolicy | None = None,
+        url_policy: UrlPolicy | None = None,
+        downloads: DownloadStore | None = None,
     ) -> None:
         self.settings = settings
+        # Each connection's page guards (the navigation guard, the download follower).
+        self.url_policy = url_policy
+        self.downloads = downloads
         self.paths = paths
         self._rng = rng
         self._subtree = subtree
-        self.state = "disabled" if not settings.enabled else "stopped"
+        self.policy = policy if policy is not None else RestartPolicy.from_settings(settings)
+        self.state = SupervisorState.DISABLED if not settings.enabled else SupervisorState.STOPPED
         self.headless = settings.effective_headless()
         self._wanted = False
         self._wake = trio.Event()
         self._state_changed = trio.Event()
         self._attempt_scope: trio.CancelScope | None = None
-        self.runtime: Runtime | None = None
+        self.runtime: BrowserRuntime | None = None
         self.last_error: BrowserdError | None = None
         self.restarts = 0
         self.spawns = 0
-        self._restart_times: deque[float] = deque()
+        self._restart_history = RestartHistory(self.policy)
         self.executable_path: str | None = None
         self.chosen_browser: str | None = None
 
@@ -131,16 +123,17 @@ class BrowserSupervisor:
     def profile_dir(self) -> Path:
         return self.paths.profile_dir(self.settings.profile)
 
-    def require_runtime(self) -> Runtime:
+    def require_runtime(self) -> BrowserRuntime:
         """The live runtime, or the 503 that says why there is none."""
-        if self.state == "disabled":
+        if self.state == SupervisorState.DISABLED:
             raise BrowserDisabled("Browser disabled in settings")
         runtime = self.runtime
-        if runtime is not None and self.state == "running" and not runtime.connection.is_closed:
+        if (runtime is not None and self.state == SupervisorState.RUNNING
+                and not runtime.connection.is_closed):
             return runtime
-        if self.state in ("starting", "restarting"):
+        if self.state in (SupervisorState.STARTING, SupervisorState.RESTARTING):
             raise BrowserStarting("the browser is starting")
-        if self.state == "failed" and self.last_error is not None:
+        if self.state == SupervisorState.FAILED and self.last_error is not None:
             raise BrowserNotRunning(
                 f"the browser failed: {self.last_error.message}",
                 hint="fix the cause shown in /status, then POST /start",
@@ -163,29 +156,29 @@ class BrowserSupervisor:
                     "there is no display to show a browser window on",
                     hint="set DISPLAY (or WAYLAND_DISPLAY) for the service, or keep headless",
                 )
-            if self.state == "running":
+            if self.state == SupervisorState.RUNNING:
                 # Relaunch with the new mode.
                 await self.stop()
             self.headless = headless
-        if self.state == "failed":
-            self._restart_times.clear()
+        if self.state == SupervisorState.FAILED:
+            self._restart_history.clear()
         self._want(True)
-        while self.state not in ("running", "failed"):
+        while self.state not in (SupervisorState.RUNNING, SupervisorState.FAILED):
             await self._wait_state_change()
-        if self.state == "failed" and self.last_error is not None:
+        if self.state == SupervisorState.FAILED and self.last_error is not None:
             raise self.last_error
 
     async def stop(self) -> bool:
         """Stop wanting the browser and wait until it is down. True if it was up."""
-        was_up = self.state in ("running", "starting", "restarting")
+        was_up = self.state in _UP
         self._want(False)
         if self._attempt_scope is not None:
-            self._set_state("stopping")
+            self._set_state(SupervisorState.STOPPING)
             self._attempt_scope.cancel()
-        while self.state not in ("stopped", "disabled", "failed"):
+        while self.state not in _DOWN:
             await self._wait_state_change()
-        if self.state == "failed":
-            self._set_state("stopped")
+        if self.state == SupervisorState.FAILED:
+            self._set_state(SupervisorState.STOPPED)
         return was_up
 
     def statistics(self) -> SupervisorStatistics:
@@ -206,7 +199,7 @@ class BrowserSupervisor:
         self._wanted = wanted
         self._wake.set()
 
-    def _set_state(self, state: str) -> None:
+    def _set_state(self, state: SupervisorState) -> None:
         if state != self.state:
             log.info("browser state %s -> %s", self.state, state)
         self.state = state
@@ -221,57 +214,56 @@ class BrowserSupervisor:
         task_status.started()
         if not self.settings.enabled:
             await trio.sleep_forever()
-        backoff = BACKOFF_START_S
+        policy = self.policy
+        backoff = policy.backoff_start_s
         while True:
-            if not self._wanted and self.state not in ("failed", "stopped"):
-                self._set_state("stopped")
+            if not self._wanted and self.state not in (SupervisorState.FAILED,
+                                                       SupervisorState.STOPPED):
+                self._set_state(SupervisorState.STOPPED)
             if not self._wanted:
                 while not self._wanted:
                     self._wake = trio.Event()
                     await self._wake.wait()
-                backoff = BACKOFF_START_S  # a new start: earlier crashes set no delay
-            self._set_state("restarting" if self.state in ("running", "restarting") else "starting")
+                backoff = policy.backoff_start_s  # a new start: earlier crashes set no delay
+            was_running = self.state in (SupervisorState.RUNNING, SupervisorState.RESTARTING)
+            self._set_state(SupervisorState.RESTARTING if was_running
+                            else SupervisorState.STARTING)
             began = trio.current_time()
             error = await self._attempt()
             healthy_for = trio.current_time() - began
             if not self._wanted:
-                self._set_state("stopped")
+                self._set_state(SupervisorState.STOPPED)
                 continue
             self.last_error = error
-            if isinstance(error, REFUSALS):
+            if policy.is_refusal(error):
                 log.error("browser start refused: %s", error.message)
                 self._wanted = False
-                self._set_state("failed")
+                self._set_state(SupervisorState.FAILED)
                 continue
-            if healthy_for >= HEALTHY_RESET_S:
-                backoff = BACKOFF_START_S
-                self._restart_times.clear()
-            now = trio.current_time()
-            self._restart_times.append(now)
-            window = self.settings.restart_window_s
-            while self._restart_times and now - self._restart_times[0] > window:
-                self._restart_times.popleft()
-            if len(self._restart_times) > self.settings.restart_budget:
+            if healthy_for >= policy.healthy_reset_s:
+                backoff = policy.backoff_start_s
+                self._restart_history.clear()
+            if not self._restart_history.record(trio.current_time()):
                 log.error("browser restart budget exhausted: %s", error)
                 self._wanted = False
                 self.last_error = BrowserGone(
-                    f"restarted {self.settings.restart_budget} times in "
-                    f"{self.settings.restart_window_s:.0f} s; giving up: "
+                    f"restarted {policy.budget} times in "
+                    f"{policy.window_s:.0f} s; giving up: "
                     f"{error.message if error else 'unknown'}",
                     **(error.details if error else {}),
                 )
-                self._set_state("failed")
+                self._set_state(SupervisorState.FAILED)
                 continue
             self.restarts += 1
-            self._set_state("restarting")
-            delay = backoff * (0.5 + self._rng())
+            self._set_state(SupervisorState.RESTARTING)
+            delay = policy.delay(backoff, self._rng)
             log.warning("browser down (%s); restarting in %.2f s", error, delay)
             with trio.move_on_after(delay):
                 # A stop during the backoff ends the wait at once.
                 while self._wanted:
                     self._wake = trio.Event()
                     await self._wake.wait()
-            backoff = min(backoff * 2, BACKOFF_MAX_S)
+            backoff = policy.next_backoff(backoff)
 
     async def _attempt(self) -> BrowserdError | None:
         """One one_for_all attempt; returns why it ended (None for a requested stop)."""
@@ -305,54 +297,58 @@ class BrowserSupervisor:
         self.executable_path, self.chosen_browser = str(exe.path), exe.kind
         profile_dir = self.profile_dir
         claim_profile(profile_dir)
-        await self._stop_our_leftover(profile_dir)
+        await self._pid_record.stop_leftover(profile_dir)
         clear_stale_lock(profile_dir)
-        port = settings.effective_cdp_port
-        if not port_is_free(port):
-            holder = find_port_holder(port)
-            raise PortInUse(
-                f"DevTools port {port} is already held by {holder.describe()}; "
-                "nothing was launched",
-                hint="stop that process, choose another cdp_port, or attach to it with cdp_url",
-            )
         prepare_preferences(profile_dir, name=settings.profile, color=settings.color)
         spec = LaunchSpec(
             executable=exe.path,
             profile_dir=profile_dir,
-            cdp_port=port,
             headless=self.headless,
             no_sandbox=hasattr(os, "geteuid") and os.geteuid() == 0,
         )
         async with trio.open_nursery() as nursery:
             self.spawns += 1
             process: BrowserProcess = await nursery.start(run_browser, spec)
-            self._write_pid_record(process)
+            self._pid_record.write(process)
             try:
-                assert process.ws_url is not None
-                await self._serve_connection(process.ws_url, process)
+                await self._serve_connection(None, process)
             finally:
                 nursery.cancel_scope.cancel()
-                self._clear_pid_record()
+                self._pid_record.clear()
 
     async def _run_attached(self) -> None:
         with trio.fail_after(10):
             ws_url = await browser_ws_url(self.settings.effective_cdp_url)
         await self._serve_connection(ws_url, None)
 
-    async def _serve_connection(self, ws_url: str, process: BrowserProcess | None) -> None:
-        async with open_cdp_connection(ws_url) as conn:
+    async def _serve_connection(self, ws_url: str | None, process: BrowserProcess | None) -> None:
+        # A launched browser: CDP over its pipe (the process keeps the pipe);
+        # an attached one: its websocket.
+        opened = (
+            open_cdp_over(process.transport, "pipe", close_transport=False)
+            if process is not None else open_cdp_connection(str(ws_url))
+        )
+        async with opened as conn:
             with trio.fail_after(10):
                 version = await conn.send("Browser.getVersion")
-            async with open_tab_registry(
-                conn, settings=self.settings, headless=self.headless and process is not None
+            async with open_page_guards(
+                conn, url_policy=self.url_policy, downloads=self.downloads
+            ) as guards, open_tab_registry(
+                conn, settings=self.settings, headless=self.headless and process is not None,
+                navguard=guards.navguard,
             ) as tabs:
-                self.mark_running(Runtime(
+                if guards.downloads is not None:
+                    guards.downloads.locate_tabs_with(tabs.locate_frame)
+                self.mark_running(BrowserRuntime(
                     connection=conn,
                     tabs=tabs,
                     process=process,
                     version=str(version.get("product", "")),
                     user_agent=str(version.get("userAgent", "")),
                     started_at=time.time(),
+                    captures=CaptureGate.with_capacity(self.settings.max_concurrent_captures),
+                    navguard=guards.navguard,
+                    downloads=guards.downloads,
                 ))
                 await conn.wait_closed()
                 reason = conn.close_reason
@@ -360,89 +356,12 @@ class BrowserSupervisor:
                     "the browser connection closed"
                 )
 
-    def mark_running(self, runtime: Runtime | None) -> None:
+    def mark_running(self, runtime: BrowserRuntime | None) -> None:
         """Called by the subtree once it is ready to serve requests."""
         self.runtime = runtime
         self.last_error = None
-        self._set_state("running")
-
-    # -- the pid record: proving a leftover browser is ours (F2) -------------
+        self._set_state(SupervisorState.RUNNING)
 
     @property
-    def _pid_file(self) -> Path:
-        return self.paths.state_dir / f"{self.settings.profile}.json"
-
-    def _write_pid_record(self, process: BrowserProcess) -> None:
-        self.paths.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        record = {"pid": process.pid, "profileDir": str(process.spec.profile_dir),
-                  "executable": str(process.spec.executable), "startedAt": process.started_at,
-                  "servicePid": os.getpid()}
-        tmp = self._pid_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record))
-        os.replace(tmp, self._pid_file)
-
-    def _clear_pid_record(self) -> None:
-        try:
-            self._pid_file.unlink()
-        except FileNotFoundError:
-            pass
-
-    async def _stop_our_leftover(self, profile_dir: Path) -> None:
-        """Kill a browser a previous browserd launched on this profile, if provably ours.
-
-        See :meth:`_leftover_pid` for the proof. SIGTERM then SIGKILL to its
-        process group, each followed by a wait of up to 2 s. Never raises.
-        """
-        pid = self._leftover_pid(profile_dir)
-        if pid is None:
-            return
-        log.warning("stopping leftover browser pid %d of a previous browserd", pid)
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(pid, sig)
-            except OSError:
-                return
-            with trio.move_on_after(2.0):
-                while pid_alive(pid):  # noqa: ASYNC110 - no event tells us a non-child died
-                    await trio.sleep(0.02)
-            if not pid_alive(pid):
-                return
-
-    def _leftover_pid(self, profile_dir: Path) -> int | None:
-        """The pid of a leftover browser that is provably ours, or None.
-
-        Proof: our pid record names the pid, the profile lock names the same
-        pid, and its command line carries our --user-data-dir. A browser whose
-        browserd (``servicePid`` in the record) is still alive belongs to that
-        other browserd and is left alone: the lock check then refuses with
-        "profile in use by pid N" (F6).
-        """
-        try:
-            record = json.loads(self._pid_file.read_text())
-        except (OSError, ValueError):
-            return None
-        pid = record.get("pid")
-        owner = read_lock(profile_dir)
-        if not isinstance(pid, int) or owner is None or owner.pid != pid:
-            return None
-        service_pid = record.get("servicePid")
-        if isinstance(service_pid, int) and service_pid != os.getpid() and (
-            _is_live_browserd(service_pid)
-        ):
-            log.info("browser pid %d belongs to the live browserd pid %d; not touching it",
-                     pid, service_pid)
-            return None
-        argv = process_argv(pid)
-        if argv is None or not on_profile(argv, profile_dir):
-            return None
-        return pid
-
-
-def _is_live_browserd(pid: int) -> bool:
-    """True when ``pid`` is alive and (where /proc tells) runs browserd."""
-    if not pid_alive(pid):
-        return False
-    argv = process_argv(pid)
-    if argv is None:
-        return True  # no /proc (macOS): assume the worst, touch nothing
-    return any("browserd" in arg for arg in argv)
+    def _pid_record(self) -> PidRecord:
+        return PidRecord(path=self.paths.state_dir / f"{self.settings.profile}.json")

@@ -8,9 +8,9 @@ same shape with ``mime: "application/pdf"`` and ``width``/``height`` null.
 
 Concurrency: every capture holds its tab's work slot (so it never overlaps
 other work on that tab; 429 TAB_BUSY when the tab's queue is full) and then
-one token of ``system.capture_limiter``; the Chromium command itself is
-serialised across tabs by one lock per app (a tab must be in front while it
-is captured, see :mod:`browserd.tabs.capture`). When twice the limiter's capacity
+one token of the runtime's capture limiter; the Chromium command itself is
+serialised across tabs by the runtime's front lock (a tab must be in front
+while it is captured, see :mod:`browserd.tabs.capture_gate`). When twice the limiter's capacity
 already waits for a token, a new capture is refused at once with 503
 OVERLOADED: the limit is the service's, not the tab's, so this is not
 TAB_BUSY, and the client should back off and retry.
@@ -38,32 +38,22 @@ from typing import Any
 import trio
 from quart import Response
 
-from ..errors import BadRequest, BrowserdError, NotFound, Overloaded
-from ..media import MediaFile, media_token, media_url
-from ..system import System
-from ..tabs import capture
-from ..tabs.actor import TabActor
-from ..tabs.refs import ElementHandle, resolve_target
-from .page_routes import TARGET
-from .schema import Field, Route
+from ...errors import BadRequest, BrowserdError, NotFound
+from ...media import MediaFile, media_token, media_url
+from ...system import System
+from ...tabs import capture
+from ...tabs.actor import TabActor
+from ...tabs.locator import ElementTarget
+from ...tabs.resolve import ElementHandle, resolve_target
+from ..fields import TARGET
+from ..schema import Field, Route
+from ..tabwork import on_tab
+
+__all__ = ["media_routes"]
 
 VIEWPORT_DEADLINE_S = 15.0
 FULL_PAGE_DEADLINE_S = 60.0
 PDF_DEADLINE_S = 60.0
-#: Waiters allowed per limiter token before new captures are refused.
-QUEUE_FACTOR = 2
-
-
-def admit(limiter: trio.CapacityLimiter) -> None:
-    """Refuse at once (503 OVERLOADED) when the capture queue is already full."""
-    waiting = limiter.statistics().tasks_waiting
-    if waiting >= QUEUE_FACTOR * int(limiter.total_tokens):
-        raise Overloaded(
-            f"{waiting} captures are already waiting for one of "
-            f"{int(limiter.total_tokens)} capture slots",
-            hint="too many screenshots at once; retry shortly",
-        )
-
 
 def _check_screenshot_args(args: dict[str, Any]) -> None:
     if args["quality"] is not None and args["format"] != "jpeg":
@@ -95,57 +85,57 @@ async def _release(handle: ElementHandle) -> None:
             pass
 
 
-async def screenshot(system: System, args: dict[str, Any], *, front_lock: trio.Lock
-                     ) -> dict[str, Any]:
-    """POST/GET /screenshot (``front_lock``: the one per browser, see capture.py)."""
+async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """POST/GET /screenshot (admission and the front lock: the runtime's ``captures``)."""
     _check_screenshot_args(args)
-    limiter = system.capture_limiter
-    admit(limiter)
-    rt = system.supervisor.require_runtime()
+    gate = system.supervisor.require_runtime().captures
+    gate.admit()
     element_wanted = args["ref"] is not None or args["selector"] is not None
     deadline = (FULL_PAGE_DEADLINE_S if args["fullPage"] or element_wanted
                 else VIEWPORT_DEADLINE_S)
-    with trio.fail_after(deadline):
-        tab = await rt.tabs.resolve(args["targetId"])
-        async with tab.work(allow_dialog=False):
-            admit(limiter)
-            async with limiter:
-                handle = None
-                if element_wanted:
-                    handle = await resolve_target(tab, ref=args["ref"], selector=args["selector"])
-                try:
-                    shot = await capture.screenshot(
-                        tab, full_page=args["fullPage"], fmt=args["format"],
-                        quality=args["quality"], element=handle, front_lock=front_lock)
-                finally:
-                    if handle is not None:
-                        await _release(handle)
-                url = tab.url
-                saved = await system.media.save(shot.data, kind="screenshot", ext=shot.ext,
-                                                mime=shot.mime)
-    body = _body(tab, url, saved, width=shot.width, height=shot.height)
-    if shot.scaled:
-        body["scaled"] = True
-    if shot.note:
-        body["note"] = shot.note
-    return body
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        gate.admit()
+        async with gate.limiter:
+            handle = None
+            if element_wanted:
+                handle = await resolve_target(
+                    tab, ElementTarget(ref=args["ref"], selector=args["selector"]))
+            try:
+                shot = await capture.screenshot(
+                    tab, full_page=args["fullPage"], fmt=args["format"],
+                    quality=args["quality"], element=handle, front_lock=gate.front_lock)
+            finally:
+                if handle is not None:
+                    await _release(handle)
+            url = tab.url
+            saved = await system.media.save(shot.data, kind="screenshot", ext=shot.ext,
+                                            mime=shot.mime)
+        body = _body(tab, url, saved, width=shot.width, height=shot.height)
+        if shot.scaled:
+            body["scaled"] = True
+        if shot.note:
+            body["note"] = shot.note
+        return body
+
+    return await on_tab(system, args["targetId"], run, deadline_s=deadline, allow_dialog=False)
 
 
 async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
     """POST /pdf: width/height are null; 409 CONFLICT if Chromium will not print."""
-    limiter = system.capture_limiter
-    admit(limiter)
-    rt = system.supervisor.require_runtime()
-    with trio.fail_after(PDF_DEADLINE_S):
-        tab = await rt.tabs.resolve(args["targetId"])
-        async with tab.work(allow_dialog=False):
-            admit(limiter)
-            async with limiter:
-                data = await capture.pdf(tab)
-                url = tab.url
-                saved = await system.media.save(data, kind="pdf", ext="pdf",
-                                                mime="application/pdf")
-    return _body(tab, url, saved, width=None, height=None)
+    gate = system.supervisor.require_runtime().captures
+    gate.admit()
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        gate.admit()
+        async with gate.limiter:
+            data = await capture.pdf(tab)
+            url = tab.url
+            saved = await system.media.save(data, kind="pdf", ext="pdf", mime="application/pdf")
+        return _body(tab, url, saved, width=None, height=None)
+
+    return await on_tab(system, args["targetId"], run, deadline_s=PDF_DEADLINE_S,
+                        allow_dialog=False)
 
 
 async def get_media(system: System, args: dict[str, Any]) -> Response:
@@ -164,13 +154,8 @@ async def get_media(system: System, args: dict[str, Any]) -> Response:
 
 def media_routes() -> list[Route]:
     """The media routes of one app (so of one service and its one browser)."""
-    front_lock = trio.Lock()
-
-    async def screenshot_handler(system: System, args: dict[str, Any]) -> dict[str, Any]:
-        return await screenshot(system, args, front_lock=front_lock)
-
     return [
-        Route(path="/screenshot", methods=("GET", "POST"), handler=screenshot_handler, tag="page",
+        Route(path="/screenshot", methods=("GET", "POST"), handler=screenshot, tag="page",
               summary="Screenshot the viewport, the whole page or one element into the "
                       "media store",
               fields=(TARGET,

@@ -1,0 +1,25 @@
+"""Field definitions shared by several routes (one definition each)."""
+
+from __future__ import annotations
+
+from .schema import Field
+
+__all__ = ["MODIFIERS", "REF", "REQUIRED_TARGET", "SELECTOR", "TARGET", "TEXT_TARGET",
+           "timeout_field"]
+
+TARGET = Field(name="targetId", type="string", max_length=200,
+               description="a tab's targetId or a unique prefix (≥ 4 chars); "
+               "default: the current tab")
+REQUIRED_TARGET = Field(name="targetId", type="string", required=True, max_length=200)
+REF = Field(name="ref", type="string", max_length=32, description="a ref from GET /snapshot")
+SELECTOR = Field(name="selector", type="string", max_length=4000, description="a CSS selector")
+TEXT_TARGET = Field(name="text", type="string", max_length=2000,
+                    description="visible text of the element (buttons and links first)")
+MODIFIERS = Field(name="modifiers", type="array", items="string",
+                  description="held modifiers: any of Alt, Control, Meta, Shift")
+
+
+def timeout_field(default_ms: int, maximum_ms: int = 300_000) -> Field:
+    """The ``timeoutMs`` field with a route's own default."""
+    return Field(name="timeoutMs", type="integer", default=default_ms, minimum=1,
+                 maximum=maximum_ms, description="deadline in milliseconds")

@@ -1,0 +1,284 @@
+"""Routes for page input: click, type, press, hover, select, wait, act, dialog.
+
+Each handler validates its fields (the route table below, plus the rules
+a table cannot say: exactly one target, modifiers ⊆ Alt|Control|Meta|Shift),
+resolves the runtime and the tab, takes the tab's work slot — only /dialog
+may run while a JavaScript dialog is open; everything else gets 409
+DIALOG_OPEN at once — and runs the action under the request's deadline
+(``timeoutMs``, plus a short grace for recovering a hung page). All page
+work itself is in :mod:`browserd.tabs.actions`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import trio
+
+from ...downloads import wait_next_download
+from ...errors import BadRequest, EvalDisabled, Timeout
+from ...system import System
+from ...tabs import actions as inp
+from ...tabs import page, settle
+from ...tabs.actions.records import Action
+from ...tabs.actor import TabActor
+from ...tabs.locator import ElementTarget
+from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, timeout_field
+from ..schema import Field, Route, parse_args
+from ..tabwork import on_tab
+
+__all__ = ["input_routes"]
+
+GRACE_S = 3.0
+"""Time beyond ``timeoutMs`` for recovering a hung page and answering."""
+MAX_ACTIONS = 100
+
+WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
+                   enum=settle.WAIT_UNTIL,
+                   description="if the action navigates: wait (within timeoutMs) until the new "
+                   "document reaches this; effects.loadState says where it got to")
+
+_KIND_FIELDS: dict[str, tuple[Field, ...]] = {
+    "click": (REF, SELECTOR, TEXT_TARGET,
+              Field(name="button", type="string", default="left",
+                    enum=("left", "right", "middle")),
+              Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
+              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
+    "type": (Field(name="text", type="string", required=True, max_length=100_000,
+                   description="the text to type"),
+             REF, SELECTOR,
+             Field(name="clear", type="boolean", default=False,
+                   description="empty the field first"),
+             Field(name="submit", type="boolean", default=False,
+                   description="press Enter afterwards"),
+             Field(name="slowly", type="boolean", default=False,
+                   description="one key event per character (for pages that listen to keys)"),
+             WAIT_UNTIL, timeout_field(15_000)),
+    "press": (Field(name="key", type="string", required=True, max_length=100,
+                    description='a key ("Enter", "a", "ArrowDown") or chord ("Control+a")'),
+              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
+    "hover": (REF, SELECTOR, TEXT_TARGET, WAIT_UNTIL, timeout_field(15_000)),
+    "select": (REF, SELECTOR, TEXT_TARGET,
+               Field(name="values", type="array", items="string", required=True,
+                     description="option values or visible labels"),
+               WAIT_UNTIL, timeout_field(15_000)),
+    "wait": (Field(name="selector", type="string", max_length=4000,
+                   description="until an element matching it is visible"),
+             Field(name="text", type="string", max_length=2000,
+                   description="until the page's visible text contains it"),
+             Field(name="textGone", type="string", max_length=2000,
+                   description="until the page's visible text no longer contains it"),
+             Field(name="url", type="string", max_length=8192,
+                   description="until the URL matches this glob (* within a segment, ** across)"),
+             Field(name="loadState", type="string", enum=inp.LOAD_STATES),
+             Field(name="download", type="boolean",
+                   description="until the tab's next download has finished (/wait only)"),
+             timeout_field(15_000)),
+    "navigate": (Field(name="url", type="string", required=True, max_length=8192),
+                 Field(name="waitUntil", type="string", default="load",
+                       enum=page.WAIT_UNTIL),
+                 timeout_field(30_000)),
+    "dialog": (Field(name="accept", type="boolean", required=True),
+               Field(name="promptText", type="string", max_length=100_000),
+               WAIT_UNTIL, timeout_field(10_000)),
+}
+
+
+def _target(args: dict[str, Any]) -> ElementTarget:
+    return ElementTarget(ref=args.get("ref"), selector=args.get("selector"),
+                         text=args.get("text"))
+
+
+def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDownload:
+    """The action record for validated ``args``: the one place that reads the camelCase.
+
+    Checks the rules beyond field types (exactly one target, known modifiers
+    and keys, exactly one wait condition, the URL policy) and raises
+    BadRequest / EvalDisabled / UrlBlocked before any work.
+    """
+    modifiers = tuple(args.get("modifiers") or ())
+    bad = [m for m in modifiers if m not in inp.MODIFIER_BITS]
+    if bad:
+        raise BadRequest(f"unknown modifier(s): {', '.join(map(repr, bad))}", field="modifiers",
+                         hint="modifiers are Alt, Control, Meta and Shift")
+    if kind == "click":
+        target = _target(args)
+        target.check()
+        return inp.Click(target=target, button=args["button"], click_count=args["clickCount"],
+                         modifiers=modifiers, wait_until=args["waitUntil"])
+    if kind == "hover":
+        target = _target(args)
+        target.check()
+        return inp.Hover(target=target, wait_until=args["waitUntil"])
+    if kind == "select":
+        target = _target(args)
+        target.check()
+        if not args.get("values"):
+            raise BadRequest("values must name at least one option", field="values")
+        return inp.Select(target=target, values=tuple(args["values"]),
+                          wait_until=args["waitUntil"])
+    if kind == "type":
+        if args.get("ref") is not None and args.get("selector") is not None:
+            raise BadRequest("give at most one of ref or selector", field="ref")
+        typed_into = None
+        if args.get("ref") is not None or args.get("selector") is not None:
+            typed_into = ElementTarget(ref=args.get("ref"), selector=args.get("selector"))
+        return inp.TypeText(text=args["text"], target=typed_into, clear=args["clear"],
+                            submit=args["submit"], slowly=args["slowly"],
+                            wait_until=args["waitUntil"])
+    if kind == "press":
+        inp.parse_chord(args["key"], modifiers)
+        return inp.Press(key=args["key"], modifiers=modifiers, wait_until=args["waitUntil"])
+    if kind == "wait":
+        given = [k for k in ("selector", "text", "textGone", "url", "loadState")
+                 if args.get(k) is not None] + (["download"] if args.get("download") else [])
+        if len(given) != 1:
+            raise BadRequest("give exactly one of selector, text, textGone, url, loadState "
+                             "or download"
+                             + (f" (got {', '.join(given)})" if given else ""), field="selector")
+        if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
+            raise EvalDisabled("JavaScript evaluation is disabled in settings, "
+                               "and selector/text waits run JavaScript too",
+                               hint="wait for url or loadState, or enable evaluate_enabled")
+        if given[0] == "download":
+            return WaitDownload()
+        return inp.Wait(selector=args.get("selector"), text=args.get("text"),
+                        text_gone=args.get("textGone"), url=args.get("url"),
+                        load_state=args.get("loadState"))
+    if kind == "navigate":
+        return inp.Navigate(url=system.url_policy.check(args["url"]),
+                            wait_until=args["waitUntil"])
+    if kind == "dialog":
+        return inp.AnswerDialog(accept=args["accept"], prompt_text=args.get("promptText"),
+                                wait_until=args["waitUntil"])
+    raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
+                     field="kind")
+
+
+async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any]:
+    action = _action(kind, args, system)
+    if isinstance(action, WaitDownload):
+        return await _wait_download(system, args)
+    timeout_s = args["timeoutMs"] / 1000
+    deadline = trio.current_time() + timeout_s
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        remaining = deadline - trio.current_time()
+        if remaining <= 0:
+            raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
+                          "nothing was sent", uncertain=False)
+        result = await inp.perform(tab, action, timeout_s=remaining,
+                                   evaluate_enabled=system.settings.evaluate_enabled)
+        return {"targetId": tab.target_id, **result}
+
+    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
+                        allow_dialog=kind == "dialog")
+
+
+@attrs.frozen
+class WaitDownload:
+    """``/wait {download: true}``: not a page action (it runs beside the tab's work)."""
+
+
+async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """``{ok, targetId, waitedMs, download}``, or 504 TIMEOUT when none finished in time.
+
+    Does not take the tab's work slot: the click that starts the download
+    may run meanwhile. Cancellation (client gone) ends the wait only.
+    """
+    runtime = system.supervisor.require_runtime()
+    timeout_s = args["timeoutMs"] / 1000
+    started = trio.current_time()
+    with trio.fail_after(timeout_s + GRACE_S):
+        tab = await runtime.tabs.resolve(args["targetId"])
+    with trio.move_on_after(max(0.0, timeout_s - (trio.current_time() - started))) as scope:
+        record = await wait_next_download(system.downloads, tab)
+    waited = round((trio.current_time() - started) * 1000)
+    if scope.cancelled_caught:
+        raise Timeout(f"no download of this tab finished within {waited} ms",
+                      hint="raise timeoutMs, or list downloads with GET /downloads",
+                      waitedMs=waited)
+    return {"ok": True, "targetId": tab.target_id, "waitedMs": waited,
+            "download": record.to_json()}
+
+
+def _handler(kind: str) -> Any:
+    async def handle(system: System, args: dict[str, Any]) -> dict[str, Any]:
+        return await _run(system, kind, args)
+
+    handle.__name__ = f"input_{kind}"
+    return handle
+
+
+def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
+    """Validate every action before any runs; BadRequest names the action at fault."""
+    if not actions:
+        raise BadRequest("actions must list at least one action", field="actions")
+    if len(actions) > MAX_ACTIONS:
+        raise BadRequest(f"at most {MAX_ACTIONS} actions per batch", field="actions")
+    steps: list[inp.Step] = []
+    for index, action in enumerate(actions):
+        try:
+            if not isinstance(action, dict):
+                raise BadRequest("an action must be an object with a kind", field="actions")
+            kind = action.get("kind")
+            if kind not in _KIND_FIELDS:
+                raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
+                                 field="actions")
+            body = {k: v for k, v in action.items() if k != "kind"}
+            args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
+            action_record = _action(kind, args, system)
+            if isinstance(action_record, WaitDownload):
+                raise BadRequest("download waits are for POST /wait, not /act",
+                                 field="actions")
+        except BadRequest as exc:
+            raise BadRequest(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
+                             field="actions", index=index) from None
+        steps.append(inp.Step(action=action_record, timeout_s=args["timeoutMs"] / 1000))
+    return steps
+
+
+async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    steps = _steps(system, args["actions"])
+    timeout_s = args["timeoutMs"] / 1000
+    deadline = trio.current_time() + timeout_s
+
+    async def run(tab: TabActor) -> dict[str, Any]:
+        remaining = deadline - trio.current_time()
+        if remaining <= 0:
+            raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
+                          "no action was run", uncertain=False)
+        return await inp.act(tab, steps, timeout_s=remaining,
+                             evaluate_enabled=system.settings.evaluate_enabled)
+
+    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
+                        allow_dialog=False)
+
+
+_SUMMARIES = {
+    "click": "Click an element (real mouse at its centre; DOM click when covered)",
+    "type": "Type text into an element or the focused one",
+    "press": "Press a key or chord on the focused element",
+    "hover": "Move the mouse over an element",
+    "select": "Choose options of a <select> by value or label",
+    "wait": "Wait for a selector, text, text gone, URL or load state",
+    "dialog": "Accept or dismiss the open JavaScript dialog",
+}
+
+
+def input_routes() -> list[Route]:
+    routes = [
+        Route(path=f"/{kind}", methods=("POST",), handler=_handler(kind), tag="input",
+              summary=summary, fields=(TARGET, *_KIND_FIELDS[kind]))
+        for kind, summary in _SUMMARIES.items()
+    ]
+    routes.append(Route(
+        path="/act", methods=("POST",), handler=act, tag="input",
+        summary="Run a batch of actions in order on one tab; stop at the first failure",
+        fields=(TARGET,
+                Field(name="actions", type="array", items="object", required=True,
+                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog,"
+                                  " ...that kind's fields}]"),
+                timeout_field(60_000))))
+    return routes

@@ -1,0 +1,83 @@
+"""Tab routes: list, open, focus and close tabs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+from ...errors import BrowserdError
+from ...system import System
+from ...tabs import page
+from ...tabs.actor import TabActor
+from ...tabs.registry import TabRegistry
+from ..fields import REQUIRED_TARGET
+from ..schema import Field, Route
+
+__all__ = ["tab_routes"]
+
+
+async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    try:
+        rt = system.supervisor.require_runtime()
+    except BrowserdError:
+        return {"running": False, "tabs": []}
+    await rt.tabs.wait_pending()
+    with trio.move_on_after(2):
+        await rt.tabs.refresh_infos()
+    return {"running": True, "tabs": [t.to_json() for t in rt.tabs.infos()]}
+
+
+async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    url = system.url_policy.check(args["url"])
+    rt = system.supervisor.require_runtime()
+    with trio.fail_after(30):
+        if args["newTab"]:
+            tab = await rt.tabs.open("about:blank")
+        else:
+            tab = await rt.tabs.resolve(None)
+        if url != "about:blank":
+            async with tab.work():
+                await page.navigate(tab, url, wait_until="load", timeout_s=25)
+        if args["newTab"]:
+            rt.tabs.note_focused(tab)  # a foreground createTarget is already in front
+        else:
+            await rt.tabs.focus(tab)
+    active = rt.tabs.active_id()
+    return tab.info(active=tab.target_id == active).to_json()
+
+
+async def _registry_command(system: System, args: dict[str, Any],
+                  command: Callable[[TabRegistry, TabActor], Awaitable[None]]) -> dict[str, Any]:
+    """Run a registry ``command`` on the tab ``args["targetId"]`` within 10 s."""
+    rt = system.supervisor.require_runtime()
+    tab = rt.tabs.get(args["targetId"])
+    with trio.fail_after(10):
+        await command(rt.tabs, tab)
+    return {"ok": True, "targetId": tab.target_id}
+
+
+async def focus_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    return await _registry_command(system, args, TabRegistry.focus)
+
+
+async def close_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    return await _registry_command(system, args, TabRegistry.close)
+
+
+def tab_routes() -> list[Route]:
+    return [
+        Route(path="/tabs", methods=("GET",), handler=list_tabs, tag="tabs",
+              summary="List tabs"),
+        Route(path="/tabs/open", methods=("POST",), handler=open_tab, tag="tabs",
+              fields=(Field(name="url", type="string", required=True, max_length=8192),
+                      Field(name="newTab", type="boolean", default=True)),
+              summary="Open a URL in a new tab (or the current one with newTab: false)"),
+        Route(path="/tabs/focus", methods=("POST",), handler=focus_tab, tag="tabs",
+              fields=(REQUIRED_TARGET,), summary="Bring a tab to the front"),
+        Route(path="/tabs/close", methods=("POST",), handler=close_tab, tag="tabs",
+              fields=(REQUIRED_TARGET,), summary="Close a tab"),
+        Route(path="/tabs/<targetId>", methods=("DELETE",), handler=close_tab, tag="tabs",
+              path_params=("targetId",), fields=(REQUIRED_TARGET,), summary="Close a tab"),
+    ]

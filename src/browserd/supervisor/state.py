@@ -1,0 +1,29 @@
+"""The supervisor's states, typed."""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["SupervisorState"]
+
+
+class SupervisorState(enum.StrEnum):
+    """Where the browser is in its life, as ``/status`` reports it (``state``).
+
+    A StrEnum: it is its value in JSON and compares equal to it.
+    """
+
+    DISABLED = "disabled"
+    """``enabled = false`` in settings: nothing is ever launched."""
+    STOPPED = "stopped"
+    """Not wanted (never started, or stopped)."""
+    STARTING = "starting"
+    """Wanted; the first attempt is launching or attaching."""
+    RUNNING = "running"
+    """Ready: requests are served."""
+    RESTARTING = "restarting"
+    """It died while wanted; waiting out the backoff, or relaunching."""
+    STOPPING = "stopping"
+    """A stop was asked; the attempt is being torn down."""
+    FAILED = "failed"
+    """A refusal, or the restart budget ran out; ``last_error`` says why."""

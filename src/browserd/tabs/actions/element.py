@@ -1,0 +1,86 @@
+"""Acting on one element: resolve it, call a function on it, send input while observing.
+
+Every function runs while the caller holds the tab's work slot. Elements
+come from the ref engine (:func:`browserd.tabs.resolve.resolve_target`), so an
+action never lands on another element than the one the ref, selector or
+text named. A JavaScript dialog blocks the renderer, so every input runs
+under :meth:`TabActor.race_dialog`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ...errors import BrowserdError, CdpError, DialogOpen, JsException, StaleRef
+from ..actor import TabActor
+from ..remote import exception_text
+from ..resolve import ElementHandle, resolve_target
+from ..routing import send_in
+from .effects import observing, race
+from .records import ElementTarget, Progress
+
+__all__ = ["call_on", "dialog_before_input", "gone_error", "resolve_element", "send_input"]
+
+
+def gone_error(exc: CdpError) -> BrowserdError | None:
+    """The StaleRef a CDP error means when the element or its document went away, else None."""
+    text = exc.message
+    if "Cannot find context" in text or "Could not find object" in text:
+        return StaleRef("the element's document went away before the action",
+                        reason="navigated", hint="take a new snapshot")
+    if "detached" in text.lower():
+        return StaleRef("the element was removed from the page before the action",
+                        reason="detached", hint="take a new snapshot")
+    return None
+
+
+async def call_on(tab: TabActor, handle: ElementHandle, function: str, *args: Any,
+                  user_gesture: bool = False) -> Any:
+    """Call ``function`` with ``this`` = the element in its world; the result by value.
+
+    Raises StaleRef when the element went away, JsException when the page
+    threw, CdpError otherwise. Cancellation abandons the call in flight.
+    """
+    params: dict[str, Any] = {
+        "objectId": handle.object_id, "functionDeclaration": function,
+        "arguments": [{"value": a} for a in args], "returnByValue": True,
+        "awaitPromise": False, "userGesture": user_gesture,
+    }
+    try:
+        result = await send_in(tab, handle.session, "Runtime.callFunctionOn", params)
+    except CdpError as exc:
+        raise (gone_error(exc) or exc) from None
+    details = result.get("exceptionDetails")
+    if details:
+        raise JsException("the page threw while acting on the element: "
+                          + exception_text(details, fallback=""))
+    return (result.get("result") or {}).get("value")
+
+
+def dialog_before_input(tab: TabActor, what: str) -> DialogOpen:
+    """The 409 for a dialog that opened before any of the ``what`` was sent."""
+    info = tab.dialog
+    kind = info.type if info is not None else "JavaScript"
+    return DialogOpen(f"a {kind} dialog opened before the {what} was sent; nothing was sent",
+                      dialog=info.to_json() if info is not None else None)
+
+
+async def resolve_element(tab: TabActor, target: ElementTarget) -> ElementHandle:
+    """The element ``target`` names (ref, selector or text); errors as resolve_target."""
+    return await resolve_target(tab, target)
+
+
+async def send_input(tab: TabActor, what: str, progress: Progress,
+                     fn: Callable[[], Awaitable[None]]) -> dict[str, Any]:
+    """Run ``fn`` (which sends the input) while observing the tab; the effects.
+
+    Raises DialogOpen when a dialog opened before ``fn`` sent anything
+    (``progress.sent``), else whatever ``fn`` raises. Cancellation abandons
+    ``fn``'s CDP call in flight.
+    """
+    with observing(tab) as observer:
+        _, dialog = await race(tab, fn)
+        if dialog and not progress.sent:
+            raise dialog_before_input(tab, what)
+        return await observer.settle()

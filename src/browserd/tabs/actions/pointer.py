@@ -1,0 +1,267 @@
+"""Pointer actions (click, hover) and where a mouse would press (:func:`locate`).
+
+**Clicks.** The element is scrolled into view (``DOM.scrollIntoViewIfNeeded``),
+its boxes taken (``DOM.getContentQuads``) and the centre of the first box
+that is visible in its frame's viewport chosen. That point is hit-tested in
+the element's own document (``elementFromPoint``, descending into open
+shadow roots): only when the topmost element there is the target or inside
+it is a real mouse press and release sent (``method: "mouse"``). If another
+element covers the point, or the element has no box (zero size,
+``display: contents``, off-screen), the click falls back to
+``element.click()`` and says so (``method: "dom"``, ``coveredBy``).
+
+**Coordinates.** Input events always go to the tab's top-level session;
+Chromium routes them into OOPIFs by hit-testing, so the OOPIF offset from
+:mod:`browserd.tabs.geometry` is added. The in-page hit test needs
+coordinates local to the element's document: for elements of same-origin
+subframes reached from the main world the frame offsets are subtracted in
+page JavaScript (walking ``frameElement``), and for a world that lives in a
+non-root in-process frame the owner's box is subtracted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import attrs
+
+from ...errors import BadRequest, CdpError, StaleRef
+from ..actor import TabActor
+from ..geometry import oopif_offset, owner_content_origin
+from ..resolve import ElementHandle
+from ..routing import send_in, session_root_frame
+from .element import call_on, gone_error, resolve_element, send_input
+from .keys import modifier_mask
+from .records import ElementTarget, Progress
+
+__all__ = ["BUTTONS", "Spot", "click", "hover", "locate"]
+
+BUTTONS = {"left": 1, "right": 2, "middle": 4}
+
+
+_PROBE_JS = r"""function (quads, baseX, baseY) {
+  const el = this;
+  if (!el.isConnected) return {detached: true};
+  const doc = el.ownerDocument, view = doc.defaultView;
+  let ox = baseX, oy = baseY;
+  for (let w = view; w && w.document !== document;) {
+    let fe = null;
+    try { fe = w.frameElement; } catch (e) { fe = null; }
+    if (!fe) return {noFrame: true};
+    const r = fe.getBoundingClientRect();
+    const cs = fe.ownerDocument.defaultView.getComputedStyle(fe);
+    ox += r.left + fe.clientLeft + (parseFloat(cs.paddingLeft) || 0);
+    oy += r.top + fe.clientTop + (parseFloat(cs.paddingTop) || 0);
+    w = fe.ownerDocument.defaultView;
+  }
+  const vw = view.innerWidth, vh = view.innerHeight;
+  let point = null, area = false;
+  for (const q of quads) {
+    const w = Math.max(q[0], q[2], q[4], q[6]) - Math.min(q[0], q[2], q[4], q[6]);
+    const h = Math.max(q[1], q[3], q[5], q[7]) - Math.min(q[1], q[3], q[5], q[7]);
+    if (w < 1 || h < 1) continue;
+    area = true;
+    const xs = [q[0], q[2], q[4], q[6]].map(v => v - ox);
+    const ys = [q[1], q[3], q[5], q[7]].map(v => v - oy);
+    const l = Math.max(0, Math.min(...xs)), r = Math.min(vw, Math.max(...xs));
+    const t = Math.max(0, Math.min(...ys)), b = Math.min(vh, Math.max(...ys));
+    if (r - l >= 1 && b - t >= 1) { point = [(l + r) / 2, (t + b) / 2]; break; }
+  }
+  if (!point) return area ? {offscreen: true} : {noBox: true};
+  let hit = doc.elementFromPoint(point[0], point[1]);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(point[0], point[1]);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  const up = n => n.parentNode || n.host || null;
+  let ok = false;
+  for (let n = hit; n; n = up(n)) if (n === el) { ok = true; break; }
+  if (!ok && hit && !hit.shadowRoot) {
+    // A closed shadow root hides its inside from the hit test, which stops at
+    // the host: a target inside that host's shadow tree counts as hit.
+    for (let n = el; n; n = up(n)) if (n.nodeType === 11 && n.host === hit) { ok = true; break; }
+  }
+  const x = point[0] + ox, y = point[1] + oy;
+  if (ok) return {x, y};
+  if (!hit) return {offscreen: true};
+  const B = globalThis.__browserd;
+  let d = null;
+  try { d = B && B.describe ? B.describe(hit) : null; } catch (e) { d = null; }
+  const cls = typeof hit.className === 'string' ? hit.className : (hit.getAttribute('class') || '');
+  const cap = s => String(s || '').replace(/\s+/g, ' ').trim().slice(0, 200);
+  return {x, y, covered: {
+    tag: hit.localName, id: cap(hit.id), className: cap(cls),
+    role: cap(d ? d.role : hit.getAttribute('role')),
+    name: cap(d ? d.name : (hit.getAttribute('aria-label') || hit.textContent)),
+  }};
+}"""
+
+
+@attrs.frozen(kw_only=True)
+class Spot:
+    """Where to act: a top-level point, or why the DOM fallback is needed."""
+
+    x: float | None = None
+    y: float | None = None
+    covered_by: dict[str, Any] | None = None
+    reason: str | None = None  # "covered" | "noBox" | "offscreen" | "frame"
+
+    @property
+    def usable(self) -> bool:
+        return self.reason is None and self.x is not None and self.y is not None
+
+
+async def locate(tab: TabActor, handle: ElementHandle) -> Spot:
+    """Scroll the element into view and find the point a mouse would use.
+
+    Returns a :class:`Spot` with top-level CSS-pixel coordinates when the
+    element's centre is visible and not covered, else the reason for the
+    DOM fallback (and ``covered_by``). Raises StaleRef if the element went
+    away, JsException / CdpError when the page or browser fails.
+    """
+    try:
+        await send_in(tab, handle.session, "DOM.scrollIntoViewIfNeeded",
+                    {"objectId": handle.object_id})
+    except CdpError as exc:  # no layout object: the quads below say "no box"
+        gone = gone_error(exc)
+        if gone is not None:
+            raise gone from None
+    try:
+        quads = (await send_in(tab, handle.session, "DOM.getContentQuads",
+                             {"objectId": handle.object_id})).get("quads") or []
+    except CdpError as exc:
+        gone = gone_error(exc)
+        if gone is not None:
+            raise gone from None
+        quads = []
+    quads = [q for q in quads if isinstance(q, list) and len(q) == 8]
+    if not quads:
+        return Spot(reason="noBox")
+    base = (0.0, 0.0)
+    root = session_root_frame(tab, handle.session)
+    if handle.frame_id and root is not None and handle.frame_id != root:
+        origin = await owner_content_origin(tab, handle.session, handle.frame_id, scroll=False)
+        if origin is None:
+            return Spot(reason="frame")
+        base = origin
+    probe = await call_on(tab, handle, _PROBE_JS, quads, base[0], base[1])
+    if not isinstance(probe, dict):
+        return Spot(reason="noBox")
+    if probe.get("detached"):
+        raise StaleRef("the element was removed from the page before the action",
+                       reason="detached", hint="take a new snapshot")
+    if probe.get("noFrame"):
+        return Spot(reason="frame")
+    if probe.get("noBox"):
+        return Spot(reason="noBox")
+    if probe.get("offscreen"):
+        return Spot(reason="offscreen")
+    offset = await oopif_offset(tab, handle.session)
+    if offset is None:
+        return Spot(reason="frame")
+    x, y = float(probe["x"]) + offset[0], float(probe["y"]) + offset[1]
+    if probe.get("covered"):
+        return Spot(x=x, y=y, covered_by=dict(probe["covered"]), reason="covered")
+    return Spot(x=x, y=y)
+
+
+def _fallback_fields(spot: Spot) -> dict[str, Any]:
+    out: dict[str, Any] = {"fallbackReason": spot.reason}
+    if spot.covered_by is not None:
+        out["coveredBy"] = spot.covered_by
+    return out
+
+
+async def _pointer_action(tab: TabActor, what: str, progress: Progress, handle: ElementHandle,
+                   act: Callable[[Spot], Awaitable[None]]) -> dict[str, Any]:
+    """Locate the element, then ``act`` on its :class:`Spot` (see :func:`send_input`).
+
+    Answers ``{ok, method: "mouse"|"dom", fallbackReason?, coveredBy?, effects}``.
+    """
+    spot_box: list[Spot] = []
+
+    async def run() -> None:
+        spot = await locate(tab, handle)
+        spot_box.append(spot)
+        await act(spot)
+
+    effects = await send_input(tab, what, progress, run)
+    spot = spot_box[0] if spot_box else Spot(reason="noBox")
+    out: dict[str, Any] = {"ok": True, "method": "mouse" if spot.usable else "dom"}
+    if not spot.usable:
+        out.update(_fallback_fields(spot))
+    out["effects"] = effects
+    return out
+
+
+# -- actions -----------------------------------------------------------------------
+
+async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", click_count: int = 1,
+                modifiers: Sequence[str] = (), progress: Progress | None = None
+                ) -> dict[str, Any]:
+    """Click the element like a person; fall back to ``element.click()`` when covered.
+
+    Answers ``{ok, method: "mouse"|"dom", effects, coveredBy?, fallbackReason?}``.
+    Raises BadRequest (bad button/modifier/target), RefNotFound / StaleRef /
+    NoMatch from the ref engine, DialogOpen when a dialog opened before the
+    press was sent. Cancellation abandons the CDP call in flight; a press
+    already sent is not undone and never resent (see ``progress.sent``).
+    """
+    if button not in BUTTONS:
+        raise BadRequest(f"unknown button {button!r}", field="button")
+    if not 1 <= click_count <= 3:
+        raise BadRequest("clickCount must be 1, 2 or 3", field="clickCount")
+    mask = modifier_mask(modifiers)
+    progress = progress if progress is not None else Progress()
+    handle = await resolve_element(tab, target)
+
+    async def act(spot: Spot) -> None:
+        if not spot.usable:
+            progress.sent = True
+            await call_on(tab, handle, "function () { this.click(); }", user_gesture=True)
+            return
+        assert spot.x is not None and spot.y is not None
+        base = {"x": spot.x, "y": spot.y, "modifiers": mask}
+        await tab.send("Input.dispatchMouseEvent", {**base, "type": "mouseMoved"})
+        for count in range(1, click_count + 1):
+            press = {**base, "button": button, "clickCount": count}
+            progress.sent = True
+            await tab.send("Input.dispatchMouseEvent",
+                           {**press, "type": "mousePressed", "buttons": BUTTONS[button]})
+            await tab.send("Input.dispatchMouseEvent",
+                           {**press, "type": "mouseReleased", "buttons": 0})
+
+    return await _pointer_action(tab, "click", progress, handle, act)
+
+
+_HOVER_DOM_JS = """function () {
+  const o = {bubbles: true, cancelable: true, composed: true, view: this.ownerDocument.defaultView};
+  this.dispatchEvent(new MouseEvent('mouseover', o));
+  this.dispatchEvent(new MouseEvent('mouseenter', {...o, bubbles: false}));
+  this.dispatchEvent(new MouseEvent('mousemove', o));
+}"""
+
+
+async def hover(tab: TabActor, target: ElementTarget, *, progress: Progress | None = None
+                ) -> dict[str, Any]:
+    """Move the mouse to the element's centre (real ``mouseMoved``: CSS ``:hover`` applies).
+
+    When the centre is covered or the element has no box, mouseover /
+    mouseenter / mousemove events are dispatched on the element instead
+    (``method: "dom"``; CSS ``:hover`` does not apply then). Errors and
+    cancellation as for :func:`click`.
+    """
+    progress = progress if progress is not None else Progress()
+    handle = await resolve_element(tab, target)
+
+    async def act(spot: Spot) -> None:
+        progress.sent = True
+        if spot.usable:
+            await tab.send("Input.dispatchMouseEvent",
+                           {"type": "mouseMoved", "x": spot.x, "y": spot.y})
+        else:
+            await call_on(tab, handle, _HOVER_DOM_JS)
+
+    return await _pointer_action(tab, "hover", progress, handle, act)

@@ -1,0 +1,118 @@
+"""Action records: what the HTTP layer asks for, already validated and typed.
+
+The HTTP routes build these (they are the only place that reads the API's
+camelCase JSON); the domain takes them as they are. Frozen attrs records,
+one per action kind; :data:`Action` is their union.
+
+``wait_until`` (click, hover, type, press, select, dialog): if the action
+navigates, what the new document is waited for afterwards, within the
+action's deadline — "domcontentloaded" (the default), "load", "commit" or
+"none" (see :func:`browserd.tabs.settle.settle_after_input`).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from ..locator import ElementTarget
+
+__all__ = ["Action", "AnswerDialog", "Click", "ElementTarget", "Hover", "Navigate", "Press",
+           "Progress", "Select", "TypeText", "Wait"]
+
+
+@attrs.frozen(kw_only=True)
+class Click:
+    """Click an element (``button``: left | right | middle; ``click_count`` 1-3)."""
+
+    kind: ClassVar[str] = "click"
+    target: ElementTarget
+    button: str = "left"
+    click_count: int = 1
+    modifiers: tuple[str, ...] = ()
+    wait_until: str = "domcontentloaded"
+
+
+@attrs.frozen(kw_only=True)
+class Hover:
+    """Move the mouse over an element."""
+
+    kind: ClassVar[str] = "hover"
+    target: ElementTarget
+    wait_until: str = "domcontentloaded"
+
+
+@attrs.frozen(kw_only=True)
+class TypeText:
+    """Type ``text`` into the element (or the focused one when ``target`` is None)."""
+
+    kind: ClassVar[str] = "type"
+    text: str
+    target: ElementTarget | None = None
+    clear: bool = False
+    submit: bool = False
+    slowly: bool = False
+    wait_until: str = "domcontentloaded"
+
+
+@attrs.frozen(kw_only=True)
+class Press:
+    """Press a key or chord (``"Enter"``, ``"Control+a"``) with extra ``modifiers`` held."""
+
+    kind: ClassVar[str] = "press"
+    key: str
+    modifiers: tuple[str, ...] = ()
+    wait_until: str = "domcontentloaded"
+
+
+@attrs.frozen(kw_only=True)
+class Select:
+    """Choose options of a ``<select>`` by value or visible label."""
+
+    kind: ClassVar[str] = "select"
+    target: ElementTarget
+    values: tuple[str, ...]
+    wait_until: str = "domcontentloaded"
+
+
+@attrs.frozen(kw_only=True)
+class Wait:
+    """Wait for exactly one condition (checked by :func:`browserd.tabs.actions.wait`)."""
+
+    kind: ClassVar[str] = "wait"
+    selector: str | None = None
+    text: str | None = None
+    text_gone: str | None = None
+    url: str | None = None
+    load_state: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Navigate:
+    """Navigate the tab (the URL already passed the URL policy)."""
+
+    kind: ClassVar[str] = "navigate"
+    url: str
+    wait_until: str = "load"
+
+
+@attrs.frozen(kw_only=True)
+class AnswerDialog:
+    """Accept or dismiss the open JavaScript dialog."""
+
+    kind: ClassVar[str] = "dialog"
+    accept: bool
+    prompt_text: str | None = None
+    wait_until: str = "domcontentloaded"
+
+
+Action = Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog
+"""Any one action."""
+
+
+@attrs.define
+class Progress:
+    """Whether the current action has sent input to the page yet (for ``uncertain``)."""
+
+    sent: bool = False

@@ -1,0 +1,83 @@
+"""Choosing options of a ``<select>`` (by value or visible label)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...errors import BadRequest, JsException
+from ..actor import TabActor
+from .effects import observing, race
+from .element import call_on, resolve_element
+from .records import ElementTarget, Progress
+
+__all__ = ["select"]
+
+
+_SELECT_JS = """function (values) {
+  const el = this;
+  if (el.localName !== 'select') return {notSelect: el.localName};
+  if (el.disabled) return {disabled: true};
+  const opts = Array.from(el.options);
+  const norm = s => String(s).replace(/\\s+/g, ' ').trim();
+  const chosen = [], missing = [];
+  for (const v of values) {
+    const o = opts.find(o => o.value === v) || opts.find(o => norm(o.label) === norm(v))
+      || opts.find(o => norm(o.text) === norm(v));
+    if (!o) missing.push(v); else if (!chosen.includes(o)) chosen.push(o);
+  }
+  const available = opts.slice(0, 50).map(o => ({value: o.value, label: norm(o.label)}));
+  if (missing.length) return {missing, available};
+  if (!el.multiple && chosen.length > 1) return {notMultiple: chosen.length};
+  const off = chosen.find(o => o.disabled);
+  if (off) return {disabledOption: off.value};
+  for (const o of opts) o.selected = chosen.includes(o);
+  el.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  el.dispatchEvent(new Event('change', {bubbles: true}));
+  return {selected: chosen.map(o => o.value)};
+}"""
+
+
+async def select(tab: TabActor, target: ElementTarget, values: Sequence[str], *,
+                 progress: Progress | None = None) -> dict[str, Any]:
+    """Choose options of a ``<select>`` by value or visible label; fire input + change.
+
+    Answers ``{ok, selected: [values], effects}``. Raises BadRequest when the
+    element is not a select, is disabled, a value matches no option (the
+    message names it and lists the options), or several values are given
+    for a single select.
+    """
+    if not values or not all(isinstance(v, str) for v in values):
+        raise BadRequest("values must be a non-empty list of strings", field="values")
+    progress = progress if progress is not None else Progress()
+    handle = await resolve_element(tab, target)
+    with observing(tab) as observer:
+        result_box: list[Any] = []
+
+        async def run() -> None:
+            progress.sent = True
+            result_box.append(await call_on(tab, handle, _SELECT_JS, list(values)))
+
+        _, dialog = await race(tab, run)
+        if dialog and not result_box:
+            effects = await observer.settle()
+            return {"ok": True, "selected": None, "effects": effects}
+        result = result_box[0] if result_box else None
+        if not isinstance(result, dict):
+            raise JsException("selecting the options failed")
+        if "notSelect" in result:
+            raise BadRequest(f"the element is a <{result['notSelect']}>, not a <select>",
+                             field="values", hint="target the <select> element itself")
+        if result.get("disabled"):
+            raise BadRequest("the <select> is disabled", field="values")
+        if "missing" in result:
+            missing = ", ".join(repr(v) for v in result["missing"])
+            raise BadRequest(f"no option has the value or label {missing}", field="values",
+                             missing=result["missing"], available=result.get("available", []))
+        if "notMultiple" in result:
+            raise BadRequest("the <select> takes one value, not several", field="values")
+        if "disabledOption" in result:
+            raise BadRequest(f"the option {result['disabledOption']!r} is disabled",
+                             field="values")
+        effects = await observer.settle()
+    return {"ok": True, "selected": result.get("selected", []), "effects": effects}

@@ -1,0 +1,136 @@
+"""Waiting for a condition: a selector, text, text gone, a URL glob or a load state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from ...errors import BadRequest, CdpError, EvalDisabled, Timeout
+from ...textmatch import Glob, compile_glob
+from ..actor import TabActor
+from ..page import js_literal
+from ..state import LoadState
+from ..worlds import world_evaluate
+from .effects import race
+
+__all__ = ["LOAD_STATES", "POLL_S", "glob_regex", "wait"]
+
+POLL_S = 0.1
+"""The polling interval of JS-based waits."""
+LOAD_STATES = (LoadState.DOMCONTENTLOADED.value, LoadState.LOAD.value)
+"""The load states a wait can name."""
+
+
+def glob_regex(pattern: str) -> Glob:
+    """A URL glob (``**`` anything, ``*`` anything but ``/``), matched in bounded time."""
+    return compile_glob(pattern)
+
+
+_WAIT_JS = """((mode, arg) => {
+  if (mode === 'selector') {
+    let el;
+    try { el = document.querySelector(arg); }
+    catch (e) { return JSON.stringify({bad: String(e && e.message || e)}); }
+    if (!el) return false;
+    if (!el.checkVisibility) return true;
+    return el.checkVisibility({visibilityProperty: true});
+  }
+  const body = document.body;
+  const has = !!body && (body.innerText || '').includes(arg);
+  return mode === 'text' ? has : !has;
+})(%s, %s)"""
+
+
+async def wait(tab: TabActor, *, selector: str | None = None, text: str | None = None,
+               text_gone: str | None = None, url: str | None = None,
+               load_state: str | None = None, timeout_ms: int = 15000,
+               evaluate_enabled: bool = True) -> dict[str, Any]:
+    """Wait until exactly one condition holds: answers ``{ok, waitedMs}``.
+
+    ``selector`` (an element matching it is attached and visible), ``text``
+    / ``text_gone`` (the page's visible text contains / no longer contains
+    it) poll every ~100 ms in the ``browserd`` isolated world of the main
+    frame, and need ``evaluate_enabled`` (else 403 EVAL_DISABLED). ``url``
+    (a glob: ``*`` within a path segment, ``**`` across) and ``load_state``
+    ("domcontentloaded" | "load") follow the tab's events without JS.
+
+    Raises Timeout (504) after ``timeout_ms``, BadRequest for an invalid
+    selector or not exactly one condition, DialogOpen when a dialog blocks
+    the page. Cancellation stops the wait; nothing on the page changes.
+    """
+    conditions = {"selector": selector, "text": text, "textGone": text_gone, "url": url,
+                  "loadState": load_state}
+    given = [k for k, v in conditions.items() if v is not None]
+    if len(given) != 1:
+        raise BadRequest("give exactly one of selector, text, textGone, url or loadState"
+                         + (f" (got {', '.join(given)})" if given else ""))
+    what = given[0]
+    if what in ("selector", "text", "textGone") and not evaluate_enabled:
+        raise EvalDisabled("JavaScript evaluation is disabled in settings, "
+                           "and selector/text waits run JavaScript too",
+                           hint="wait for url or loadState, or enable evaluate_enabled")
+    if load_state is not None and load_state not in LOAD_STATES:
+        raise BadRequest(f"loadState must be one of {', '.join(LOAD_STATES)}",
+                         field="loadState")
+    started = trio.current_time()
+    with trio.move_on_after(timeout_ms / 1000) as scope:
+        if what == "url":
+            assert url is not None
+            pattern = glob_regex(url)
+            while not pattern.match(tab.url):
+                _check_waitable(tab)
+                await tab.wait_changed()
+        elif what == "loadState":
+            assert load_state is not None
+            await _wait_load_state(tab, load_state)
+        else:
+            arg = {"selector": selector, "text": text, "textGone": text_gone}[what]
+            expression = _WAIT_JS % (js_literal(
+                {"selector": "selector", "text": "text", "textGone": "gone"}[what]),
+                js_literal(arg))
+            while True:
+                _check_waitable(tab)
+                value, dialog = await race(tab, lambda: _world_value(tab, expression))
+                if dialog:
+                    _check_waitable(tab)
+                if isinstance(value, str) and value.startswith("{"):
+                    raise BadRequest(f"invalid selector {selector!r}", field="selector")
+                if value is True:
+                    break
+                await trio.sleep(POLL_S)
+    waited = round((trio.current_time() - started) * 1000)
+    if scope.cancelled_caught:
+        shown = str(conditions[what])[:200]
+        raise Timeout(f"waited {waited} ms for {what} {shown!r}",
+                      hint="raise timeoutMs, or check the page with GET /snapshot",
+                      waitedMs=waited)
+    return {"ok": True, "waitedMs": waited}
+
+
+def _check_waitable(tab: TabActor) -> None:
+    tab.check_usable(allow_dialog=False)
+
+
+async def _world_value(tab: TabActor, expression: str) -> Any:
+    try:
+        remote = await world_evaluate(tab, tab.session, tab.main_frame_id, expression)
+    except CdpError as exc:
+        # The frame is between documents: not yet there.
+        if "context" in exc.message.lower() or "frame" in exc.message.lower():
+            return False
+        raise
+    return remote.get("value")
+
+
+async def _wait_load_state(tab: TabActor, state: str) -> None:
+    want = LoadState(state).rank
+    if tab.load_state == LoadState.NONE:
+        # Attached after the page loaded: the lifecycle events were missed, so
+        # ask the document itself (our own fixed expression, not caller JS).
+        ready = await _world_value(tab, "document.readyState")
+        if ready == "complete" or (ready == "interactive" and want == 1):
+            return
+    while tab.load_state.rank < want:
+        _check_waitable(tab)
+        await tab.wait_changed()

@@ -1,0 +1,203 @@
+"""TabActor events and the effects Observer, against the shared fake CDP peer (no Chromium)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import pytest
+import trio
+
+from browserd.errors import DialogOpen, TargetCrashed
+from browserd.tabs import query
+from browserd.tabs.actions import observing
+from browserd.tabs.actor import TabActor
+from browserd.tabs.state import LoadState
+from tests.fakecdp import FakeCdpPeer, connected, tab_peer
+
+SID = "S-T1"  # the session tab_peer("T1") hands out
+
+
+@asynccontextmanager
+async def running_tab(peer: FakeCdpPeer) -> AsyncIterator[TabActor]:
+    async with connected(peer) as conn, trio.open_nursery() as nursery:
+        tab: TabActor = await nursery.start(TabActor(conn, "T1").run)
+        await tab.wait_enabled()
+        yield tab
+        tab.close()
+
+
+async def until(tab: TabActor, condition: Callable[[], bool]) -> None:
+    """Wait for the actor's state to satisfy ``condition`` (the caller sets the deadline)."""
+    while not condition():
+        await tab.wait_changed()
+
+
+async def test_enable_reads_the_frame_tree_and_the_document_state() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer(loader_id="L1", url="https://a.test/x", ready_state="interactive")
+        async with running_tab(peer) as tab:
+            assert (tab.main_frame_id, tab.loader_id, tab.url) == ("T1", "L1", "https://a.test/x")
+            assert tab.load_state is LoadState.DOMCONTENTLOADED
+            assert peer.sent("Page.setLifecycleEventsEnabled") == [{"enabled": True}]
+
+
+async def test_load_state_follows_the_main_frames_lifecycle_per_document() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        async with running_tab(peer) as tab:
+            assert tab.load_state is LoadState.LOAD
+            # A new document: its lifecycle may start before frameNavigated.
+            await peer.emit("Page.lifecycleEvent", {"frameId": "T1", "loaderId": "L2",
+                                                    "name": "init"}, SID)
+            await peer.emit("Page.frameNavigated", {"frame": {
+                "id": "T1", "loaderId": "L2", "url": "https://a.test/next"}}, SID)
+            await until(tab, lambda: tab.loader_id == "L2")
+            assert tab.load_state is LoadState.LOADING and tab.navigations == 1
+            assert tab.url == "https://a.test/next"
+            # A subframe's lifecycle does not move the tab's load state.
+            await peer.emit("Page.lifecycleEvent", {"frameId": "SUB", "loaderId": "L2",
+                                                    "name": "load"}, SID)
+            await peer.emit("Page.lifecycleEvent", {"frameId": "T1", "loaderId": "L2",
+                                                    "name": "DOMContentLoaded"}, SID)
+            await until(tab, lambda: tab.load_state is not LoadState.LOADING)
+            assert tab.load_state is LoadState.DOMCONTENTLOADED
+            await peer.emit("Page.lifecycleEvent", {"frameId": "T1", "loaderId": "L2",
+                                                    "name": "load"}, SID)
+            await until(tab, lambda: tab.load_state is LoadState.LOAD)
+
+
+async def test_a_dialog_blocks_work_until_it_closes() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        async with running_tab(peer) as tab:
+            await peer.emit("Page.javascriptDialogOpening", {
+                "type": "confirm", "message": "Sure?", "defaultPrompt": "", "url": "u"}, SID)
+            await until(tab, lambda: tab.dialog is not None)
+            assert tab.dialog is not None and tab.dialog.to_json() == {
+                "type": "confirm", "message": "Sure?", "defaultPrompt": ""}
+            with pytest.raises(DialogOpen):
+                tab.check_usable(allow_dialog=False)
+            result, dialog = await tab.race_dialog(trio.sleep_forever)
+            assert result is None and dialog is tab.dialog
+            await peer.emit("Page.javascriptDialogClosed", {"result": True}, SID)
+            await until(tab, lambda: tab.dialog is None)
+            tab.check_usable(allow_dialog=False)
+
+
+async def test_race_dialog_abandons_a_command_the_dialog_blocks() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        peer.on("Input.dispatchMouseEvent", lambda p, s: None)  # blocked: never answers
+        async with running_tab(peer) as tab:
+            async def opens_a_dialog() -> None:
+                await trio.testing.wait_all_tasks_blocked()
+                await peer.emit("Page.javascriptDialogOpening", {"type": "alert",
+                                                                 "message": "hi"}, SID)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(opens_a_dialog)
+                result, dialog = await tab.race_dialog(
+                    lambda: tab.send("Input.dispatchMouseEvent", {"type": "mousePressed"}))
+            assert result is None and dialog is not None and dialog.type == "alert"
+
+
+async def test_console_messages_and_exceptions_land_in_the_ring_buffer() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        async with running_tab(peer) as tab:
+            await peer.emit("Runtime.consoleAPICalled", {
+                "type": "warning", "args": [{"type": "string", "value": "low disk"},
+                                            {"type": "number", "value": 3}],
+                "stackTrace": {"callFrames": [{"url": "https://a.test/app.js",
+                                               "lineNumber": 7}]}}, SID)
+            await peer.emit("Runtime.consoleAPICalled", {
+                "type": "log", "args": [{"type": "object", "description": "Object"}]}, SID)
+            await peer.emit("Runtime.exceptionThrown", {"exceptionDetails": {
+                "text": "Uncaught", "exception": {"description": "Error: boom"}}}, SID)
+            await until(tab, lambda: len(tab.console) == 3)
+            entries = tab.console.entries()
+            assert [(e.level, e.text, e.source) for e in entries] == [
+                ("warn", "low disk 3", "console"), ("log", "Object", "console"),
+                ("error", "Error: boom", "exception")]
+            assert (entries[0].url, entries[0].line) == ("https://a.test/app.js", 7)
+            answer = query.console(tab, level="warn", clear=True)
+            assert [m["text"] for m in answer["messages"]] == ["low disk 3", "Error: boom"]
+            assert "dropped" not in answer and len(tab.console) == 0
+
+
+async def test_a_crash_fails_calls_in_flight_and_refuses_new_work_but_navigation() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        answers_readiness = peer.handlers["Runtime.evaluate"]
+        peer.on("Runtime.evaluate", lambda p, s: answers_readiness(p, s)
+                if p.get("expression") == "document.readyState" else None)  # then hangs
+        peer.on("Page.reload", lambda p, s: {})
+        async with running_tab(peer) as tab:
+            failures: list[BaseException] = []
+
+            async def in_flight() -> None:
+                try:
+                    await tab.send("Runtime.evaluate", {"expression": "1"})
+                except TargetCrashed as exc:
+                    failures.append(exc)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(in_flight)
+                await trio.testing.wait_all_tasks_blocked()
+                await peer.emit("Inspector.targetCrashed", {}, SID)
+            assert tab.crashed and len(failures) == 1
+            with pytest.raises(TargetCrashed):
+                await tab.send("Runtime.evaluate", {"expression": "1"})
+            with pytest.raises(TargetCrashed):
+                tab.check_usable()
+            assert await tab.send("Page.reload") == {}  # a navigation revives the tab
+            await peer.emit("Inspector.targetReloadedAfterCrash", {}, SID)
+            await until(tab, lambda: not tab.crashed)
+
+
+async def test_observer_reports_a_navigation_the_action_caused() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        async with running_tab(peer) as tab:
+            with observing(tab) as observer:
+                await peer.emit("Page.frameRequestedNavigation", {
+                    "frameId": "T1", "url": "https://a.test/b", "disposition": "currentTab"},
+                    SID)
+                await peer.emit("Page.frameNavigated", {"frame": {
+                    "id": "T1", "loaderId": "L2", "url": "https://a.test/b"}}, SID)
+                effects = await observer.settle()
+            assert effects == {"navigated": "https://a.test/b"}
+
+
+async def test_observer_reports_new_tabs_opened_by_this_tab_only() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        async with running_tab(peer) as tab:
+            with observing(tab) as observer:
+                for target_id, opener in (("N1", "T1"), ("N2", "OTHER"), ("N1", "T1")):
+                    await peer.emit("Target.targetCreated", {"targetInfo": {
+                        "targetId": target_id, "type": "page", "openerId": opener}})
+                effects = await observer.settle()
+            assert effects == {"newTabs": ["N1"]}
+
+
+async def test_observer_reports_a_dialog_and_a_pending_navigation() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        async with running_tab(peer) as tab:
+            with observing(tab) as observer:
+                await peer.emit("Page.frameRequestedNavigation", {
+                    "frameId": "T1", "url": "https://a.test/slow"}, SID)
+                await peer.emit("Page.javascriptDialogOpening", {
+                    "type": "beforeunload", "message": ""}, SID)
+                effects = await observer.settle()
+            assert effects == {"navigationPending": "https://a.test/slow",
+                               "dialog": {"type": "beforeunload", "message": ""}}
+
+
+async def test_observer_sees_nothing_when_nothing_happens() -> None:
+    with trio.fail_after(10):
+        async with running_tab(tab_peer()) as tab:
+            with observing(tab) as observer:
+                assert await observer.settle(quiet_s=0.01) == {}
