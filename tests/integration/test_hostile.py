@@ -72,12 +72,15 @@ async def test_pathological_glob_on_a_64kb_url_answers_in_time_and_healthz_stays
         assert (await ok_json(r))["result"] > 64_000
 
         healthz: list[int] = []
+        during: list[int] = []  # answers that arrived while the wait was still running
         finished = trio.Event()
 
         async def probe() -> None:
             while not finished.is_set():
                 h = await api.get("/healthz", timeout=5)
                 healthz.append(h.status_code)
+                if not finished.is_set():
+                    during.append(h.status_code)
                 await trio.sleep(0.05)
 
         async with trio.open_nursery() as nursery:
@@ -88,7 +91,8 @@ async def test_pathological_glob_on_a_64kb_url_answers_in_time_and_healthz_stays
             finished.set()
         assert r.status_code == 504, r.text
         assert r.json()["code"] == "TIMEOUT"
-        assert len(healthz) >= 3 and set(healthz) == {200}
+        # The service answered while the globs were matched (a blocked loop answers nothing).
+        assert during and set(healthz) == {200}
 
         r = await api.post("/wait", json={"targetId": tab, "url": "http://*/**/x/**/end",
                                           "timeoutMs": 5000})

@@ -6,13 +6,14 @@ Pages: tests/pages/input_*.html. Every test drives the real service
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import httpx
 import pytest
 import trio
 
-from tests.conftest import start_service, stop_service
+from tests.conftest import add_route, start_service, stop_service
 
 pytestmark = pytest.mark.chromium
 
@@ -399,23 +400,61 @@ async def test_stale_refs_are_refused(api, tab, pages):
         assert await js(api, tab, "document.getElementById('out').textContent") == ""
 
 
+def gate_route(arrived: threading.Event, release: threading.Event) -> Any:
+    """A page-server handler that says it was reached, then answers once released (≤ 60 s)."""
+
+    def handler(req: Any) -> None:
+        arrived.set()
+        release.wait(60)
+        req.send_response(200)
+        req.send_header("Content-Type", "text/plain")
+        req.send_header("Content-Length", "2")
+        req.send_header("Cache-Control", "no-store")
+        req.end_headers()
+        req.wfile.write(b"ok")
+
+    return handler
+
+
 async def test_tab_queue_full_answers_429(api, tab, pages):
-    with trio.fail_after(30):
-        await goto(api, tab, pages.url("/input_misc.html"))
-        statuses: list[int] = []
+    """With the tab's slot held and its queue full, every further call is 429 at once."""
+    arrived, release = threading.Event(), threading.Event()
+    add_route("/input_gate", gate_route(arrived, release))
+    try:
+        with trio.fail_after(60):
+            await goto(api, tab, pages.url("/input_misc.html"))
+            statuses: list[int] = []
+            refused = trio.Event()
+            holder: list[httpx.Response] = []
 
-        async def slow_wait() -> None:
-            r = await post(api, "/wait", tab, url="**/never", timeoutMs=400)
-            statuses.append(r.status_code)
-            if r.status_code == 429:
-                assert r.json()["code"] == "TAB_BUSY"
+            async def hold_the_slot() -> None:
+                holder.append(await post(api, "/eval", tab, js="fetch('/input_gate', "
+                                         "{cache: 'no-store'}).then(r => r.status)", **{
+                                             "await": True, "timeoutMs": 60_000}))
 
-        async with trio.open_nursery() as nursery:
-            for _ in range(14):
-                nursery.start_soon(slow_wait)
-        assert statuses.count(429) >= 4, statuses
-        assert set(statuses) == {429, 504}, statuses
-        await ok(api, "/wait", tab, url="**/input_misc.html", timeoutMs=1000)
+            async def queued_wait() -> None:
+                r = await post(api, "/wait", tab, url="**/never", timeoutMs=400)
+                statuses.append(r.status_code)
+                if r.status_code == 429:
+                    assert r.json()["code"] == "TAB_BUSY"
+                    if statuses.count(429) == 5:
+                        refused.set()
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(hold_the_slot)
+                # The eval holds the tab's work slot while its fetch waits at the server.
+                while not arrived.is_set():
+                    await trio.sleep(0.02)
+                for _ in range(13):
+                    nursery.start_soon(queued_wait)
+                # tab_queue_limit (8) wait behind the eval; the other 5 are refused.
+                await refused.wait()
+                release.set()
+            assert holder[0].status_code == 200 and holder[0].json()["result"] == 200
+            assert sorted(statuses) == [429] * 5 + [504] * 8, statuses
+            await ok(api, "/wait", tab, url="**/input_misc.html", timeoutMs=1000)
+    finally:
+        release.set()
 
 
 async def test_hung_page_click_is_bounded_and_tab_recovers(api, service, tab, pages):

@@ -210,23 +210,33 @@ async def test_wait_download_answers_when_the_next_one_finishes(api, tab, pages)
         r = await api.post("/navigate", json={"targetId": tab, "url": pages.url("/dl_auto.html")})
         assert r.status_code == 200, r.text
         answer: list[httpx.Response] = []
+        answered = trio.Event()
 
         async def waiter() -> None:
             answer.append(await api.post("/wait", json={"targetId": tab, "download": True,
                                                         "timeoutMs": 30000}))
+            answered.set()
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(waiter)
-            await trio.sleep(0.3)  # let the wait begin; its start is its mark
-            r = await api.post("/eval", json={
-                "targetId": tab, "js": "const a=document.createElement('a');"
-                "a.href='/dl/wait?x=1';document.body.appendChild(a);a.click();1"})
-            assert r.status_code == 200, r.text
+            # The wait's start is its mark, and nothing outside says when it began:
+            # instead of guessing with a sleep, start one more download each turn
+            # until the wait answers; it must answer with one of them.
+            clicks = 0
+            while not answered.is_set():
+                clicks += 1
+                r = await api.post("/eval", json={
+                    "targetId": tab, "js": "const a=document.createElement('a');"
+                    f"a.href='/dl/wait?x={clicks}';document.body.appendChild(a);a.click();1"})
+                assert r.status_code == 200, r.text
+                with trio.move_on_after(2):
+                    await answered.wait()
         body = answer[0].json()
         assert answer[0].status_code == 200, body
         assert body["ok"] is True and body["targetId"] == tab
         assert body["download"]["state"] == "completed"
         assert urlsplit(body["download"]["url"]).path == "/dl/wait"
+        assert 1 <= int(parse_qs(urlsplit(body["download"]["url"]).query)["x"][0]) <= clicks
         assert isinstance(body["waitedMs"], int)
 
 

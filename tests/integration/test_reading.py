@@ -8,6 +8,7 @@ answers late); the documentation-like page is tests/pages/read_docs.html.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from typing import Any
 
@@ -74,7 +75,6 @@ def link_index(links: int = 2000) -> str:
 @pytest.fixture(scope="module", autouse=True)
 def routes() -> None:
     add_route("/read_slow.html", slow_page())
-    add_route("/read_slower.html", slow_page(chunks=6, pause_s=0.6))
     add_route("/read_late.js", late_script)
     add_route("/read_start.html", html_route(
         '<!doctype html><title>Start</title><h1>Start</h1>'
@@ -174,27 +174,57 @@ async def test_act_step_that_navigates_settles(api: httpx.AsyncClient, tab: str,
         assert r.status_code == 400
 
 
+def gated_page(gate: threading.Event) -> Any:
+    """A handler sending half the buttons, then the rest only once ``gate`` is set (≤ 60 s)."""
+    half = SLOW_BUTTONS // 2
+
+    def handler(req: Any) -> None:
+        req.send_response(200)
+        req.send_header("Content-Type", "text/html; charset=utf-8")
+        req.send_header("Cache-Control", "no-store")
+        req.end_headers()
+        first = "".join(f"<button>Button {i}</button>" for i in range(half))
+        req.wfile.write(b"<!doctype html><html><head><title>Gated</title></head>"
+                        b"<body><h1>Gated page</h1>" + first.encode())
+        req.wfile.flush()
+        gate.wait(60)
+        rest = "".join(f"<button>Button {i}</button>" for i in range(half, SLOW_BUTTONS))
+        req.wfile.write(rest.encode() + b'<p id="end">The end</p></body></html>')
+        req.wfile.flush()
+
+    return handler
+
+
 async def test_reads_settle_or_say_loading(api: httpx.AsyncClient, tab: str,
                                           pages: PageServer) -> None:
-    with trio.fail_after(60):
-        r = await api.post("/navigate", json={"targetId": tab, "waitUntil": "commit",
-                                              "url": pages.url("/read_slower.html")})
-        assert r.status_code == 200, r.text
-        assert r.json()["loadState"] == "loading"
-        # No settling asked for: a partial page, and the answer says so.
-        partial = await snap(api, tab, settleMs=0)
-        assert partial["loadState"] == "loading"
-        assert count_buttons(partial["text"]) < SLOW_BUTTONS
-        found = await find(api, tab, role="button", settleMs=0)
-        assert found["loadState"] == "loading"
-        # The default settleMs (5 s) covers the rest of this ~4 s document.
-        full = await snap(api, tab)
-        assert full["loadState"] in ("domcontentloaded", "load")
-        assert count_buttons(full["text"]) == SLOW_BUTTONS
-        for path, params in (("/query", {"selector": "button"}), ("/dom", {"format": "text"})):
-            r = await api.get(path, params={"targetId": tab, **params})
+    # The document's end is held back by the server until the partial reads are
+    # done: "loading" is then certain, not a race against a timed stream.
+    gate = threading.Event()
+    add_route("/read_gated.html", gated_page(gate))
+    try:
+        with trio.fail_after(60):
+            r = await api.post("/navigate", json={"targetId": tab, "waitUntil": "commit",
+                                                  "url": pages.url("/read_gated.html")})
             assert r.status_code == 200, r.text
-            assert r.json()["loadState"] in ("domcontentloaded", "load")
+            assert r.json()["loadState"] == "loading"
+            # No settling asked for: a partial page, and the answer says so.
+            partial = await snap(api, tab, settleMs=0)
+            assert partial["loadState"] == "loading"
+            assert count_buttons(partial["text"]) < SLOW_BUTTONS
+            found = await find(api, tab, role="button", settleMs=0)
+            assert found["loadState"] == "loading"
+            # The default settleMs (5 s) covers the rest, sent now.
+            gate.set()
+            full = await snap(api, tab)
+            assert full["loadState"] in ("domcontentloaded", "load")
+            assert count_buttons(full["text"]) == SLOW_BUTTONS
+            for path, params in (("/query", {"selector": "button"}),
+                                 ("/dom", {"format": "text"})):
+                r = await api.get(path, params={"targetId": tab, **params})
+                assert r.status_code == 200, r.text
+                assert r.json()["loadState"] in ("domcontentloaded", "load")
+    finally:
+        gate.set()
 
 
 # ---------------------------------------------------------------- lean answers

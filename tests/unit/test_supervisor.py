@@ -214,7 +214,7 @@ async def test_stop_ends_a_long_backoff_wait_at_once(
             await nursery.start(sup.run)
             nursery.start_soon(sup.start)
             while attempts < 9:  # backoff now at its 30 s cap
-                await trio.sleep(0.001)
+                await trio.sleep(0.1)  # virtual: well inside each wait (0.5 s and more)
             await trio.sleep(0.001)
             assert sup.state == "restarting"
             asked_at = trio.current_time()
