@@ -365,13 +365,19 @@ async def _send_cdp_session(port: int, token: str, target_id: str, method: str) 
 
 
 async def _probe(svc: Service, *, path: str, body: dict[str, Any] | None,
-                 every: float, latencies: list[float], failures: list[str]) -> None:
-    """Call ``path`` every ``every`` s until cancelled; record latency and non-200s."""
+                 every: float, latencies: list[float], failures: list[str],
+                 answered_at: list[float] | None = None, timeout: float = 5.0) -> None:
+    """Call ``path`` every ``every`` s until cancelled; record latency and non-200s.
+
+    ``answered_at`` collects the ``time.perf_counter()`` of each 200 answer.
+    """
     while True:
-        r = await svc.call("POST" if body is not None else "GET", path, body, timeout=5)
+        r = await svc.call("POST" if body is not None else "GET", path, body, timeout=timeout)
         latencies.append(r.seconds)
         if r.status != 200:
             failures.append(f"{path}: {r.brief()}")
+        elif answered_at is not None:
+            answered_at.append(time.perf_counter())
         await trio.sleep(every)
 
 
@@ -740,17 +746,29 @@ async def f8(d: Drill) -> None:
         tab_b = await svc.open_tab(pages.url("/b.html", host="localhost"))
         health: list[float] = []
         other: list[float] = []
+        health_at: list[float] = []
+        other_at: list[float] = []
         probe_failures: list[str] = []
+        # Judged (python -m supervision): a 1 s hang and 5 s probe deadlines. Under
+        # pytest the hang lasts 4 s and a probe may take 30 s: what is checked there
+        # is the outcome (the others answered while A hung), not how fast.
+        hang_ms = 1000 if d.judge_latency else 4000
+        probe_timeout = 5.0 if d.judge_latency else 30.0
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(lambda: _probe(svc, path="/healthz", body=None, every=0.1,
-                                              latencies=health, failures=probe_failures))
+            nursery.start_soon(lambda: _probe(
+                svc, path="/healthz", body=None, every=0.1, latencies=health,
+                failures=probe_failures, answered_at=health_at, timeout=probe_timeout))
             nursery.start_soon(lambda: _probe(
                 svc, path="/eval", body={"js": "1 + 1", "targetId": tab_b}, every=0.1,
-                latencies=other, failures=probe_failures))
-            r = await svc.eval("while (true) {}", target=tab_a, timeout_ms=1000)
+                latencies=other, failures=probe_failures, answered_at=other_at,
+                timeout=probe_timeout))
+            hang_from = time.perf_counter()
+            r = await svc.eval("while (true) {}", target=tab_a, timeout_ms=hang_ms)
+            hang_to = time.perf_counter()
             d.figure("busy_loop", r.seconds * 1000, " ms")
             d.check(r.status == 504, f"while(true): {r.brief()}")
-            d.within(r.seconds, 2.0, f"while(true) answered after {r.seconds:.2f} s")
+            d.within(r.seconds, hang_ms / 1000 + 1.0,
+                     f"while(true) answered after {r.seconds:.2f} s")
             r = await svc.eval("new Promise(() => {})", target=tab_a, await_=True,
                                timeout_ms=1000)
             d.figure("never_resolving", r.seconds * 1000, " ms")
@@ -761,11 +779,16 @@ async def f8(d: Drill) -> None:
                     f"tab A after termination: {r.brief()}")
             nursery.cancel_scope.cancel()
         d.check(not probe_failures, f"probe failures: {probe_failures[:3]}")
-        d.figure("healthz_max", max(health) * 1000, " ms")
-        d.figure("other_tab_max", max(other) * 1000, " ms")
-        d.check(health and other, "no probe completed while the tab hung")
-        d.within(max(health), 0.5, f"/healthz waited {max(health):.3f} s")
-        d.within(max(other), 0.5, f"the other tab waited {max(other):.3f} s")
+        during = [t for t in health_at if hang_from <= t <= hang_to]
+        during_other = [t for t in other_at if hang_from <= t <= hang_to]
+        d.figure("answers_while_hung", f"healthz {len(during)}, other tab {len(during_other)}")
+        d.check(during, "no /healthz answer arrived while tab A hung")
+        d.check(during_other, "the other tab answered nothing while tab A hung")
+        if health and other:
+            d.figure("healthz_max", max(health) * 1000, " ms")
+            d.figure("other_tab_max", max(other) * 1000, " ms")
+            d.within(max(health), 0.5, f"/healthz waited {max(health):.3f} s")
+            d.within(max(other), 0.5, f"the other tab waited {max(other):.3f} s")
         await d.invariants(svc, "after fault")
         await d.stop(svc)
 

@@ -1,7 +1,7 @@
 """A small AST mutation runner: break the code on purpose, one change at a time.
 
 ``python -m supervision.mutants [--only guard,urlpolicy] [--list] [--limit N] [--every N]
-[--record results.jsonl] [-v]``
+[--record results.jsonl] [--rerun results.jsonl] [--named] [-v]``
 
 For each configured target (a module, optionally only some of its functions,
 and the fast tests that guard it) every mutation point is changed in turn —
@@ -19,7 +19,10 @@ per mutant, which puts the copy first on ``sys.path`` and runs pytest
 in-process on the mapped tests. The working tree is never modified. Not
 part of CI: it takes minutes.
 
-Editing the configuration when modules move: change ``TARGETS`` below.
+``--named`` instead applies the hand-written mutations of ``NAMED`` (the eight
+regressions of issue #18) one at a time and says which were caught.
+
+Editing the configuration when modules move: change ``TARGETS`` and ``NAMED`` below.
 """
 
 from __future__ import annotations
@@ -82,12 +85,68 @@ TARGETS: tuple[Target, ...] = (
            functions=("BrowserProcess.stop", "BrowserProcess._signal_group",
                       "BrowserProcess._send_close", "BrowserProcess._wait_ready",
                       "run_browser")),
+    Target(name="refmap", module="browserd/tabs/state.py",
+           tests=("tests/unit/test_tab_state.py",), functions=("RefMap",)),
     # Ref resolution is exercised against a real Chromium (a browserd per mutant): slow.
     Target(name="refs", module="browserd/tabs/resolve.py",
            tests=("tests/integration/test_snapshot.py", "tests/integration/test_input.py"),
            functions=("resolve_ref", "_stale", "_handle_from"),
            select="stale or refs_stable or by_ref", timeout_s=300.0),
 )
+
+@attrs.frozen(kw_only=True)
+class Named:
+    """A mutation written by hand: ``old`` (found exactly once) replaced by ``new``."""
+
+    name: str
+    module: str  # path under src/
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    select: str | None = None
+    timeout_s: float = 300.0
+
+
+#: The eight regressions of issue #18 the suite once missed (``--named``): each
+#: must turn its tests red. Edit the text here when the code they break moves.
+NAMED: tuple[Named, ...] = (
+    Named(name="/act's navigate step skips the URL policy",
+          module="browserd/http/routes/input.py",
+          old='url=system.url_policy.check(args["url"])', new='url=args["url"]',
+          tests=("tests/integration/test_security.py",), select="s9_url_policy"),
+    Named(name="the client accepts any /healthz proof", module="browserd/client.py",
+          old="not isinstance(proof, str) or not hmac.compare_digest(\n"
+              "            proof, healthz_proof(self._token, nonce)\n        )",
+          new="not isinstance(proof, str)", tests=("tests/unit/test_client_proof.py",)),
+    Named(name="the stop ladder loses its SIGTERM step", module="browserd/browser/process.py",
+          old='step = "sigterm"\n                    self._signal_group(signal.SIGTERM)',
+          new='step = "sigterm"', tests=("tests/unit/test_stop_ladder.py",)),
+    Named(name="the stop ladder loses its SIGKILL step", module="browserd/browser/process.py",
+          old='step = "sigkill"\n                    self._signal_group(signal.SIGKILL)',
+          new='step = "sigkill"', tests=("tests/unit/test_stop_ladder.py",)),
+    Named(name="a browser left by a dead browserd is never stopped",
+          module="browserd/supervisor/supervisor.py",
+          old="        await self._pid_record.stop_leftover(profile_dir)\n", new="",
+          tests=("tests/unit/test_stop_ladder.py",)),
+    Named(name="stop no longer ends the restart backoff wait at once",
+          module="browserd/supervisor/supervisor.py",
+          old="            with trio.move_on_after(delay):\n"
+              "                # A stop during the backoff ends the wait at once.\n"
+              "                while self._wanted:\n"
+              "                    self._wake = trio.Event()\n"
+              "                    await self._wake.wait()\n",
+          new="            await trio.sleep(delay)\n", tests=("tests/unit/test_supervisor.py",)),
+    Named(name="backoff jitter removed", module="browserd/supervisor/policy.py",
+          old="return backoff * (0.5 + rng())", new="return backoff",
+          tests=("tests/unit/test_supervisor.py", "tests/unit/test_supervision_data.py")),
+    Named(name="no fsync of media data before the rename", module="browserd/media/store.py",
+          old="            os.fsync(fd)\n", new="            pass\n",
+          tests=("tests/unit/test_media_store.py",)),
+    Named(name="restart budget disabled", module="browserd/supervisor/policy.py",
+          old="return len(self._times) <= self.policy.budget", new="return True",
+          tests=("tests/unit/test_supervisor.py",), timeout_s=120.0),
+)
+
 
 #: Third-party imports done once in the parent so each forked child starts fast.
 PRELOAD = ("trio", "trio.testing", "httpx", "orjson", "attrs", "platformdirs", "pytest",
@@ -290,6 +349,10 @@ def _run_tests_in_child(src_copy: Path, tests: Sequence[str], select: str | None
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     sys.path.insert(0, str(src_copy))
+    # ... and so must every browserd the tests start (``python -m browserd serve``):
+    # PYTHONPATH comes before the editable install's path entry.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(src_copy), *filter(None, [os.environ.get("PYTHONPATH")])])
     # Anything that imported the real browserd must import the copy instead.
     for name in list(sys.modules):
         if name.split(".")[0] in ("browserd", "tests") or (
@@ -304,7 +367,8 @@ def _run_tests_in_child(src_copy: Path, tests: Sequence[str], select: str | None
     os._exit(int(code))
 
 
-def run_tests(src_copy: Path, target: Target) -> tuple[str, float]:
+def run_tests(src_copy: Path, target: Target | Named) -> tuple[str, float]:
+    """Run ``target``'s tests on ``src_copy`` in a forked child: (verdict, seconds)."""
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -367,6 +431,36 @@ def run_target(target: Target, src_copy: Path, *, limit: int | None, every: int 
         path.write_text(original)
 
 
+def run_named(src_copy: Path, named: Sequence[Named]) -> int:
+    """Apply each hand-written mutation alone; 1 if any left its tests green."""
+    missed = []
+    for m in named:
+        path = src_copy / m.module
+        original = path.read_text()
+        if original.count(m.old) != 1:
+            print(f"  ?  {m.name}: the text to break is not in {m.module} exactly once "
+                  "(the code moved: update NAMED)", flush=True)
+            missed.append(m.name)
+            continue
+        baseline, _ = run_tests(src_copy, m)
+        if baseline != "survived":
+            print(f"  ?  {m.name}: its tests fail without the mutation ({baseline})", flush=True)
+            missed.append(m.name)
+            continue
+        path.write_text(original.replace(m.old, m.new))
+        try:
+            verdict, seconds = run_tests(src_copy, m)
+        finally:
+            path.write_text(original)
+        caught = verdict != "survived"
+        if not caught:
+            missed.append(m.name)
+        print(f"  {'caught' if caught else 'MISSED'} ({verdict}, {seconds:.0f} s)  {m.name}  "
+              f"[{' '.join(m.tests)}{' -k ' + m.select if m.select else ''}]", flush=True)
+    print(f"\n{len(named) - len(missed)}/{len(named)} hand-written mutations caught")
+    return 1 if missed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m supervision.mutants", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -379,6 +473,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, help="append each outcome as a JSON line here")
     parser.add_argument("--rerun", type=Path,
                         help="run only the mutants recorded as survivors in this --record file")
+    parser.add_argument("--named", action="store_true",
+                        help="run only the hand-written mutations of NAMED (issue #18)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
     args = parser.parse_args(argv)
     targets = list(TARGETS)
@@ -410,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
         src_copy = Path(tmp) / "src"
         shutil.copytree(ROOT / "src", src_copy,
                         ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        if args.named:
+            return run_named(src_copy, NAMED)
         for target in targets:
             print(f"… {target.name}: {target.module} against {' '.join(target.tests)}",
                   flush=True)

@@ -61,6 +61,9 @@ def test_losing_the_bind_race_is_one_line_not_a_group(
     port = holder.getsockname()[1]
     monkeypatch.setenv("BROWSERD_HOME", str(tmp_path))
     monkeypatch.setenv("BROWSERD_AUTO_START", "0")
+    # Only the control port is raced here: port + 1 (the gateway's by default) is an
+    # ephemeral port some other process may hold, which would be a different refusal.
+    monkeypatch.setenv("BROWSERD_CDP_GATEWAY", "0")
     monkeypatch.setenv("BROWSERD_CONTROL_URL", f"http://127.0.0.1:{port}")
     monkeypatch.setattr(service, "port_is_free", lambda *_: True)
     monkeypatch.setattr(service, "configure_logging", lambda *_, **__: None)
