@@ -151,7 +151,11 @@ NAMED: tuple[Named, ...] = (
 #: Third-party imports done once in the parent so each forked child starts fast.
 PRELOAD = ("trio", "trio.testing", "httpx", "orjson", "attrs", "platformdirs", "pytest",
            "quart", "quart_trio", "hypercorn", "trio_websocket", "hmac",
-           "secrets", "http.server", "sqlite3")
+           "secrets", "http.server", "sqlite3",
+           # pytest's auto-loaded plugins: schemathesis and hypothesis alone cost
+           # seconds of import in every child otherwise
+           "pytest_trio.plugin", "pytest_timeout", "anyio.pytest_plugin",
+           "_hypothesis_pytestplugin", "schemathesis.pytest.plugin")
 
 _COMPARE_SWAPS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
     ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,),
@@ -362,6 +366,8 @@ def _run_tests_in_child(src_copy: Path, tests: Sequence[str], select: str | None
     import pytest
 
     code = pytest.main(["-q", "-x", "-p", "no:cacheprovider",
+                        # the plugins were preloaded by the parent (PRELOAD)
+                        "-W", "ignore::pytest.PytestAssertRewriteWarning",
                         *(["-k", select] if select else []),
                         *[str(ROOT / t) for t in tests]])
     os._exit(int(code))
