@@ -1197,8 +1197,8 @@ DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
               expectation="calls on A fail < 2 s TARGET_CRASHED; B works; A marked crashed; "
                           "A reloads or closes"),
     DrillSpec(key="F8", title="hung renderer", fast=True, fn=f8,
-              expectation="504 within the deadline; /healthz and other tab < 0.5 s; tab "
-                          "recovers"),
+              expectation="504 within the deadline; /healthz and other tab answer while it "
+                          "hangs (< 0.5 s); tab recovers"),
     DrillSpec(key="F9", title="alert()/confirm() open", fast=True, fn=f9,
               expectation="409 DIALOG_OPEN, no hang; /dialog resolves it"),
     DrillSpec(key="F10", title="SingletonLock of another host", fast=False, fn=f10,

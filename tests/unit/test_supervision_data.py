@@ -41,6 +41,24 @@ def test_history_counts_restarts_within_the_window_only() -> None:
     assert not history.record(22.0)
 
 
+def test_the_policy_defaults_are_the_documented_ones() -> None:
+    """docs/architecture.md: 0.5 s doubling to 30 s, reset after 60 s healthy, 5 in 60 s."""
+    policy = RestartPolicy()
+    assert (policy.backoff_start_s, policy.backoff_max_s, policy.healthy_reset_s) == (
+        0.5, 30.0, 60.0)
+    assert (policy.budget, policy.window_s) == (5, 60.0)
+    assert RestartPolicy.from_settings(Settings()) == policy  # the settings agree
+
+
+def test_a_restart_exactly_window_s_after_the_first_still_counts() -> None:
+    history = RestartHistory(RestartPolicy(budget=1, window_s=10.0))
+    assert history.record(0.0)
+    assert not history.record(10.0)  # 10 s apart: still inside the window
+    history.clear()
+    assert history.record(0.0)
+    assert history.record(10.5)  # the first one has left the window
+
+
 def test_stop_budgets_are_derived_and_the_service_managers_wait_longer() -> None:
     assert budgets.BROWSER_STOP_S < budgets.SUPERVISOR_STOP_S < budgets.SERVICE_STOP_S
     assert budgets.SERVICE_STOP_S == (budgets.SUPERVISOR_STOP_S + budgets.HTTP_DRAIN_S + 1)

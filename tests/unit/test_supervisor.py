@@ -122,6 +122,30 @@ async def test_healthy_run_resets_the_backoff(
     assert sup.restarts >= 4
 
 
+async def test_exactly_sixty_healthy_seconds_reset_the_backoff(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    attempts: list[float] = []
+
+    async def runs(sup: BrowserSupervisor) -> None:
+        attempts.append(trio.current_time())
+        sup.mark_running(None)
+        await trio.sleep(60.0 if len(attempts) == 2 else 59.0)
+        raise BrowserGone("crashed")
+
+    sup = make(tmp_path, runs)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            while len(attempts) < 3:
+                await trio.sleep(1)
+            nursery.cancel_scope.cancel()
+    # 59 s healthy: no reset (0.5 s wait, backoff doubles); exactly 60 s: reset (0.5 s again)
+    assert attempts[1] - attempts[0] == pytest.approx(59.5)
+    assert attempts[2] - attempts[1] == pytest.approx(60.5)
+
+
 async def test_stop_during_backoff_ends_restarts(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
