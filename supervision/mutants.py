@@ -79,7 +79,7 @@ TARGETS: tuple[Target, ...] = (
     Target(name="restart-policy", module="browserd/supervisor/policy.py",
            tests=("tests/unit/test_supervision_data.py", "tests/unit/test_supervisor.py")),
     Target(name="leftovers", module="browserd/supervisor/leftovers.py",
-           tests=("tests/unit/test_stop_ladder.py",)),
+           tests=("tests/unit/test_leftovers.py", "tests/unit/test_stop_ladder.py")),
     Target(name="stop-ladder", module="browserd/browser/process.py",
            tests=("tests/unit/test_stop_ladder.py",),
            functions=("BrowserProcess.stop", "BrowserProcess._signal_group",
