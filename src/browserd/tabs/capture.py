@@ -45,8 +45,9 @@ A capture with ``captureBeyondViewport`` makes Chromium 156 drop the page's
 scrollbars afterwards (the layout gets 15 px wider). On a tab with a
 device-metrics override (browserd's headless viewport, or one set by
 ``/emulate``) the override is cleared and that same override set again
-afterwards, which brings them back; a headed tab without one keeps the quirk
-until its next navigation.
+afterwards (again, until the scrollbars are back: see ``_Restorer``), which
+brings them back; a headed tab without one keeps the quirk until its next
+navigation.
 
 Base64 payloads above :data:`THREAD_DECODE_MIN_CHARS` are decoded in a worker
 thread: measured here, ``binascii.a2b_base64`` costs 3.8-5.7 ms per MB of
@@ -69,6 +70,7 @@ from .actor import TabActor
 from .geometry import oopif_offset
 from .resolve import ElementHandle
 from .routing import send_in
+from .worlds import world_evaluate
 
 __all__ = [
     "DEFAULT_JPEG_QUALITY",
@@ -102,6 +104,7 @@ _MIME = {"png": "image/png", "jpeg": "image/jpeg"}
 _EXT = {"image/png": "png", "image/jpeg": "jpeg", "application/pdf": "pdf"}
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _MAX_SHRINK_ATTEMPTS = 3
+_GUTTER_JS = "window.innerWidth - document.documentElement.clientWidth"
 
 
 @attrs.frozen(kw_only=True)
@@ -209,7 +212,8 @@ async def _capture_within_limits(
 
     async def shoot(fmt_: str, quality_: int | None, scale_: float, fast: bool) -> bytes:
         clip_ = None if clip is None else {**clip, "scale": scale_}
-        if region.beyond_viewport:
+        if region.beyond_viewport and not restore.needed:
+            restore.gutter = await restore.gutter_now()
             restore.needed = True
         return await _capture(tab, fmt_, quality_, clip_, region.beyond_viewport, fast, lock)
 
@@ -268,11 +272,24 @@ async def _capture(tab: TabActor, fmt: str, quality: int | None, clip: dict[str,
 
 
 class _Restorer:
-    """Undoes the scrollbar side effect of beyond-viewport captures (see module doc)."""
+    """Undoes the scrollbar side effect of beyond-viewport captures (see module doc).
+
+    Chromium's own restore after such a capture is asynchronous and now and then
+    (~1 in 150) lands after ours: so the scrollbar gutter is measured before the
+    capture and the override re-applied until it is back (bounded: 2 s)."""
 
     def __init__(self, tab: TabActor) -> None:
         self.tab = tab
         self.needed = False
+        self.gutter: Any = None
+
+    async def gutter_now(self) -> Any:
+        """``innerWidth - clientWidth`` of the main document (browserd's world), or None."""
+        try:
+            return (await world_evaluate(self.tab, self.tab.session, self.tab.main_frame_id,
+                                         _GUTTER_JS)).get("value")
+        except BrowserdError:
+            return None
 
     async def run(self) -> None:
         metrics = self.tab.device_metrics()  # the emulated viewport, else browserd's own
@@ -280,8 +297,12 @@ class _Restorer:
             return
         with trio.CancelScope(shield=True), trio.move_on_after(2):
             try:
-                await self.tab.send("Emulation.clearDeviceMetricsOverride")
-                await self.tab.send("Emulation.setDeviceMetricsOverride", metrics)
+                while True:
+                    await self.tab.send("Emulation.clearDeviceMetricsOverride")
+                    await self.tab.send("Emulation.setDeviceMetricsOverride", metrics)
+                    if not self.gutter or await self.gutter_now() != 0:
+                        return
+                    await trio.sleep(0.05)  # Chromium's own restore is still to come
             except BrowserdError:
                 pass  # the tab is gone or crashed: nothing left to restore
 
