@@ -37,13 +37,20 @@ import json, os, signal, sys, threading, time
 mode = os.environ.get("FAKE_BROWSER_MODE", "close")
 marker = os.environ.get("FAKE_BROWSER_MARKER")
 if mode == "exit":
+    sys.stderr.write("[0101/000000.000000:INFO:noise] ignored\\nfatal: no display\\n")
+    sys.stderr.flush()
     sys.exit(1)
-if mode == "orphan":  # a "renderer" in our process group that outlives us
+if mode == "profile-in-use":  # what Chromium does when another browser holds the profile
+    sys.exit(21)
+if mode.startswith("orphan"):  # a "renderer" in our process group that outlives us
+    # "orphan-holding-pipe[-exit]": one that also holds the CDP pipe and stderr open
     import subprocess
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    holds = (4,) if "holding" in mode else ()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                             pass_fds=holds)
     with open(marker, "w") as f:
         f.write(str(child.pid))
-    mode = "close"
+    mode = "exit-when-ready" if mode.endswith("-exit") else "close"
 
 def on_term(signum, frame):
     if marker:
@@ -68,10 +75,17 @@ def serve_pipe():
             command = json.loads(raw)
             method = command.get("method")
             if method == "Browser.getVersion" and mode != "mute":
+                if mode == "chatty":  # an event first: it is not the reply
+                    reply({"method": "Target.targetCreated", "params": {"id": command["id"]}})
                 reply({"id": command["id"], "result": {"product": "Fake/1.0"}})
                 if mode == "exit-when-ready":
                     os._exit(3)
-            elif method == "Browser.close" and mode == "close":
+            elif method == "Browser.close" and mode in ("close", "flood-on-close"):
+                if mode == "flood-on-close":  # last events, far more than a pipe holds
+                    event = json.dumps({"method": "Target.detachedFromTarget",
+                                        "params": {"pad": "x" * 4000}}).encode() + b"\\0"
+                    for _ in range(512):
+                        os.write(4, event)
                 reply({"id": command["id"], "result": {}})
                 os._exit(0)
 
@@ -255,8 +269,14 @@ async def test_the_lifeline_pipes_are_closed_after_the_stop(
 ) -> None:
     monkeypatch.setenv("FAKE_BROWSER_MODE", "close")
     before = open_fds()
-    await stop_fake(fake_browser, tmp_path)
+    spec = spec_for(fake_browser, tmp_path)
+    async with trio.open_nursery() as nursery:
+        proc: BrowserProcess = await nursery.start(supervise, spec)
+        assert open_fds() > before  # the pipes (and stderr) are open while it runs
+        await proc.stop()
+    # closed by the stop and run_browser's end, while the handle still exists (not by the GC)
     assert open_fds() <= before
+    assert proc.returncode == 0
 
 
 async def test_a_browser_that_never_gets_ready_is_a_startup_error_and_is_stopped(
@@ -319,3 +339,63 @@ async def test_a_browser_of_another_live_browserd_is_left_alone(
     finally:
         other.kill()
         other.wait()
+
+
+async def test_readiness_is_the_reply_to_its_own_question_not_the_first_message(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "chatty")
+    spec = spec_for(fake_browser, tmp_path)
+    async with trio.open_nursery() as nursery:
+        proc: BrowserProcess = await nursery.start(supervise, spec)
+        assert proc.version == {"product": "Fake/1.0"}
+        await proc.stop()
+
+
+async def test_exit_code_21_is_profile_in_use(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "profile-in-use")
+    error = await raised_by(run_browser_until_it_ends, spec_for(fake_browser, tmp_path))
+    assert isinstance(error, ProfileInUse), error
+
+
+async def test_a_failed_start_carries_the_browsers_own_words(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "exit")
+    error = await raised_by(run_browser_until_it_ends, spec_for(fake_browser, tmp_path))
+    assert isinstance(error, StartupError) and not isinstance(error, ProfileInUse), error
+    assert "exit code 1" in error.message
+    assert error.details["stderr"] == "fatal: no display"  # Chromium's [..] log noise left out
+
+
+async def test_a_browser_flooding_the_pipe_as_it_closes_still_closes_at_the_first_step(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2 MB of last events: the ladder reads them, so the browser never blocks writing."""
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "flood-on-close")
+    step, pid, code = await stop_fake(fake_browser, tmp_path)
+    assert (step, code) == ("close", 0)
+    assert not alive(pid)
+
+
+@pytest.mark.parametrize("mode", ["orphan-holding-pipe", "orphan-holding-pipe-exit"])
+async def test_a_renderer_holding_the_pipe_and_stderr_cannot_hold_up_the_end(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Neither the stop nor a browser's own exit waits for EOF that a leftover child withholds."""
+    marker = tmp_path / "orphan-pid"
+    monkeypatch.setenv("FAKE_BROWSER_MODE", mode)
+    monkeypatch.setenv("FAKE_BROWSER_MARKER", str(marker))
+    spec = spec_for(fake_browser, tmp_path)
+    with trio.fail_after(30):
+        if mode.endswith("-exit"):  # the browser exits by itself once ready
+            error = await raised_by(run_browser_until_it_ends, spec)
+            assert isinstance(error, BrowserGone), error
+        else:
+            step, _, _ = await stop_fake(fake_browser, tmp_path)
+            assert step == "close"
+        orphan = int(marker.read_text())
+        while alive(orphan):  # SIGKILL was sent to the group; the kernel finishes it
+            await trio.sleep(0.02)

@@ -47,6 +47,30 @@ def test_prune_moves_refs_of_gone_documents_to_navigated_and_drops_their_worlds(
     assert refs.world((None, "F")) is None and refs.world(("S-oopif", "O")) is None
 
 
+def test_prune_keeps_what_is_still_there_worlds_and_out_of_process_refs_included() -> None:
+    refs = RefMap()
+    refs.record(nodes("e1"), frame_id="F", loader_id="L1", session_id=None)
+    refs.record(nodes("e2"), frame_id="O", loader_id="L7", session_id="S-live")
+    refs.record(nodes("e3"), frame_id="P", loader_id="L8", session_id="S-gone")
+    refs.set_world((None, "F"), World(loader_id="L1", context_id=1))
+    refs.set_world(("S-live", "O"), World(loader_id="L7", context_id=2))
+    refs.set_world(("S-gone", "P"), World(loader_id="L8", context_id=3))
+    refs.prune({"F": "L1"}, child_sessions=["S-live"])
+    assert refs.get("e1") is not None and refs.get("e2") is not None
+    assert refs.get("e3") is None and refs.gone_reason("e3") == "navigated"
+    assert refs.world((None, "F")) is not None and refs.world(("S-live", "O")) is not None
+    assert refs.world(("S-gone", "P")) is None
+
+
+def test_refs_forgotten_over_the_cap_keep_the_gone_list_bounded() -> None:
+    refs = RefMap(refs_cap=1, gone_cap=2)
+    refs.record(nodes("e1", "e2", "e3", "e4", "e5"), frame_id="F", loader_id="L",
+                session_id=None)
+    assert [refs.gone_reason(r) for r in ("e1", "e2", "e3", "e4")] == [
+        None, None, "detached", "detached"]
+    assert refs.get("e5") is not None
+
+
 def test_the_gone_list_is_bounded() -> None:
     refs = RefMap(gone_cap=2)
     refs.record(nodes("e1", "e2", "e3"), frame_id="F", loader_id="L1", session_id=None)
@@ -56,6 +80,7 @@ def test_the_gone_list_is_bounded() -> None:
 
 def test_counters_only_move_forward() -> None:
     refs = RefMap()
+    assert refs.next_ref == 1  # a tab's first ref is e1
     refs.advance(10)
     refs.advance(4)
     assert refs.next_ref == 10

@@ -302,6 +302,9 @@ async def run_browser(
     finally:
         step = await process.stop()
         log.info("browser pid %d stopped (%s)", process.pid, step)
+        if process._proc.stderr is not None:  # its reader has ended with the nursery
+            with trio.CancelScope(shield=True):
+                await process._proc.stderr.aclose()
 
 
 __all__ = ["CLOSE_WAIT_S", "KILL_WAIT_S", "READY_TIMEOUT_S", "STOP_BUDGET_S", "TERM_WAIT_S",
