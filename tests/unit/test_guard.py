@@ -835,3 +835,76 @@ def test_the_shortest_token_accepted_is_twenty_characters(inner: Inner) -> None:
     Guard(inner, token="t" * 20, control_port=PORT)
     with pytest.raises(ConfigError, match="too short"):
         Guard(inner, token="t" * 19, control_port=PORT)
+
+
+# -- what the docs promise, to the number ---------------------------------------------------
+
+
+async def test_the_twenty_first_wrong_token_in_ten_seconds_is_429_and_says_when(
+    guard: Guard, inner: Inner, clock: FakeClock
+) -> None:
+    """docs/security.md: 429 after 20 wrong tokens in 10 s; Retry-After: when a guess leaves."""
+    wrong = [("host", GOOD_HOST), ("authorization", "Bearer nope-nope-nope-nope-nope")]
+    # Times exact in binary, so the arithmetic below has no rounding.
+    for at in [1000.0, 1001.0] + [1001.5 + 0.0625 * k for k in range(18)]:
+        clock.now = at
+        resp, _ = await drive(guard, make_scope(headers=wrong))
+        assert resp.status == 401
+    clock.now = 1003.0
+    resp, _ = await drive(guard, make_scope(headers=wrong))
+    assert resp.status == 429
+    # The 20 guesses that count now are those since 1001.0: the next one is let
+    # through once that leaves the window, at 1011.0, in 8 s.
+    assert resp.header("retry-after") == ["8"]
+    clock.now = 1010.75  # now the oldest counted (1001.5) leaves in 0.75 s: say 1, not 0
+    resp, _ = await drive(guard, make_scope(headers=wrong))
+    assert (resp.status, resp.header("retry-after")) == (429, ["1"])
+
+
+async def test_a_one_byte_body_must_be_json_too(guard: Guard, inner: Inner) -> None:
+    headers = [("host", GOOD_HOST), AUTH, ("content-length", "1")]
+    resp, _ = await drive(guard, make_scope("POST", "/eval", headers=headers), [b"x"])
+    assert_refused(resp, inner, 415, "UNSUPPORTED_MEDIA_TYPE")
+
+
+async def test_after_the_cut_the_app_reads_only_disconnects(guard: Guard) -> None:
+    """Once a streamed body is over the limit, nothing more of it reaches the app."""
+    seen: list[str] = []
+
+    async def greedy(scope: Scope, receive: Receive, send: Send) -> None:
+        for _ in range(4):
+            message = await receive()
+            seen.append(message["type"])
+
+    greedy_guard = Guard(greedy, token=TOKEN, control_port=PORT, max_body_bytes=1000)
+    headers = [("host", GOOD_HOST), AUTH, JSON, ("transfer-encoding", "chunked")]
+    await drive(greedy_guard, make_scope("POST", "/eval", headers=headers),
+                [b"x" * 600, b"x" * 600, b"x" * 10, b"x" * 10])
+    assert seen == ["http.request", "http.disconnect", "http.disconnect", "http.disconnect"]
+
+
+async def test_a_streamed_body_cut_off_is_logged_as_a_refusal(
+    guard: Guard, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="browserd")
+    headers = [("host", GOOD_HOST), AUTH, JSON, ("transfer-encoding", "chunked")]
+    await drive(guard, make_scope("POST", "/eval", headers=headers), [b"x" * 600, b"x" * 600])
+    assert "refused POST '/eval' from 127.0.0.1:50000: 413 BODY_TOO_LARGE" in caplog.text
+
+
+async def test_a_refusal_is_one_complete_response(guard: Guard, inner: Inner) -> None:
+    """The body message ends the response (more_body false): a server would wait otherwise."""
+    resp, sent = await drive(guard, make_scope(headers=[("host", GOOD_HOST)]))
+    assert resp.status == 401
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    assert sent[-1].get("more_body") is False
+
+
+async def test_a_refused_chunked_request_closes_the_connection(
+    guard: Guard, inner: Inner
+) -> None:
+    chunked = make_scope("POST", "/eval", headers=[
+        ("host", GOOD_HOST), JSON, ("transfer-encoding", "chunked")])
+    resp, _ = await drive(guard, chunked, chunks=[b'{"js":"1"}'])
+    assert_refused(resp, inner, 401, "UNAUTHORIZED")
+    assert resp.header("connection") == ["close"]
