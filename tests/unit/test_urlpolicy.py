@@ -282,3 +282,26 @@ def test_trailing_dots_and_unicode_dots_do_not_hide_loopback(policy: UrlPolicy, 
 def test_percent_encoded_controls_in_the_host_are_malformed(policy: UrlPolicy, url: str) -> None:
     with pytest.raises(BadUrl, match="control or space"):
         policy.check(url)
+
+
+@pytest.mark.parametrize("url", [
+    "http://1.2.3.4.0/",  # five parts, even with a last part that would "fit"
+    "http://1.2.300.4/",  # every part but the last is a byte
+    "http://08.0.0.1/", "http://09/",  # a leading 0 is octal, and 8, 9 are not octal digits
+])
+def test_ipv4_forms_chromium_rejects_are_malformed(policy: UrlPolicy, url: str) -> None:
+    with pytest.raises(BadUrl, match="invalid IPv4") as raised:
+        policy.check(url)
+    assert url in raised.value.message and "…" not in raised.value.message  # short: not cut
+
+
+def test_an_empty_url_is_named_empty(policy: UrlPolicy) -> None:
+    with pytest.raises(BadUrl, match="the URL is empty"):
+        policy.check("")
+
+
+def test_the_refusal_names_the_scheme_or_the_one_about_url(policy: UrlPolicy) -> None:
+    with pytest.raises(UrlBlocked, match="about:blank is the only about: URL allowed"):
+        policy.check("about:config")
+    with pytest.raises(UrlBlocked, match="the file: scheme is not allowed"):
+        policy.check("file:///etc/passwd")
