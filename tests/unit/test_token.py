@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import errno
 import hmac
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -313,3 +316,131 @@ def test_a_new_token_is_durable_before_it_is_used(
     path = tmp_path / "cfg" / "token"
     load_or_create_token(path)
     assert str(path.parent.resolve()) in synced
+
+
+# -- failures the kernel can report, and what is left behind -----------------------------------
+
+
+def open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+def fail_with(errno_: int) -> Any:
+    def failing(*args: object, **kwargs: object) -> None:
+        raise OSError(errno_, os.strerror(errno_))
+
+    return failing
+
+
+def test_a_new_token_carries_256_bits(tmp_path: Path) -> None:
+    token = load_or_create_token(tmp_path / "cfg" / "token")
+    assert len(token) == 43 and len(base64.urlsafe_b64decode(token + "=")) == 32
+
+
+def test_rotate_makes_the_new_token_durable_after_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cfg" / "token"
+    load_or_create_token(path)
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append("fsync dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync file")
+        real_fsync(fd)
+
+    def replace(src: Any, dst: Any) -> None:
+        events.append("rename")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    rotate_token(path)
+    assert events == ["fsync file", "rename", "fsync dir"]
+
+
+def test_a_failed_link_is_a_config_error_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cfg" / "token"
+    monkeypatch.setattr(os, "link", fail_with(errno.EIO))
+    before = open_fds()
+    with pytest.raises(ConfigError, match="cannot create the token file"):
+        load_or_create_token(path)
+    assert list(path.parent.iterdir()) == [] and open_fds() <= before
+
+
+def test_a_failed_write_is_a_config_error_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cfg" / "token"
+    monkeypatch.setattr(os, "fsync", fail_with(errno.ENOSPC))
+    before = open_fds()
+    with pytest.raises(ConfigError, match="cannot write the token file"):
+        load_or_create_token(path)
+    assert list(path.parent.iterdir()) == [] and open_fds() <= before
+
+
+def test_a_directory_that_cannot_be_made_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "mkdir", fail_with(errno.EACCES))
+    with pytest.raises(ConfigError, match="cannot create the directory"):
+        load_or_create_token(tmp_path / "cfg" / "token")
+
+
+def test_a_token_file_that_cannot_be_inspected_or_opened_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cfg" / "token"
+    load_or_create_token(path)
+    real_lstat, real_open = os.lstat, os.open
+
+    def lstat(p: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if Path(p) == path:
+            raise OSError(errno.EIO, "I/O error")
+        return real_lstat(p, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    with pytest.raises(ConfigError, match="cannot inspect the token file"):
+        load_or_create_token(path)
+    monkeypatch.setattr(os, "lstat", real_lstat)
+
+    def open_(p: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if Path(p) == path:
+            raise OSError(errno.EIO, "I/O error")
+        return real_open(p, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    with pytest.raises(ConfigError, match="cannot read the token file"):
+        load_or_create_token(path)
+
+
+def test_a_symlink_swapped_in_after_the_check_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race between lstat and open: the open itself refuses to follow a link."""
+    path = tmp_path / "cfg" / "token"
+    mine = load_or_create_token(path)
+    other = tmp_path / "other-token"
+    other.write_text("x" * 40)
+    other.chmod(0o600)
+    checked = os.lstat(path)  # what lstat saw: our regular file
+    path.unlink()
+    path.symlink_to(other)  # ... then swapped for a link
+    real_lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: checked if Path(p) == path
+                        else real_lstat(p, *a, **k))
+    with pytest.raises(ConfigError, match="is a symlink") as raised:
+        load_or_create_token(path)
+    assert mine not in str(raised.value) and "x" * 40 not in str(raised.value)
+
+
+def test_reading_the_token_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    path = tmp_path / "cfg" / "token"
+    load_or_create_token(path)
+    before = open_fds()
+    for _ in range(3):
+        load_or_create_token(path)
+        rotate_token(path)
+    assert open_fds() <= before
