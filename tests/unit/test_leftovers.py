@@ -26,11 +26,12 @@ import trio
 from browserd.browser.profile import pid_alive, user_data_dir_arg
 from browserd.supervisor.leftovers import PidRecord
 
-#: A "browser" that writes a marker on SIGTERM and exits (cleans up), or ignores it.
+#: A "browser" that takes 0.3 s to clean up on SIGTERM (a marker), then exits; or ignores it.
 LEFTOVER = """\
 import os, signal, sys, time
 marker, mode = sys.argv[1], sys.argv[2]
 def on_term(signum, frame):
+    time.sleep(0.3)  # a browser takes a moment to flush its profile
     with open(marker, "w") as f:
         f.write("sigterm")
     os._exit(0)
