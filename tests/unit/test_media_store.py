@@ -640,3 +640,41 @@ async def test_a_directory_removed_under_the_store_is_recreated_private(tmp_path
         rec = await save_png(store, payload(100))
         assert rec.path.read_bytes() == payload(100)
         assert stat.S_IMODE((tmp_path / "media").stat().st_mode) == 0o700
+
+
+async def test_a_whole_tree_removed_under_the_store_is_recreated(tmp_path: Path) -> None:
+    async with open_media_store(tmp_path / "cache" / "media", ROOMY) as store:
+        assert store.directory == tmp_path / "cache" / "media"
+        shutil.rmtree(tmp_path / "cache")  # the media directory's parent too
+        rec = await save_png(store, payload(100))
+        assert rec.path.read_bytes() == payload(100)
+        assert stat.S_IMODE((tmp_path / "cache" / "media").stat().st_mode) == 0o700
+
+
+async def test_a_pass_over_an_unreadable_directory_prunes_nothing_and_says_zero(
+    tmp_path: Path,
+) -> None:
+    async with open_media_store(tmp_path / "media", ROOMY) as store:
+        await save_png(store, payload(100))
+        shutil.rmtree(tmp_path / "media")
+        assert await store.prune() == 0
+        assert store.statistics().pruned == 0
+
+
+async def test_a_file_gone_before_retention_removes_it_counts_as_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another remover (a person, a second pass) got there first: it is gone all the same."""
+    async with open_media_store(tmp_path / "media", ROOMY) as store:
+        old = await save_png(store, payload(100))
+        set_mtime(old.path, time.time() - 30 * 86400)  # past any age limit
+        real_unlink = Path.unlink
+
+        def unlink(self: Path, missing_ok: bool = False) -> None:
+            real_unlink(self)
+            if self == old.path:
+                raise FileNotFoundError(errno.ENOENT, "gone meanwhile", str(self))
+
+        monkeypatch.setattr(Path, "unlink", unlink)
+        assert await store.prune() == 1
+        assert store.statistics().pruned == 1
