@@ -90,7 +90,7 @@ TARGETS: tuple[Target, ...] = (
     # Ref resolution is exercised against a real Chromium (a browserd per mutant): slow.
     Target(name="refs", module="browserd/tabs/resolve.py",
            tests=("tests/integration/test_snapshot.py", "tests/integration/test_input.py"),
-           functions=("resolve_ref", "_stale", "_handle_from"),
+           functions=("resolve_ref", "_stale"),
            select="stale or refs_stable or by_ref", timeout_s=300.0),
 )
 

@@ -253,7 +253,8 @@ async def test_stale_refs(api: httpx.AsyncClient, tab: str, pages: PageServer) -
         assert (await stale(api, tab, steady))["reason"] == "navigated"
         # After a fresh snapshot of the new page the old refs stay stale.
         await snap(api, tab)
-        assert (await stale(api, tab, steady))["reason"] == "navigated"
+        gone = await stale(api, tab, steady)
+        assert gone["reason"] == "navigated" and "has navigated since" in gone["error"], gone
         r = await api.post("/snapshot", json={"targetId": tab, "root": "e999999"})
         assert r.status_code == 404
         assert r.json()["code"] == "REF_NOT_FOUND"
