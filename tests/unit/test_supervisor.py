@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import trio
@@ -11,6 +13,7 @@ import trio.testing
 
 from browserd.config import Settings
 from browserd.errors import (
+    AttachOnly,
     BadRequest,
     BrowserDisabled,
     BrowserGone,
@@ -20,6 +23,8 @@ from browserd.errors import (
 )
 from browserd.paths import Paths
 from browserd.supervisor import BrowserSupervisor
+from browserd.supervisor.runtime import BrowserRuntime
+from browserd.tabs.capture_gate import CaptureGate
 
 #: Deadline of each test in trio's (virtual, autojumping) seconds: a policy
 #: regression that loops forever (e.g. a restart budget that never runs out)
@@ -447,3 +452,111 @@ async def test_an_unexpected_error_in_the_subtree_is_a_crash_not_a_dead_supervis
                 await sup.start()
             nursery.cancel_scope.cancel()
     assert sup.state == "failed"
+
+
+def a_runtime(*, closed: bool) -> BrowserRuntime:
+    """The parts of a runtime ``require_runtime`` looks at (a connection, open or closed)."""
+    fake: Any = SimpleNamespace(is_closed=closed)
+    return BrowserRuntime(connection=fake, tabs=fake, process=None, version="Fake/1",
+                          user_agent="fake", started_at=0.0,
+                          captures=CaptureGate.with_capacity(1))
+
+
+async def test_require_runtime_hands_out_only_a_live_connection(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    live, dead = a_runtime(closed=False), a_runtime(closed=True)
+    serving: list[BrowserRuntime] = [live]
+
+    async def running(sup: BrowserSupervisor) -> None:
+        sup.mark_running(serving[0])
+        await trio.sleep_forever()
+
+    sup = make(tmp_path, running)
+    with pytest.raises(BrowserNotRunning, match="the browser is not running"):
+        sup.require_runtime()  # never started
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            assert sup.require_runtime() is live
+            sup.mark_running(dead)  # its connection closed; the attempt has not ended yet
+            with pytest.raises(BrowserNotRunning, match="the browser is not running"):
+                sup.require_runtime()
+            nursery.cancel_scope.cancel()
+
+
+async def test_after_a_failure_and_a_stop_it_is_not_running_not_failed(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async def refused(sup: BrowserSupervisor) -> None:
+        raise PortInUse("held")
+
+    sup = make(tmp_path, refused)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(PortInUse):
+                await sup.start()
+            with pytest.raises(BrowserNotRunning, match="the browser failed: held"):
+                sup.require_runtime()
+            await sup.stop()
+            with pytest.raises(BrowserNotRunning, match="the browser is not running"):
+                sup.require_runtime()
+            nursery.cancel_scope.cancel()
+
+
+async def test_an_attached_browser_cannot_change_its_mode(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    sup = make(tmp_path, None, cdp_url="http://127.0.0.1:9/", headless=True)
+    with pytest.raises(AttachOnly):
+        await sup.start(headless=False)
+
+
+async def test_a_start_after_a_failure_gets_the_whole_budget_again(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    attempts = 0
+
+    async def crashing(sup: BrowserSupervisor) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise BrowserGone("crashed")
+
+    sup = make(tmp_path, crashing, restart_budget=2)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            for _ in range(2):
+                with pytest.raises(BrowserGone, match="restarted 2 times"):
+                    await sup.start()
+            nursery.cancel_scope.cancel()
+    assert attempts == 6  # each start: the first try and two restarts
+
+
+async def test_the_state_is_stopping_while_the_browser_is_torn_down(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    release = trio.Event()
+
+    async def slow_to_stop(sup: BrowserSupervisor) -> None:
+        sup.mark_running(None)
+        try:
+            await trio.sleep_forever()
+        finally:
+            with trio.CancelScope(shield=True):
+                await release.wait()  # the stop ladder takes its time
+
+    sup = make(tmp_path, slow_to_stop)
+    with trio.fail_after(VIRTUAL_DEADLINE_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            nursery.start_soon(sup.stop)
+            await trio.testing.wait_all_tasks_blocked()
+            assert sup.state == "stopping"
+            release.set()
+            while sup.state != "stopped":
+                await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()

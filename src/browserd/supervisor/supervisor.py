@@ -113,6 +113,7 @@ class BrowserSupervisor:
         self.last_error: BrowserdError | None = None
         self.restarts = 0
         self.spawns = 0
+        self._tries = 0  # attempts begun by the loop (a start after a failure waits for one)
         self._restart_history = RestartHistory(self.policy)
         self.executable_path: str | None = None
         self.chosen_browser: str | None = None
@@ -160,10 +161,14 @@ class BrowserSupervisor:
                 # Relaunch with the new mode.
                 await self.stop()
             self.headless = headless
-        if self.state == SupervisorState.FAILED:
+        # After a failure: a new try with a whole budget, and its outcome is the
+        # answer, not the failure already on record.
+        failed_at = self._tries if self.state == SupervisorState.FAILED else None
+        if failed_at is not None:
             self._restart_history.clear()
         self._want(True)
-        while self.state not in (SupervisorState.RUNNING, SupervisorState.FAILED):
+        while (self.state not in (SupervisorState.RUNNING, SupervisorState.FAILED)
+               or self._tries == failed_at):
             await self._wait_state_change()
         if self.state == SupervisorState.FAILED and self.last_error is not None:
             raise self.last_error
@@ -226,6 +231,7 @@ class BrowserSupervisor:
                     await self._wake.wait()
                 backoff = policy.backoff_start_s  # a new start: earlier crashes set no delay
             was_running = self.state in (SupervisorState.RUNNING, SupervisorState.RESTARTING)
+            self._tries += 1
             self._set_state(SupervisorState.RESTARTING if was_running
                             else SupervisorState.STARTING)
             began = trio.current_time()
