@@ -80,7 +80,7 @@ def serve_pipe():
                 reply({"id": command["id"], "result": {"product": "Fake/1.0"}})
                 if mode == "exit-when-ready":
                     os._exit(3)
-            elif method == "Browser.close" and mode in ("close", "flood-on-close"):
+            elif method == "Browser.close" and mode in ("close", "flood-on-close", "serve"):
                 if mode == "flood-on-close":  # last events, far more than a pipe holds
                     event = json.dumps({"method": "Target.detachedFromTarget",
                                         "params": {"pad": "x" * 4000}}).encode() + b"\\0"
@@ -88,7 +88,13 @@ def serve_pipe():
                         os.write(4, event)
                 reply({"id": command["id"], "result": {}})
                 os._exit(0)
+            elif mode == "serve" and "id" in command:  # a browser with no pages: {} to all
+                result = {"targetInfos": []} if method == "Target.getTargets" else {}
+                reply({"id": command["id"], "result": result})
 
+if mode == "serve" and marker:
+    with open(marker, "w") as f:
+        json.dump(sys.argv, f)
 if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 else:
@@ -399,3 +405,38 @@ async def test_a_renderer_holding_the_pipe_and_stderr_cannot_hold_up_the_end(
         orphan = int(marker.read_text())
         while alive(orphan):  # SIGKILL was sent to the group; the kernel finishes it
             await trio.sleep(0.02)
+
+
+async def test_a_supervised_launch_records_the_browser_and_stops_it_cleanly(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole launched path on a fake browser that answers CDP: claim, record, serve, stop."""
+    argv_file = tmp_path / "argv.json"
+    monkeypatch.delenv("BROWSERD_BROWSER", raising=False)
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "serve")
+    monkeypatch.setenv("FAKE_BROWSER_MARKER", str(argv_file))
+    paths = Paths.resolve({"BROWSERD_HOME": str(tmp_path / "home")})
+    settings = Settings(executable=str(fake_browser), headless=False, restart_budget=0)
+    sup = BrowserSupervisor(settings, paths)
+    record = paths.state_dir / "clawd.json"
+    profile = paths.profile_dir("clawd")
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            assert sup.state == "running" and sup.spawns == 1
+            pid = sup.statistics().pid
+            assert pid is not None and alive(pid)
+            assert sup.require_runtime().version == "Fake/1.0"
+            written = json.loads(record.read_text())
+            assert (written["pid"], written["servicePid"]) == (pid, os.getpid())
+            assert (profile / ".browserd-profile").exists()  # claimed as ours
+            assert (profile / "Default" / "Preferences").exists()  # prepared
+            argv = json.loads(argv_file.read_text())
+            assert user_data_dir_arg(profile) in argv
+            assert ("--no-sandbox" in argv) == (os.geteuid() == 0)
+            assert await sup.stop() is True
+            assert sup.state == "stopped" and not record.exists()
+            assert not alive(pid)
+            nursery.cancel_scope.cancel()
+    assert sup.spawns == 1

@@ -20,6 +20,7 @@ from browserd.errors import (
     BrowserNotRunning,
     BrowserStarting,
     PortInUse,
+    unwrap_group,
 )
 from browserd.paths import Paths
 from browserd.supervisor import BrowserSupervisor
@@ -560,3 +561,47 @@ async def test_the_state_is_stopping_while_the_browser_is_torn_down(
             while sup.state != "stopped":
                 await trio.sleep(0.01)
             nursery.cancel_scope.cancel()
+
+
+async def test_a_healthy_run_also_forgets_the_restarts_before_it(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Budget 2 in a long window: two quick crashes, a healthy hour, then a crash: restarted."""
+    runs = iter([1.0, 1.0, 3600.0, 1.0, 1.0])
+    attempts = 0
+
+    async def crashing(sup: BrowserSupervisor) -> None:
+        nonlocal attempts
+        attempts += 1
+        sup.mark_running(None)
+        await trio.sleep(next(runs))
+        raise BrowserGone("crashed")
+
+    sup = make(tmp_path, crashing, restart_budget=2, restart_window_s=100_000.0)
+    with trio.fail_after(VIRTUAL_DEADLINE_S * 10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            await sup.start()
+            while attempts < 5:
+                await trio.sleep(1)
+            assert sup.state in ("running", "restarting")
+            nursery.cancel_scope.cancel()
+
+
+class Fatal(BaseException):
+    """Not an Exception: something the supervisor must never swallow as a 'crash'."""
+
+
+async def test_a_base_exception_in_the_subtree_is_not_turned_into_a_crash(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async def fatal(sup: BrowserSupervisor) -> None:
+        raise Fatal
+
+    sup = make(tmp_path, fatal)
+    with pytest.raises(BaseException) as raised:
+        with trio.fail_after(VIRTUAL_DEADLINE_S):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(sup.run)
+                await sup.start()
+    assert isinstance(unwrap_group(raised.value), Fatal), raised.value
