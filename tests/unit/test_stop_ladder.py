@@ -41,6 +41,9 @@ if mode == "exit":
     sys.stderr.flush()
     sys.exit(1)
 if mode == "profile-in-use":  # what Chromium does when another browser holds the profile
+    os.close(3)  # the pipe closes a moment before the exit code is known
+    os.close(4)
+    time.sleep(0.3)
     sys.exit(21)
 if mode.startswith("orphan"):  # a "renderer" in our process group that outlives us
     # "orphan-holding-pipe[-exit]": one that also holds the CDP pipe and stderr open
