@@ -28,7 +28,13 @@ from browserd.browser import process as process_module
 from browserd.browser.process import BrowserProcess, LaunchSpec, run_browser
 from browserd.browser.profile import profile_pids, user_data_dir_arg
 from browserd.config import Settings
-from browserd.errors import BrowserGone, ProfileInUse, StartupError, unwrap_group
+from browserd.errors import (
+    BrowserGone,
+    ProfileInUse,
+    ProfileRefused,
+    StartupError,
+    unwrap_group,
+)
 from browserd.paths import Paths
 from browserd.supervisor import BrowserSupervisor
 
@@ -83,6 +89,10 @@ def serve_pipe():
                 reply({"id": command["id"], "result": {"product": "Fake/1.0"}})
                 if mode == "exit-when-ready":
                     os._exit(3)
+                if mode == "drop-pipe":  # ready, then the pipe breaks; the process lives on
+                    os.close(3)
+                    os.close(4)
+                    return
             elif method == "Browser.close" and mode in ("close", "flood-on-close", "serve"):
                 if mode == "flood-on-close":  # last events, far more than a pipe holds
                     event = json.dumps({"method": "Target.detachedFromTarget",
@@ -443,3 +453,44 @@ async def test_a_supervised_launch_records_the_browser_and_stops_it_cleanly(
             assert not alive(pid)
             nursery.cancel_scope.cancel()
     assert sup.spawns == 1
+
+
+async def test_a_broken_pipe_to_a_living_browser_ends_the_attempt_at_once(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_ladder: None
+) -> None:
+    """The connection is lost while the process runs on: stopped and restarted, not waited on."""
+    monkeypatch.delenv("BROWSERD_BROWSER", raising=False)
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "drop-pipe")
+    paths = Paths.resolve({"BROWSERD_HOME": str(tmp_path / "home")})
+    settings = Settings(executable=str(fake_browser), headless=False, restart_budget=1)
+    sup = BrowserSupervisor(settings, paths)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(BrowserGone, match="giving up"):
+                await sup.start()
+            nursery.cancel_scope.cancel()
+    assert sup.spawns == 2
+    assert not [pid for pid in profile_pids(paths.profile_dir("clawd")) if alive(pid)]
+
+
+async def test_a_directory_that_is_not_a_browserd_profile_is_never_launched_on(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone's own browser profile at the path: refused, untouched, nothing launched."""
+    monkeypatch.delenv("BROWSERD_BROWSER", raising=False)
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "serve")
+    paths = Paths.resolve({"BROWSERD_HOME": str(tmp_path / "home")})
+    profile = paths.profile_dir("clawd")
+    (profile / "Default").mkdir(parents=True)
+    (profile / "Default" / "Bookmarks").write_text("{}")
+    before = sorted(p.relative_to(profile) for p in profile.rglob("*"))
+    sup = BrowserSupervisor(Settings(executable=str(fake_browser), headless=False), paths)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            with pytest.raises(ProfileRefused, match="not a browserd profile"):
+                await sup.start()
+            nursery.cancel_scope.cancel()
+    assert sup.spawns == 0
+    assert sorted(p.relative_to(profile) for p in profile.rglob("*")) == before
