@@ -344,9 +344,16 @@ class Outcome:
     seconds: float
 
 
-def _run_tests_in_child(src_copy: Path, tests: Sequence[str], select: str | None) -> None:
+#: Set in each child's environment (and so inherited by everything it starts):
+#: what a mutant left running is found by it and killed after the run.
+RUN_MARK = "BROWSERD_MUTANT_RUN"
+
+
+def _run_tests_in_child(src_copy: Path, tests: Sequence[str], select: str | None,
+                        mark: str) -> None:
     """In the forked child: put the copy first, run pytest quietly, exit with its code."""
     os.setsid()
+    os.environ[RUN_MARK] = mark
     # MUTANTS_CHILD_LOG=file keeps the children's pytest output (debugging the runner)
     devnull = os.open(os.environ.get("MUTANTS_CHILD_LOG", os.devnull),
                       os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -376,10 +383,11 @@ def _run_tests_in_child(src_copy: Path, tests: Sequence[str], select: str | None
 def run_tests(src_copy: Path, target: Target | Named) -> tuple[str, float]:
     """Run ``target``'s tests on ``src_copy`` in a forked child: (verdict, seconds)."""
     started = time.monotonic()
+    mark = f"{os.getpid()}-{time.monotonic_ns()}"
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
-            _run_tests_in_child(src_copy, target.tests, target.select)
+            _run_tests_in_child(src_copy, target.tests, target.select, mark)
         except BaseException:
             import traceback
 
@@ -387,17 +395,35 @@ def run_tests(src_copy: Path, target: Target | Named) -> tuple[str, float]:
         finally:
             os._exit(99)
     deadline = started + target.timeout_s
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            code = os.waitstatus_to_exitcode(status)
-            return ("survived" if code == 0 else "killed"), time.monotonic() - started
-        if time.monotonic() > deadline:
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+                return ("survived" if code == 0 else "killed"), time.monotonic() - started
+            if time.monotonic() > deadline:
+                with _quiet():
+                    os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return "timeout", time.monotonic() - started
+            time.sleep(0.05)
+    finally:
+        _kill_left_behind(mark)
+
+
+def _kill_left_behind(mark: str) -> None:
+    """SIGKILL every process still carrying ``mark`` (a mutant may break the very clean-up)."""
+    needle = f"{RUN_MARK}={mark}".encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
             with _quiet():
-                os.killpg(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return "timeout", time.monotonic() - started
-        time.sleep(0.05)
+                os.kill(int(entry), signal.SIGKILL)
 
 
 class _quiet:
