@@ -25,7 +25,8 @@ Tree::
     │   ├── StaleRef                       409 STALE_REF
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
-    │   └── NoDialog                       409 NO_DIALOG
+    │   ├── NoDialog                       409 NO_DIALOG
+    │   └── NoHistory                      409 NO_HISTORY
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
@@ -63,8 +64,8 @@ __all__ = [
     "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
     "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
     "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
-    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoMatch", "NotFound", "Overloaded",
-    "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
+    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoHistory", "NoMatch", "NotFound",
+    "Overloaded", "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
     "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
     "Unavailable", "UnsupportedMediaType", "UrlBlocked", "unwrap_group"
 ]
@@ -171,6 +172,13 @@ class DialogOpen(Conflict):
 
 class NoDialog(Conflict):
     code = "NO_DIALOG"
+
+
+class NoHistory(Conflict):
+    """No history entry in that direction (``/back`` on the first, ``/forward`` on the last)."""
+
+    code = "NO_HISTORY"
+    default_hint = "GET /tabs shows the tab's URL; /navigate goes somewhere new"
 
 
 class AttachOnly(Conflict):

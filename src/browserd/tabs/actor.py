@@ -249,6 +249,9 @@ class TabActor:
                 if frame.get("loaderId") != self.loader_id:
                     self.loader_id = frame.get("loaderId")
                     self.navigations += 1
+                if p.get("type") == "BackForwardCacheRestore" and self.loader_id:
+                    # A restored document was complete when cached; no lifecycle events follow.
+                    self._lifecycle[self.loader_id] = LoadState.LOAD
                 self.url = frame.get("url", self.url) + frame.get("urlFragment", "")
         elif method == "Page.navigatedWithinDocument":
             if p.get("frameId") == self.main_frame_id:
