@@ -1,8 +1,11 @@
 """Routes for media: ``/screenshot``, ``/pdf`` and ``GET /media/<name>``.
 
 A capture answers ``{ok, targetId, url, media: "MEDIA:<path>", mediaUrl,
-path, width, height, bytes, mime}`` plus ``scaled: true`` and ``note`` when a
-size limit applied (see :mod:`browserd.tabs.capture`). ``mediaUrl`` is the
+path, width, height, bytes, mime}`` plus ``scaled: true`` / ``clipped: true``
+and ``note`` when a size limit applied (see :mod:`browserd.tabs.capture`); a
+full-page capture also has ``pageHeight``. With ``inline: true`` the image
+is made to fit :data:`~browserd.tabs.capture.INLINE_MAX_BYTES` (1 MiB) and
+also returned as base64 ``data`` (the same bytes as the stored file). ``mediaUrl`` is the
 path of ``GET /media/<name>`` on this API (same token). A PDF answers the
 same shape with ``mime: "application/pdf"`` and ``width``/``height`` null.
 
@@ -101,10 +104,12 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
             if element_wanted:
                 handle = await resolve_target(
                     tab, ElementTarget(ref=args["ref"], selector=args["selector"]))
+            max_bytes = capture.INLINE_MAX_BYTES if args["inline"] else capture.MAX_BYTES
             try:
                 shot = await capture.screenshot(
                     tab, full_page=args["fullPage"], fmt=args["format"],
-                    quality=args["quality"], element=handle, front_lock=gate.front_lock)
+                    quality=args["quality"], element=handle, front_lock=gate.front_lock,
+                    max_bytes=max_bytes)
             finally:
                 if handle is not None:
                     await _release(handle)
@@ -114,8 +119,14 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
         body = _body(tab, url, saved, width=shot.width, height=shot.height)
         if shot.scaled:
             body["scaled"] = True
+        if shot.page_height is not None:
+            body["pageHeight"] = round(shot.page_height)
+        if shot.clipped:
+            body["clipped"] = True
         if shot.note:
             body["note"] = shot.note
+        if args["inline"] and len(shot.data) <= capture.INLINE_MAX_BYTES:
+            body["data"] = await capture.encode_base64(shot.data)
         return body
 
     return await on_tab(system, args["targetId"], run, deadline_s=deadline, allow_dialog=False)
@@ -168,7 +179,11 @@ def media_routes() -> list[Route]:
                       Field(name="format", type="string", default="png",
                             enum=("png", "jpeg")),
                       Field(name="quality", type="integer", minimum=0, maximum=100,
-                            description="JPEG quality (format jpeg only)"))),
+                            description="JPEG quality (format jpeg only)"),
+                      Field(name="inline", type="boolean", default=False,
+                            description="also return the image as base64 `data`; it is "
+                                        "made to fit 1 MiB (JPEG, lower quality, scaled — "
+                                        "a full page clipped)"))),
         Route(path="/pdf", methods=("POST",), handler=print_pdf, tag="page",
               summary="Print the tab to PDF into the media store",
               fields=(TARGET,)),
