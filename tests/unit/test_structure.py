@@ -61,8 +61,8 @@ PINNED = {
         "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
         "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
         "type_text", "wait"],
-    "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "page_routes",
-                             "service_routes", "tab_routes"],
+    "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "navigation_routes",
+                             "page_routes", "service_routes", "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
 }
 
