@@ -1,0 +1,76 @@
+"""The CLI's generated commands: every route is one, both sources agree, arguments parse."""
+
+from __future__ import annotations
+
+import pytest
+
+from browserd import __version__
+from browserd.cli import LOCAL_COMMANDS, build_parser
+from browserd.cli_routes import SKIP, commands_from_openapi, commands_from_routes
+from browserd.http.routes import all_routes
+from browserd.http.schema import openapi
+
+
+def test_every_route_is_a_command() -> None:
+    commands = commands_from_routes()
+    names = [c.name for c in commands]
+    assert len(names) == len(set(names)), "two routes got one command name"
+    assert not set(names) & set(LOCAL_COMMANDS)
+    covered = {(c.path, c.method) for c in commands}
+    for route in all_routes():
+        path = route.path.replace("<", "{").replace(">", "}")
+        method = "POST" if "POST" in route.methods else route.methods[0]
+        assert (path, method) in covered or SKIP.get((path, method)) in names, route.path
+    for verb in ("back", "forward", "reload", "scroll", "wait", "hover", "select", "act",
+                 "dialog", "console", "query", "dom", "snapshot", "screenshot", "media"):
+        assert verb in names
+
+
+def test_the_service_table_and_the_local_table_give_the_same_commands() -> None:
+    local = {c.name: c for c in commands_from_routes()}
+    served = {c.name: c for c in commands_from_openapi(openapi(all_routes(),
+                                                               version=__version__))}
+    assert set(served) == set(local)
+    for name, cmd in local.items():
+        other = served[name]
+        assert (other.path, other.method, other.raw) == (cmd.path, cmd.method, cmd.raw), name
+        mine = {f.name: (f.type, f.required, f.enum, f.items) for f in cmd.fields}
+        theirs = {f.name: (f.type, f.required, f.enum, f.items) for f in other.fields}
+        assert theirs == mine, name
+
+
+@pytest.fixture(scope="module")
+def parser():
+    return build_parser()
+
+
+def values(parser, *argv: str) -> dict[str, object]:
+    args = parser.parse_args(argv)
+    return {k[2:]: v for k, v in vars(args).items() if k.startswith("f_") and v is not None}
+
+
+def test_arguments_parse_into_fields(parser) -> None:
+    assert values(parser, "type", "hello", "--selector", "#q") == {"text": "hello",
+                                                                   "selector": "#q"}
+    assert values(parser, "type", "e4", "hello", "--submit") == {"ref": "e4", "text": "hello",
+                                                                 "submit": True}
+    assert values(parser, "click", "e2", "--target", "ABCD") == {"ref": "e2",
+                                                                 "targetId": "ABCD"}
+    assert values(parser, "scroll", "--dy", "-200") == {"dy": -200.0}
+    assert values(parser, "scroll", "--to", "bottom", "--selector", "#box") == {
+        "to": "bottom", "selector": "#box"}
+    assert values(parser, "back", "--wait-until", "commit", "--timeout-ms", "900") == {
+        "waitUntil": "commit", "timeoutMs": 900}
+    assert values(parser, "reload", "--ignore-cache") == {"ignoreCache": True}
+    assert values(parser, "select", "e7", "--values", "red", "green") == {
+        "ref": "e7", "values": ["red", "green"]}
+    assert values(parser, "act", '[{"kind": "press", "key": "End"}]') == {
+        "actions": [{"kind": "press", "key": "End"}]}
+    assert values(parser, "start", "--headed") == {"headless": False}
+    assert values(parser, "snapshot", "--interactive", "--no-interactive") == {
+        "interactive": False}
+    assert values(parser, "media", "shot.png") == {"name": "shot.png"}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["scroll", "--to", "left"])  # not one of the route's choices
+    with pytest.raises(SystemExit):
+        parser.parse_args(["act", "not json"])
