@@ -291,6 +291,12 @@ def report(rows: list[Row], env: dict[str, Any], rounds: int) -> str:
         lines += ["", "Fallbacks (not the lean path; a route or format was missing):", *notes]
     lines += ["", "Goals: browserd's characters at most half of Playwright's and its wall "
               "time at most half, on every task."]
+    missed = [f"{row.task} ({'characters' if row.bd_chars > row.pw_chars / 2 else ''}"
+              f"{' and ' if row.bd_chars > row.pw_chars / 2 and row.bd_ms > row.pw_ms / 2 else ''}"
+              f"{'time' if row.bd_ms > row.pw_ms / 2 else ''})"
+              for row in rows if row.bd_chars > row.pw_chars / 2 or row.bd_ms > row.pw_ms / 2]
+    lines.append("Missed this run: " + ", ".join(missed) + "." if missed else
+                 "Met on every task this run.")
     return "\n".join(lines) + "\n"
 
 
