@@ -88,14 +88,30 @@ def _format_console(r: dict[str, Any]) -> str:
     return "\n".join(lines) or "no console messages"
 
 
-def _format_query(r: dict[str, Any]) -> str:
+def _format_matches(r: dict[str, Any]) -> str:
+    """/find answers (matches with refs): ``[ref] role "name" text "…"  (in context)``;
+    /query answers: the fields of each matching element."""
     lines = []
-    for m in r.get("matches", r.get("elements", [])):
-        if isinstance(m, dict):
-            label = " ".join(f"{k}={v!r}" for k, v in m.items()
-                             if k not in ("index",) and v not in (None, "", [], {}))
-            lines.append(label)
-    return "\n".join(lines) or "no match"
+    for m in r.get("matches", []):
+        if not isinstance(m, dict):
+            continue
+        if "ref" in m:
+            line = f"[{m.get('ref')}] {m.get('role')}"
+            if m.get("name"):
+                line += f" \"{m['name']}\""
+            if m.get("text"):
+                line += f" text \"{m['text']}\""
+            if m.get("context"):
+                line += f"  (in {m['context']})"
+        else:
+            line = " ".join(f"{k}={v!r}" for k, v in m.items()
+                            if k != "index" and v not in (None, "", [], {}))
+        lines.append(line)
+    shown = len(lines)
+    lines.append(f"{r.get('count', shown)} match(es)"
+                 + (f", {shown} shown" if r.get("truncated") or r.get("count", shown) > shown
+                    else ""))
+    return "\n".join(lines)
 
 
 def _format_steps(r: dict[str, Any]) -> str:
@@ -138,7 +154,7 @@ def human(result: Any) -> str:
         if isinstance(result.get("messages"), list):
             return _format_console(result)
         if isinstance(result.get("matches"), list):
-            return _format_query(result)
+            return _format_matches(result)
         if "html" in result or ("text" in result and "format" in result):
             return str(result.get("html", result.get("text", ""))).rstrip("\n")
         if "result" in result and "url" in result:

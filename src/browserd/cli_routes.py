@@ -50,7 +50,7 @@ POSITIONAL: dict[str, tuple[str, ...]] = {
     "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
     "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),
     "type": ("ref?", "text"), "press": ("key",), "select": ("ref?",),
-    "query": ("selector",), "media": ("name",), "act": ("actions",),
+    "query": ("selector",), "media": ("name",), "act": ("actions",), "find": ("text?",),
 }
 """Fields a command takes as positional arguments (``?`` optional, ``*`` zero or more)."""
 NEGATIONS: dict[str, dict[str, str]] = {"start": {"headed": "headless"}}
