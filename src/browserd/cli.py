@@ -1,8 +1,10 @@
 """The ``browserd`` command: ``serve`` runs the service; the rest are its clients.
 
-``serve``, ``token`` and ``service`` are local; every other subcommand is
-one API route, generated from the route table (:mod:`browserd.cli_routes`),
-so the CLI covers the whole API. Human-readable output by default
+``serve``, ``token`` and ``service`` are local; ``cookies``, ``storage``,
+``state`` and ``emulate`` are written by hand (:mod:`browserd.cli_state`:
+one command for a route's several methods, files, friendlier arguments);
+every other subcommand is one API route, generated from the route table
+(:mod:`browserd.cli_routes`), so the CLI covers the whole API. Human-readable output by default
 (:mod:`browserd.cli_format`), ``--json`` for scripts; a failure prints the
 error's message (and hint) to stderr and exits 1. A reader that goes away
 (``browserd snapshot | head -1``) ends the command quietly with status 0.
@@ -25,6 +27,7 @@ from .cli_routes import (
     commands_from_routes,
     run_route_command,
 )
+from .cli_state import STATE_COMMANDS, add_state_commands
 from .errors import BrowserdError
 from .paths import Paths
 
@@ -117,7 +120,8 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
 
     if commands is None:
         commands = commands_from_routes()
-    add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS))
+    add_state_commands(sub)
+    add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(STATE_COMMANDS))
     return parser
 
 
@@ -157,7 +161,7 @@ def _remote_commands(argv: Sequence[str]) -> tuple[Any, Sequence[RouteCommand]]:
 
 def _run(argv: Sequence[str]) -> int:
     client = None
-    if _command_word(argv) in LOCAL_COMMANDS:
+    if _command_word(argv) in (*LOCAL_COMMANDS, *STATE_COMMANDS):
         parser = build_parser(commands=())
     else:
         client, commands = _remote_commands(argv)
@@ -175,7 +179,10 @@ def _run(argv: Sequence[str]) -> int:
         else:
             if client is None:
                 client = _client(args.control_url)
-            result = run_route_command(client, args.route_command, args)
+            if args.command in STATE_COMMANDS:
+                result = STATE_COMMANDS[args.command](client, args)
+            else:
+                result = run_route_command(client, args.route_command, args)
     except BrowserdError as exc:
         if args.json:
             from .client import ClientError

@@ -1,9 +1,9 @@
 """Human-readable output of the ``browserd`` CLI: one formatter per answer shape.
 
 :func:`human` picks the formatter from the answer's keys (status, tabs,
-snapshots, captures, action effects, history moves, scrolls, query and DOM
-reads, console lines); anything else is printed as indented JSON. ``--json``
-bypasses all of this. Page content is printed as data, never interpreted.
+snapshots, captures, action effects, history moves, scrolls, find, query
+and DOM reads, console lines, downloads); anything else is printed as
+indented JSON. ``--json`` bypasses all of this. Page content is printed as data, never interpreted.
 """
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ def _format_effects(effects: dict[str, Any]) -> list[str]:
     dialog = effects.get("dialog")
     if isinstance(dialog, dict):
         lines.append(f"dialog open: {dialog.get('type')} {str(dialog.get('message'))[:200]!r}")
+    for download in effects.get("downloads") or []:
+        if isinstance(download, dict):
+            lines.append(f"download: {download.get('suggestedFilename')!r} "
+                         f"(id {download.get('id')}, GET /downloads)")
+    for block in effects.get("blocked") or []:
+        if isinstance(block, dict):
+            lines.append(f"blocked: {block.get('url')} ({block.get('reason')})")
     return lines
 
 
@@ -64,6 +71,27 @@ def _format_action(r: dict[str, Any]) -> str:
     return "\n".join([head, *_format_effects(r.get("effects") or {})])
 
 
+def _format_page(r: dict[str, Any]) -> str:
+    """/navigate and history answers: ``targetId  'title'  url  [status]  (loadState)``,
+    then the effects beyond the navigation itself (downloads, blocks, a dialog)."""
+    status = f"  [{r['status']}]" if r.get("status") else ""
+    state = f"  ({r['loadState']})" if r.get("loadState") not in (None, "load") else ""
+    effects = {k: v for k, v in (r.get("effects") or {}).items() if k != "navigated"}
+    return "\n".join([f"{r['targetId']}  {str(r['title'])[:50]!r}  {r['url']}{status}{state}",
+                      *_format_effects(effects)])
+
+
+def _format_downloads(r: dict[str, Any]) -> str:
+    lines = []
+    for d in r["downloads"]:
+        if not isinstance(d, dict):
+            continue
+        size = d.get("totalBytes") or d.get("receivedBytes")
+        lines.append(f"{d.get('id')}  {d.get('state')}  {d.get('suggestedFilename')!r}"
+                     + (f"  {size} bytes" if size else "") + f"  {d.get('url', '')}")
+    return "\n".join(lines) or "no downloads"
+
+
 def _format_dom_snapshot(r: dict[str, Any]) -> str:
     lines = []
     for n in r.get("nodes", []):
@@ -73,6 +101,21 @@ def _format_dom_snapshot(r: dict[str, Any]) -> str:
     if r.get("truncated"):
         lines.append("… (truncated)")
     return "\n".join(lines)
+
+
+def _format_snapshot(r: dict[str, Any]) -> str:
+    """aria / read text (read: title, URL and load state first); a cut or still-loading
+    answer ends with a line saying so."""
+    if r.get("format") == "domSnapshot":
+        return _format_dom_snapshot(r)
+    text = str(r.get("text", "")).rstrip("\n")
+    if r.get("format") == "read":
+        text = f"{r.get('title', '')}\n{r.get('url', '')}  [{r.get('loadState', '')}]\n\n{text}"
+    if r.get("loadState") == "loading":
+        text += "\n… (the page was still loading)"
+    if r.get("truncated"):
+        text += f"\n… (truncated: {r.get('hint', '')})"
+    return text
 
 
 def _format_scroll(r: dict[str, Any]) -> str:
@@ -138,13 +181,7 @@ def human(result: Any) -> str:
         if isinstance(result.get("tabs"), list) and "running" in result:
             return _format_tabs(result)
         if "snapshotId" in result:
-            if result.get("format") == "domSnapshot":
-                return _format_dom_snapshot(result)
-            if result.get("format") == "read":
-                return (f"{result.get('title', '')}\n{result.get('url', '')}\n\n"
-                        f"{str(result.get('text', '')).rstrip()}\n\n"
-                        f"{str(result.get('snapshot', '')).rstrip()}")
-            return str(result.get("text", "")).rstrip("\n")
+            return _format_snapshot(result)
         if "path" in result and "mediaUrl" in result:
             return str(result["path"])
         if "scrollY" in result and "atBottom" in result:
@@ -160,16 +197,14 @@ def human(result: Any) -> str:
         if "result" in result and "url" in result:
             value = result["result"]
             return value if isinstance(value, str) else orjson.dumps(value).decode()
-        if "effects" in result:
-            return _format_action(result)
         if "isActive" in result and "targetId" in result:
             return _format_tabs({"running": True, "tabs": [result]})
         if "title" in result and "url" in result and "targetId" in result:
-            status = f"  [{result['status']}]" if result.get("status") else ""
-            state = f"  ({result['loadState']})" if result.get("loadState") not in (
-                None, "load") else ""
-            return (f"{result['targetId']}  {str(result['title'])[:50]!r}  {result['url']}"
-                    f"{status}{state}")
+            return _format_page(result)
+        if "effects" in result:
+            return _format_action(result)
+        if isinstance(result.get("downloads"), list):
+            return _format_downloads(result)
         if "stopped" in result:
             return "stopped" if result["stopped"] else "the browser was not running"
         if set(result) == {"ok", "targetId"}:

@@ -6,7 +6,11 @@ one loopback request) or, when no service answers, from this installation's
 :func:`browserd.http.routes.all_routes` (slower to import; needed only for
 ``--help`` without a service, or to report that none answers). Each route
 becomes one subcommand: its name is the path (``/back`` → ``back``,
-``/tabs/open`` → ``tabs-open``) unless :data:`NAMES` gives a shorter one;
+``/tabs/open`` → ``tabs-open``) unless :data:`NAMES` gives a shorter one
+(a path served by several routes, one per method, gets ``-post`` /
+``-delete`` … on the later ones); routes a hand-written command covers
+(:data:`SKIP`, e.g. ``cookies`` for ``/cookies`` GET, POST and DELETE) are
+left out;
 every field becomes an option (``timeoutMs`` → ``--timeout-ms``,
 ``targetId`` → ``--target``; booleans are ``--flag`` / ``--no-flag``;
 arrays take several values; ``object`` fields and arrays of objects take
@@ -41,16 +45,26 @@ __all__ = ["NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec", "RouteComman
 
 NAMES: dict[str, str] = {
     "/": "index", "/tabs/open": "open", "/tabs/focus": "focus", "/tabs/close": "close",
-    "/media/{name}": "media", "/openapi.json": "openapi",
+    "/media/{name}": "media", "/openapi.json": "openapi", "/downloads/{id}": "download",
 }
 """Command names that differ from the path."""
-SKIP: dict[tuple[str, str], str] = {("/tabs/{targetId}", "DELETE"): "close"}
-"""Routes that another command already covers: (path, method) → that command."""
+_HAND_WRITTEN = {"cookies": ("/cookies", ("GET", "POST", "DELETE")),
+                 "storage": ("/storage", ("GET", "POST", "DELETE")),
+                 "state": ("/state", ("GET", "POST")),
+                 "emulate": ("/emulate", ("GET", "POST", "DELETE"))}
+SKIP: dict[tuple[str, str], str] = {
+    ("/tabs/{targetId}", "DELETE"): "close",
+    **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
+       for method in methods},
+}
+"""Routes that another command already covers: (path, method) → that command
+(``close``, or one of :mod:`browserd.cli_state`'s hand-written commands)."""
 POSITIONAL: dict[str, tuple[str, ...]] = {
     "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
     "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),
     "type": ("ref?", "text"), "press": ("key",), "select": ("ref?",),
     "query": ("selector",), "media": ("name",), "act": ("actions",), "find": ("text?",),
+    "download": ("id",),
 }
 """Fields a command takes as positional arguments (``?`` optional, ``*`` zero or more)."""
 NEGATIONS: dict[str, dict[str, str]] = {"start": {"headed": "headless"}}
@@ -111,6 +125,20 @@ def _method(methods: Sequence[str]) -> str:
     return "POST" if "POST" in upper else upper[0]
 
 
+def _unique(commands: list[RouteCommand]) -> list[RouteCommand]:
+    """Give each command its own name: a later route of an already named path gets
+    ``-<method>`` (``/x`` GET → ``x``, ``/x`` DELETE → ``x-delete``)."""
+    seen: set[str] = set()
+    out = []
+    for cmd in commands:
+        if cmd.name in seen:
+            name = f"{cmd.name}-{cmd.method.lower()}"
+            cmd = attrs.evolve(cmd, name=name, positional=POSITIONAL.get(name, ()))
+        seen.add(cmd.name)
+        out.append(cmd)
+    return out
+
+
 def commands_from_routes() -> list[RouteCommand]:
     """The commands of this installation's own route table (imports the server's modules)."""
     from .http.routes import all_routes
@@ -121,11 +149,13 @@ def commands_from_routes() -> list[RouteCommand]:
         fields = tuple(FieldSpec(name=f.name, type=f.type, required=f.required, enum=f.enum,
                                  items=f.items, description=f.description)
                        for f in route.fields)
-        cmd = _command(path, _method(route.methods), route.summary, fields,
-                       route.raw_response)
+        methods = [m for m in route.methods if (path, m.upper()) not in SKIP]
+        if not methods:
+            continue
+        cmd = _command(path, _method(methods), route.summary, fields, route.raw_response)
         if cmd is not None:
             out.append(cmd)
-    return out
+    return _unique(out)
 
 
 def _spec(name: str, schema: dict[str, Any], required: bool) -> FieldSpec:
@@ -141,26 +171,36 @@ def _spec(name: str, schema: dict[str, Any], required: bool) -> FieldSpec:
 
 
 def commands_from_openapi(doc: dict[str, Any]) -> list[RouteCommand]:
-    """The commands of a service's ``/openapi.json`` (the same table, rendered)."""
+    """The commands of a service's ``/openapi.json`` (the same table, rendered).
+
+    The operations of one path that share a summary are one route served
+    under several methods (``GET``/``POST /snapshot``): one command, POST
+    preferred; operations with their own summary are routes of their own.
+    """
     out = []
     for path, item in (doc.get("paths") or {}).items():
         if not isinstance(item, dict) or not item:
             continue
-        method = _method(list(item))
-        op = item[method.lower()]
-        fields = [_spec(p["name"], p.get("schema") or {}, bool(p.get("required")))
-                  for p in op.get("parameters", [])]
-        body = (((op.get("requestBody") or {}).get("content") or {})
-                .get("application/json") or {}).get("schema") or {}
-        needed = set(body.get("required", []))
-        fields += [_spec(name, schema, name in needed)
-                   for name, schema in (body.get("properties") or {}).items()]
-        answer = ((op.get("responses") or {}).get("200") or {}).get("content") or {}
-        cmd = _command(path, method, str(op.get("summary", "")), tuple(fields),
-                       raw="application/json" not in answer)
-        if cmd is not None:
-            out.append(cmd)
-    return out
+        routes: dict[str, list[str]] = {}  # summary -> its methods, in document order
+        for method, op in item.items():
+            if isinstance(op, dict) and (path, method.upper()) not in SKIP:
+                routes.setdefault(str(op.get("summary", "")), []).append(method)
+        for summary, methods in routes.items():
+            method = _method(methods)
+            op = item[method.lower()]
+            fields = [_spec(p["name"], p.get("schema") or {}, bool(p.get("required")))
+                      for p in op.get("parameters", [])]
+            body = (((op.get("requestBody") or {}).get("content") or {})
+                    .get("application/json") or {}).get("schema") or {}
+            needed = set(body.get("required", []))
+            fields += [_spec(name, schema, name in needed)
+                       for name, schema in (body.get("properties") or {}).items()]
+            answer = ((op.get("responses") or {}).get("200") or {}).get("content") or {}
+            cmd = _command(path, method, summary, tuple(fields),
+                           raw="application/json" not in answer)
+            if cmd is not None:
+                out.append(cmd)
+    return _unique(out)
 
 
 def _json_arg(text: str) -> Any:

@@ -7,6 +7,7 @@ import pytest
 from browserd import __version__
 from browserd.cli import LOCAL_COMMANDS, build_parser
 from browserd.cli_routes import SKIP, commands_from_openapi, commands_from_routes
+from browserd.cli_state import STATE_COMMANDS
 from browserd.http.routes import all_routes
 from browserd.http.schema import openapi
 
@@ -16,14 +17,42 @@ def test_every_route_is_a_command() -> None:
     names = [c.name for c in commands]
     assert len(names) == len(set(names)), "two routes got one command name"
     assert not set(names) & set(LOCAL_COMMANDS)
+    assert not set(names) & set(STATE_COMMANDS)
+    all_names = set(names) | set(STATE_COMMANDS)
     covered = {(c.path, c.method) for c in commands}
     for route in all_routes():
         path = route.path.replace("<", "{").replace(">", "}")
-        method = "POST" if "POST" in route.methods else route.methods[0]
-        assert (path, method) in covered or SKIP.get((path, method)) in names, route.path
+        for method in route.methods:
+            # Each method of a route is served by a generated command (one per route,
+            # POST preferred) or by the command SKIP names (hand-written or `close`).
+            by_route = any((path, m) in covered for m in route.methods)
+            assert by_route or SKIP.get((path, method)) in all_names, (route.path, method)
     for verb in ("back", "forward", "reload", "scroll", "wait", "hover", "select", "act",
-                 "dialog", "console", "query", "dom", "snapshot", "screenshot", "media"):
-        assert verb in names
+                 "dialog", "console", "query", "dom", "snapshot", "screenshot", "media",
+                 "find", "downloads", "download", "navigate", "eval", "pdf", "open", "close"):
+        assert verb in names, verb
+    for verb in ("cookies", "storage", "state", "emulate"):
+        assert verb in STATE_COMMANDS
+
+
+def test_a_path_with_a_route_per_method_gets_a_command_per_route() -> None:
+    from browserd.cli_routes import FieldSpec, RouteCommand, _unique
+
+    def cmd(method: str) -> RouteCommand:
+        return RouteCommand(name="things", path="/things", method=method, summary=method,
+                            fields=(FieldSpec(name="x", type="string"),), positional=(),
+                            raw=False)
+
+    assert [c.name for c in _unique([cmd("GET"), cmd("POST"), cmd("DELETE")])] == [
+        "things", "things-post", "things-delete"]
+    doc = {"paths": {"/things": {
+        "get": {"summary": "list", "responses": {}},
+        "post": {"summary": "add", "responses": {}},
+        "delete": {"summary": "remove", "responses": {}}},
+        "/both": {"get": {"summary": "read"}, "post": {"summary": "read"}}}}
+    got = {(c.name, c.method) for c in commands_from_openapi(doc)}
+    assert got == {("things", "GET"), ("things-post", "POST"), ("things-delete", "DELETE"),
+                   ("both", "POST")}
 
 
 def test_the_service_table_and_the_local_table_give_the_same_commands() -> None:
@@ -70,6 +99,11 @@ def test_arguments_parse_into_fields(parser) -> None:
     assert values(parser, "snapshot", "--interactive", "--no-interactive") == {
         "interactive": False}
     assert values(parser, "media", "shot.png") == {"name": "shot.png"}
+    assert values(parser, "find", "contin", "--role", "button", "--limit", "3") == {
+        "text": "contin", "role": "button", "limit": 3}
+    assert values(parser, "download", "abc123", "--out", "x") == {"id": "abc123"}
+    assert values(parser, "downloads", "--target", "ABCD") == {"targetId": "ABCD"}
+    assert parser.parse_args(["cookies", "set", "n", "v", "--domain", "a.test"]).value == "v"
     with pytest.raises(SystemExit):
         parser.parse_args(["scroll", "--to", "left"])  # not one of the route's choices
     with pytest.raises(SystemExit):

@@ -2,21 +2,30 @@
 
 :func:`go_back` / :func:`go_forward` read ``Page.getNavigationHistory`` and
 move with ``Page.navigateToHistoryEntry``; :func:`reload` sends
-``Page.reload``. Each then waits for ``wait_until``:
+``Page.reload``. The move is watched by the effects
+:class:`~browserd.tabs.actions.effects.Observer` (subscribed before the
+command is sent, so a fast commit is never missed), which sees the main
+frame commit and collects what else the move caused. Then, following the
+same ``waitUntil`` conventions as ``/navigate`` and input actions
+(:func:`browserd.tabs.settle.settle_after_commit`):
 
-- ``none`` — nothing: the answer names the entry moved to, ``loadState: "none"``;
-- ``commit`` — the main frame committed the move: ``Page.frameNavigated``
-  (a new document, or one restored from the back/forward cache) or
-  ``Page.navigatedWithinDocument`` (a ``pushState``/hash entry of the same
-  document, which fires no load events at all);
+- ``none`` — no wait: the answer names the entry moved to, ``loadState: "none"``;
+- ``commit`` — the main frame committed the move: a new document, one
+  restored from the back/forward cache, or a ``pushState``/hash entry of
+  the same document (``Page.navigatedWithinDocument``; no load events follow
+  it); ``loadState`` is what the document itself says;
 - ``domcontentloaded`` (default) / ``load`` — after the commit, the document
-  reached that state. A same-document move is complete at its commit; a
-  document restored from the back/forward cache was fully loaded when it
-  was cached (and Chromium sends no lifecycle events for it), so the wait
-  also reads ``document.readyState`` in the ``browserd`` world.
+  reached that state. A restored document was fully loaded when it was
+  cached and Chromium sends no lifecycle events for it, so the wait reads
+  ``document.readyState`` in the ``browserd`` world too.
 
-The events are subscribed to *before* the command is sent, so a fast commit
-is never missed. Answers ``{ok, targetId, url, title, status, loadState}``.
+Answers ``{ok, targetId, url, title, status, loadState, effects}``;
+``effects`` as for input actions: ``navigated``, ``downloads`` (a reload whose
+response became a download), ``blocked`` (the navigation guard stopped the
+move's document request, e.g. a server redirect to a blocked URL),
+``newTabs``, ``dialog`` (one that opened while the new document loaded). A
+move that ended without committing (it became a download, or was blocked)
+answers at once with the page it stayed on.
 
 Errors: NoHistory (409) when there is no entry in that direction;
 UrlBlocked (403) when ``check_url`` refuses the entry's URL (nothing is
@@ -36,38 +45,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 import trio
 
-from ..errors import BrowserdError, CdpError, DialogOpen, NoHistory, Timeout
+from ..errors import DialogOpen, NoHistory, Timeout
+from .actions.effects import Observer, observing
 from .actor import TabActor
 from .page import page_info
+from .settle import WAIT_UNTIL, settle_after_commit
 from .state import LoadState
-from .worlds import world_evaluate
 
-__all__ = ["WAIT_UNTIL", "go_back", "go_forward", "reload"]
-
-WAIT_UNTIL = ("none", "commit", "domcontentloaded", "load")
-"""What a history move may wait for (``waitUntil``), weakest first."""
-_EVENTS = frozenset({"Page.frameNavigated", "Page.navigatedWithinDocument"})
-_RECHECK_S = 0.2
-"""How often readyState is re-read while no tab event arrives."""
-_PROBE_S = 1.0
-"""The longest one readyState probe may take."""
-_READY = {"loading": LoadState.LOADING, "interactive": LoadState.DOMCONTENTLOADED,
-          "complete": LoadState.LOAD}
+__all__ = ["go_back", "go_forward", "reload"]
 
 UrlCheck = Callable[[str], object]
-
-
-@attrs.frozen(kw_only=True)
-class _Commit:
-    """What the main frame committed: a new (or restored) document, or a same-document entry."""
-
-    url: str
-    loader_id: str | None
-    same_document: bool
-    restored: bool  # from the back/forward cache
 
 
 async def go_back(tab: TabActor, *, wait_until: str = "domcontentloaded", timeout_s: float = 30.0,
@@ -123,25 +112,46 @@ async def _run(tab: TabActor, method: str, params: dict[str, Any], *, what: str,
     if wait_until not in WAIT_UNTIL:
         raise ValueError(f"wait_until must be one of {WAIT_UNTIL}")
     deadline = trio.current_time() + timeout_s
-    events = tab.session.subscribe(_EVENTS, buffer=256)
-    try:
-        commit: _Commit | None = None
-        with trio.move_on_at(deadline):
-            await _send(tab, method, params, what)
-            if wait_until == "none":
-                return {"ok": True, "targetId": tab.target_id, "url": target_url,
-                        "title": target_title, "status": None, "loadState": LoadState.NONE.value}
-            commit = await _wait_commit(tab, events, what)
-        if commit is None:
-            raise Timeout(f"{what} did not commit within {timeout_s:.1f} s",
-                          hint="the tab may still be on its way; check it with GET /tabs")
-    finally:
-        tab.connection.unsubscribe(events)
-    state = LoadState.LOADING
-    with trio.move_on_at(deadline):
-        state = await _settle(tab, commit, wait_until)
+    crashed_before = tab.crashed  # a reload revives a crashed tab: wait for its commit
+    with observing(tab) as observer:
+        async with observer.watching():
+            with trio.move_on_at(deadline) as scope:
+                await _send(tab, method, params, what)
+                if wait_until == "none":
+                    return {"ok": True, "targetId": tab.target_id, "url": target_url,
+                            "title": target_title, "status": None,
+                            "loadState": LoadState.NONE.value, "effects": observer.effects()}
+                await observer.wait_for(lambda: _ended(tab, observer, crashed_before))
+            if scope.cancelled_caught:
+                raise Timeout(f"{what} did not commit within {timeout_s:.1f} s",
+                              hint="the tab may still be on its way; check it with GET /tabs")
+            commit = observer.commit
+            if commit is None and tab.dialog is not None:
+                raise DialogOpen(f"a {tab.dialog.type} dialog opened before {what} could "
+                                 f"commit: {tab.dialog.message[:200]}",
+                                 dialog=tab.dialog.to_json(),
+                                 hint="answer it with POST /dialog; the move goes on if "
+                                      "accepted")
+            if commit is not None:
+                # The tab's own record follows the same event: let it catch up
+                # before asking how far the document got.
+                with trio.move_on_at(deadline):
+                    while (commit.loader_id is not None and tab.loader_id != commit.loader_id
+                           and not (tab.closed or tab.dialog is not None)):
+                        await tab.wait_changed()
+                state = await settle_after_commit(tab, wait_until=wait_until, until=deadline)
+            else:
+                state = tab.load_state  # no commit: the move became a download or was blocked
     info = await page_info(tab)
-    return {"ok": True, "targetId": tab.target_id, **info, "loadState": state.value}
+    return {"ok": True, "targetId": tab.target_id, **info, "loadState": state.value,
+            "effects": observer.effects()}
+
+
+def _ended(tab: TabActor, observer: Observer, crashed_before: bool) -> bool:
+    """The move committed, or will not: a dialog holds it, it ended uncommitted
+    (a download, a blocked request), or the tab went away (or crashed anew)."""
+    return (observer.commit is not None or tab.dialog is not None or observer.uncommitted
+            or bool(observer.downloads) or tab.closed or (tab.crashed and not crashed_before))
 
 
 async def _send(tab: TabActor, method: str, params: dict[str, Any], what: str) -> None:
@@ -151,64 +161,3 @@ async def _send(tab: TabActor, method: str, params: dict[str, Any], what: str) -
         raise DialogOpen(f"a {dialog.type} dialog opened before {what} could start: "
                          f"{dialog.message[:200]}", dialog=dialog.to_json(),
                          hint="answer it with POST /dialog; the move goes on if accepted")
-
-
-async def _wait_commit(tab: TabActor, events: Any, what: str) -> _Commit:
-    """The main frame's next commit, or DialogOpen if a dialog opens first."""
-    async def next_commit() -> _Commit:
-        async for event in events:
-            p = event.params
-            if event.method == "Page.navigatedWithinDocument":
-                if p.get("frameId") == tab.main_frame_id:
-                    return _Commit(url=str(p.get("url", "")), loader_id=tab.loader_id,
-                                   same_document=True, restored=False)
-            else:
-                frame = p.get("frame") or {}
-                if not frame.get("parentId"):
-                    return _Commit(url=str(frame.get("url", "")),
-                                   loader_id=frame.get("loaderId"), same_document=False,
-                                   restored=p.get("type") == "BackForwardCacheRestore")
-        raise CdpError("the tab's event stream ended during a history move")
-
-    commit, dialog = await tab.race_dialog(next_commit)
-    if dialog is not None:
-        raise DialogOpen(f"a {dialog.type} dialog opened during {what}: {dialog.message[:200]}",
-                         dialog=dialog.to_json(),
-                         hint="answer it with POST /dialog; the move goes on if accepted")
-    assert commit is not None
-    return commit
-
-
-async def _settle(tab: TabActor, commit: _Commit, wait_until: str) -> LoadState:
-    """Wait until the committed document reaches ``wait_until``; the state reached."""
-    if commit.same_document:
-        # The document stays: no load events follow a pushState/hash entry.
-        return tab.load_state
-    want = {"load": LoadState.LOAD, "domcontentloaded": LoadState.DOMCONTENTLOADED}.get(
-        wait_until, LoadState.LOADING).rank
-    while True:
-        if tab.dialog is not None or tab.closed or tab.crashed:
-            return tab.load_state
-        if tab.loader_id == commit.loader_id:  # the actor has seen the commit too
-            state = tab.load_state
-            if state.rank < want:
-                # A restored document sends no lifecycle events: ask the document.
-                ready = await _ready_state(tab)
-                if ready is not None and ready.rank > state.rank:
-                    state = ready
-            if state.rank >= want:
-                return state
-        with trio.move_on_after(_RECHECK_S):
-            await tab.wait_changed()
-
-
-async def _ready_state(tab: TabActor) -> LoadState | None:
-    """The main document's readyState (read in the ``browserd`` world); None if unknown now."""
-    with trio.move_on_after(_PROBE_S):
-        try:
-            remote = await world_evaluate(tab, tab.session, tab.main_frame_id,
-                                          "document.readyState")
-        except BrowserdError:
-            return None  # between documents: ask again later
-        return _READY.get(str(remote.get("value")))
-    return None

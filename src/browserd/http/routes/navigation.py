@@ -1,12 +1,13 @@
 """Routes that move around a tab: ``/back``, ``/forward``, ``/reload`` and ``/scroll``.
 
 History moves (:mod:`browserd.tabs.history`) answer ``{ok, targetId, url,
-title, status, loadState}`` once the move committed and the document reached
-``waitUntil``; 409 NO_HISTORY when there is no entry in that direction, 409
-DIALOG_OPEN when a dialog (``beforeunload``) holds the move, 504 TIMEOUT
-when it did not commit within ``timeoutMs``. The entry moved to passes the
-URL policy first (403 URL_BLOCKED, nothing sent). ``/reload`` also revives
-a crashed tab.
+title, status, loadState, effects}`` once the move committed and the
+document reached ``waitUntil`` (the conventions of ``/navigate`` and input
+actions; ``effects`` as input actions report them); 409 NO_HISTORY when
+there is no entry in that direction, 409 DIALOG_OPEN when a dialog
+(``beforeunload``) holds the move, 504 TIMEOUT when it did not commit
+within ``timeoutMs``. The entry moved to passes the URL policy first (403
+URL_BLOCKED, nothing sent). ``/reload`` also revives a crashed tab.
 
 ``/scroll`` (:mod:`browserd.tabs.actions.scroll`) answers ``{ok, targetId,
 scrollX, scrollY, atTop, atBottom, scroller, method, fallbackReason?}``.
@@ -23,7 +24,7 @@ from typing import Any
 
 from ...errors import BadRequest
 from ...system import System
-from ...tabs import history
+from ...tabs import history, settle
 from ...tabs.actions.scroll import SCROLL_TO, scroll
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
@@ -37,7 +38,7 @@ GRACE_S = 3.0
 """Time beyond ``timeoutMs`` for waiting for the tab's slot and answering."""
 
 _WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
-                    enum=history.WAIT_UNTIL,
+                    enum=settle.WAIT_UNTIL,
                     description="none: do not wait; commit: the move committed; "
                                 "domcontentloaded / load: the document got that far")
 
