@@ -177,8 +177,9 @@ async def screenshot(
     BrowserGone/TargetCrashed from the tab's session.
 
     On cancellation: the pending CDP command is abandoned (its reply is
-    dropped); if a beyond-viewport capture already ran, restoring the
-    headless viewport is still attempted, shielded and bounded to 2 s.
+    dropped); if a beyond-viewport capture already ran, restoring the tab's
+    device metrics (its emulated viewport, else browserd's headless one) is
+    still attempted, shielded and bounded to 2 s.
     """
     if fmt not in _MIME:
         raise BadRequest(f"format must be png or jpeg, got {fmt!r}", field="format")
