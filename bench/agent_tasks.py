@@ -17,9 +17,11 @@ actions return nothing to read) and the **wall time** (median of the rounds).
 
 browserd takes its leanest documented path: ``/find`` to locate, then
 ``/snapshot`` with ``root`` (``format: "read"`` where a read view fits),
-``/act`` for the form. Where the service lacks a route or format (``/find``,
-``format: "read"``), the task falls back (a whole-page snapshot searched on
-the client) and the report says so — a fallback is not the lean path.
+``/act`` for the form, whose fields come from an interactive snapshot of the
+``form`` (the region Playwright's side reads too). Where the service lacks a
+route or format (``/find``, ``format: "read"``), the task falls back (a
+whole-page snapshot searched on the client) and the report says so — a
+fallback is not the lean path.
 Playwright (``executable_path`` = Debian's Chromium; never ``playwright
 install``) reads ``aria_snapshot()`` of a located region.
 """
@@ -27,6 +29,7 @@ install``) reads ``aria_snapshot()`` of a located region.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -143,7 +146,7 @@ def bd_definition(bd: Browserd, pages: AgentPages) -> Reading:
 def bd_form(bd: Browserd, pages: AgentPages) -> Reading:
     reading = Reading()
     bd.call(reading, "/navigate", url=pages.url("/form.html"))
-    text = str(bd.call(reading, "/snapshot", interactive=True).get("text", ""))
+    text = str(bd.call(reading, "/snapshot", interactive=True, root="form").get("text", ""))
     refs = {(role, name): ref for ref, role, name in REF_LINE.findall(text)}
 
     def ref(role: str, start: str) -> str:
@@ -230,6 +233,7 @@ def run(rounds: int) -> tuple[list[Row], dict[str, Any]]:
     from playwright.sync_api import sync_playwright
 
     rows: list[Row] = []
+    load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bd-agent-") as tmp, AgentPages() as pages:
         service = Service(Path(tmp) / "home").start()
         try:
@@ -261,6 +265,7 @@ def run(rounds: int) -> tuple[list[Row], dict[str, Any]]:
                 browser.close()
         finally:
             service.stop()
+    env["load"] = (load_start, os.getloadavg()[0])
     return rows, env
 
 
@@ -275,7 +280,8 @@ def report(rows: list[Row], env: dict[str, Any], rounds: int) -> str:
         "times are medians after one warm-up round. Characters: every answer body browserd "
         "returned (as sent); for Playwright the aria snapshots read (its actions return "
         f"nothing). Service capabilities this run: `/find` {'yes' if env['find'] else 'no'}, "
-        f"`format: \"read\"` {'yes' if env['read'] else 'no'}.",
+        f"`format: \"read\"` {'yes' if env['read'] else 'no'}. Load average (1 min, "
+        f"2 CPUs) at start / end: {env['load'][0]:.2f} / {env['load'][1]:.2f}.",
         "",
         "| task | browserd chars | Playwright chars | ratio | browserd ms | Playwright ms | "
         "ratio | browserd calls |",
