@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import http.server
 import secrets
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,6 +22,7 @@ import pytest
 import trio
 
 from tests.conftest import PageServer, ServiceInfo, add_route
+from tests.integration.test_cli import ok as cli_ok
 from tests.integration.test_navigation import goto, ok
 
 pytestmark = pytest.mark.chromium
@@ -80,8 +82,9 @@ async def test_a_move_reports_what_it_navigated_to(api: httpx.AsyncClient, tab: 
         assert data["effects"] == {"navigated": a}, data
 
 
-async def test_a_reload_that_became_a_download_reports_it(api: httpx.AsyncClient, tab: str,
-                                                          pages: PageServer) -> None:
+async def test_a_reload_that_became_a_download_reports_it(
+        api: httpx.AsyncClient, tab: str, pages: PageServer, service: ServiceInfo,
+        tmp_path: Path) -> None:
     path = f"/nav_flip_{secrets.token_hex(4)}"
     add_route(path, flipping(attachment))
     with trio.fail_after(60):
@@ -100,6 +103,13 @@ async def test_a_reload_that_became_a_download_reports_it(api: httpx.AsyncClient
             if any(d["id"] == record and d["state"] == "completed" for d in listed):
                 break
             await trio.sleep(0.1)
+        # The generated CLI has the download routes too.
+        run = await cli_ok(service, "downloads", "--target", tab)
+        assert any(line.startswith(f"{record}  completed  'report.csv'")
+                   for line in run.out.splitlines()), run.out
+        out = tmp_path / "report.csv"
+        await cli_ok(service, "download", record, "--out", str(out))
+        assert out.read_bytes() == b"report,1\n"
 
 
 async def test_a_reload_redirected_to_a_blocked_url_reports_the_block(

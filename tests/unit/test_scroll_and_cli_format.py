@@ -44,3 +44,23 @@ def test_answers_print_for_people() -> None:
         {"index": 1, "kind": "wait", "ok": False, "error": {"error": "late", "code": "TIMEOUT"}}]}
     assert human(steps) == "0: click ok; navigated: http://b/\n1: wait failed: late [TIMEOUT]"
     assert human({"targetId": "T", "messages": []}) == "no console messages"
+
+
+def test_effects_and_pages_print_for_people() -> None:
+    moved = {"ok": True, "targetId": "T", "url": "chrome-error://chromewebdata/",
+             "title": "", "status": None, "loadState": "load",
+             "effects": {"navigated": "http://a/x", "blocked": [
+                 {"url": "http://a/x", "reason": "port", "redirectedFrom": "http://a/r"}]}}
+    assert human(moved) == ("T  ''  chrome-error://chromewebdata/\n"
+                            "blocked: http://a/x (port)")
+    clicked = {"targetId": "T", "ok": True, "method": "mouse", "effects": {
+        "downloads": [{"id": "g1", "url": "http://a/f", "suggestedFilename": "f.csv"}]}}
+    assert human(clicked) == "ok (mouse)\ndownload: 'f.csv' (id g1, GET /downloads)"
+    listed = {"downloads": [{"id": "g1", "state": "completed", "suggestedFilename": "f.csv",
+                             "receivedBytes": 9, "totalBytes": 9, "url": "http://a/f"}]}
+    assert human(listed) == "g1  completed  'f.csv'  9 bytes  http://a/f"
+    assert human({"downloads": []}) == "no downloads"
+    read = {"snapshotId": "s1", "format": "read", "title": "T", "url": "http://a/",
+            "loadState": "loading", "text": "# Hi\n", "truncated": True, "hint": "use /find"}
+    assert human(read) == ("T\nhttp://a/  [loading]\n\n# Hi\n… (the page was still loading)"
+                           "\n… (truncated: use /find)")

@@ -24,8 +24,9 @@ Answers ``{ok, targetId, url, title, status, loadState, effects}``;
 response became a download), ``blocked`` (the navigation guard stopped the
 move's document request, e.g. a server redirect to a blocked URL),
 ``newTabs``, ``dialog`` (one that opened while the new document loaded). A
-move that ended without committing (it became a download, or was blocked)
-answers at once with the page it stayed on.
+move that ended without committing (it became a download) answers with the
+page it stayed on, once the download is reported (at most
+:data:`~browserd.tabs.actions.effects.DOWNLOAD_GRACE_S` after the end).
 
 Errors: NoHistory (409) when there is no entry in that direction;
 UrlBlocked (403) when ``check_url`` refuses the entry's URL (nothing is
@@ -48,7 +49,7 @@ from typing import Any
 import trio
 
 from ..errors import DialogOpen, NoHistory, Timeout
-from .actions.effects import Observer, observing
+from .actions.effects import DOWNLOAD_GRACE_S, Observer, observing
 from .actor import TabActor
 from .page import page_info
 from .settle import WAIT_UNTIL, settle_after_commit
@@ -122,6 +123,12 @@ async def _run(tab: TabActor, method: str, params: dict[str, Any], *, what: str,
                             "title": target_title, "status": None,
                             "loadState": LoadState.NONE.value, "effects": observer.effects()}
                 await observer.wait_for(lambda: _ended(tab, observer, crashed_before))
+                if observer.commit is None and observer.uncommitted and not observer.downloads:
+                    # The navigation ended without a document: its download (an
+                    # attachment) may be reported just after.
+                    with trio.move_on_after(DOWNLOAD_GRACE_S):
+                        await observer.wait_for(lambda: bool(observer.downloads)
+                                                or observer.commit is not None)
             if scope.cancelled_caught:
                 raise Timeout(f"{what} did not commit within {timeout_s:.1f} s",
                               hint="the tab may still be on its way; check it with GET /tabs")
