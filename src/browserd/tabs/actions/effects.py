@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from ...errors import CdpError
+from ...errors import CdpError, unwrap_group
 from ..actor import TabActor
 
 __all__ = [
@@ -168,17 +168,21 @@ class Observer:
 
         Outside such a block (or :meth:`settle`) events wait in their
         bounded buffers. Leaving the block stops reading (nothing is lost:
-        the subscriptions stay until :meth:`close`).
+        the subscriptions stay until :meth:`close`). An error raised in the
+        block comes out as itself, not in an exception group.
         """
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._pump_targets)
-            nursery.start_soon(self._pump_page)
-            nursery.start_soon(self._pump_tab)
-            nursery.start_soon(self._pump_downloads)
-            try:
-                yield
-            finally:
-                nursery.cancel_scope.cancel()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._pump_targets)
+                nursery.start_soon(self._pump_page)
+                nursery.start_soon(self._pump_tab)
+                nursery.start_soon(self._pump_downloads)
+                try:
+                    yield
+                finally:
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            raise unwrap_group(group) from None
 
     async def wait_for(self, done: Callable[[], bool]) -> None:
         """Inside :meth:`watching`: wait until ``done()`` holds (checked at every event
