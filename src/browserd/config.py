@@ -79,6 +79,7 @@ class Settings:
     max_concurrent_captures: int = 4
     restart_budget: int = 5
     restart_window_s: float = 60.0
+    upload_roots: tuple[str, ...] = ()  # () = <data>/uploads/ (see browserd.uploads)
 
     # -- derived -------------------------------------------------------------
 
@@ -124,7 +125,8 @@ class Settings:
         return default_headless(os.environ if environ is None else environ)
 
     def public_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self, recurse=False) | {"url_allow": list(self.url_allow)}
+        return attrs.asdict(self, recurse=False) | {"url_allow": list(self.url_allow),
+                                                    "upload_roots": list(self.upload_roots)}
 
 
 _FIELDS = {f.name: f for f in attrs.fields(Settings)}
@@ -214,6 +216,9 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         )
     if not _COLOR_RE.fullmatch(s.color):
         raise fail("color", f"{s.color!r}: use #RRGGBB")
+    for root in s.upload_roots:
+        if not Path(root).expanduser().is_absolute():
+            raise fail("upload_roots", f"{root!r} is not an absolute path")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
                 "max_concurrent_captures", "restart_budget"):
         if getattr(s, key) < 1:

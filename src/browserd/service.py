@@ -34,6 +34,7 @@ from .supervisor import BrowserSupervisor
 from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
 from .system import System
 from .token import load_or_create_token
+from .uploads import UploadPolicy
 
 __all__ = [
     "DRAIN_S", "PRUNE_EVERY_S", "check_bind_policy", "configure_logging", "run_service",
@@ -96,11 +97,17 @@ async def run_service(
                         hint="is another browserd running? `browserd status`, or set control_url")
     retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
                           max_age_s=settings.media_max_age_s)
+    uploads = UploadPolicy.from_settings(settings, paths)
+    try:
+        uploads.ensure_roots()
+    except OSError as exc:
+        raise ConfigError(f"cannot create the upload root: {exc}") from None
+    log.info("upload roots: %s", ", ".join(uploads.describe()))
     async with open_media_store(paths.media_dir, retention) as media:
         supervisor = BrowserSupervisor(settings, paths)
         system = System(
             settings=settings, paths=paths, supervisor=supervisor, media=media,
-            url_policy=_url_policy(settings),
+            url_policy=_url_policy(settings), uploads=uploads,
             token=token,
         )
         app = wrap(create_app(system), system, token)

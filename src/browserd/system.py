@@ -14,6 +14,7 @@ from .config import Settings
 from .media import MediaStore
 from .paths import Paths
 from .supervisor import BrowserSupervisor
+from .uploads import UploadPolicy
 from .urlpolicy import UrlPolicy
 
 __all__ = ["System"]
@@ -21,12 +22,14 @@ __all__ = ["System"]
 
 @attrs.frozen(kw_only=True)
 class System:
-    """The service-wide handles: settings, paths, the supervisor, media, URL policy, token."""
+    """The service-wide handles: settings, paths, the supervisor, media, URL and upload
+    policies, token."""
 
     settings: Settings
     paths: Paths
     supervisor: BrowserSupervisor
     media: MediaStore
     url_policy: UrlPolicy
+    uploads: UploadPolicy
     token: str = attrs.field(repr=False)
     started_at: float = attrs.field(factory=time.time)

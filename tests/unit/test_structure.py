@@ -56,11 +56,12 @@ PINNED = {
                             "RefMap", "RefRecord", "World", "WorldKey"],
     "browserd.tabs.locator": ["ElementTarget"],
     "browserd.tabs.actions": [
-        "ACTION_KINDS", "LOAD_STATES", "MODIFIER_BITS", "Action", "AnswerDialog", "Click",
-        "ElementTarget", "Hover", "Navigate", "Observer", "Press", "Progress", "Select", "Step",
-        "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
-        "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
-        "type_text", "wait"],
+        "ACTION_KINDS", "KEY_ACTIONS", "LOAD_STATES", "MODIFIER_BITS", "MOUSE_ACTIONS", "Action",
+        "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput", "MouseInput",
+        "Navigate", "Observer", "Press", "Progress", "Select", "Step", "TypeText", "Upload",
+        "Wait", "act", "click", "click_upload", "drag", "glob_regex", "handle_dialog", "hover",
+        "key_spec", "keyboard", "locate", "modifier_mask", "mouse", "observing", "parse_chord",
+        "perform", "press", "select", "type_text", "upload", "wait"],
     "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "page_routes",
                              "service_routes", "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
@@ -78,7 +79,7 @@ def test_action_records_are_what_the_actions_package_exports() -> None:
     from browserd.tabs.actions import records
 
     for record in ("Click", "Hover", "TypeText", "Press", "Select", "Wait", "Navigate",
-                   "AnswerDialog"):
+                   "AnswerDialog", "Upload", "Drag", "MouseInput", "KeyInput"):
         assert getattr(actions, record) is getattr(records, record)
         assert getattr(records, record).kind in actions.ACTION_KINDS
 
@@ -175,7 +176,7 @@ def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
     assert not any(m.startswith("browserd.tabs") for m in imports_of("browserd.tabs.state"))
     assert imports_of("browserd.tabs.actor") & {
         m for m in all_modules() if m.startswith("browserd.tabs")} <= {
-        "browserd.tabs.remote", "browserd.tabs.state"}
+        "browserd.tabs.inputstate", "browserd.tabs.remote", "browserd.tabs.state"}
 
 
 @pytest.mark.parametrize("name", all_modules())

@@ -28,6 +28,7 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from .inputstate import InputState
 from .remote import exception_text, remote_text
 from .state import ConsoleEntry, ConsoleLog, LoadState, RefMap
 
@@ -43,6 +44,7 @@ _EVENTS = frozenset({
     "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Inspector.targetCrashed",
     "Inspector.detached", "Target.attachedToTarget", "Target.detachedFromTarget",
     "Runtime.executionContextsCleared", "Log.entryAdded", "Inspector.targetReloadedAfterCrash",
+    "Page.fileChooserOpened",
 })
 #: What may still be sent to a crashed tab: a navigation brings its renderer back.
 _CRASH_RECOVERY = frozenset({"Page.navigate", "Page.reload"})
@@ -110,6 +112,7 @@ class TabActor:
         self.navigations = 0
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
+        self.input = InputState()  # file chooser (events), held keys/buttons (work slot)
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()
@@ -162,6 +165,8 @@ class TabActor:
             ("Runtime.enable", {}),
             ("Inspector.enable", {}),
             ("Emulation.setFocusEmulationEnabled", {"enabled": True}),
+            # No native file dialog ever opens: Page.fileChooserOpened instead (uploads).
+            ("Page.setInterceptFileChooserDialog", {"enabled": True}),
             ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False,
                                       "flatten": True}),
             ("Page.getFrameTree", {}),
@@ -249,6 +254,7 @@ class TabActor:
                 if frame.get("loaderId") != self.loader_id:
                     self.loader_id = frame.get("loaderId")
                     self.navigations += 1
+                    self.input.forget_chooser()
                 self.url = frame.get("url", self.url) + frame.get("urlFragment", "")
         elif method == "Page.navigatedWithinDocument":
             if p.get("frameId") == self.main_frame_id:
@@ -280,6 +286,12 @@ class TabActor:
                 level="error", text=text, url=details.get("url"),
                 line=details.get("lineNumber"), timestamp=time.time(), source="exception",
             ))
+        elif method == "Page.fileChooserOpened":
+            node = p.get("backendNodeId")
+            if isinstance(node, int):
+                self.input.chooser_opened(frame_id=str(p.get("frameId", "")),
+                                          backend_node_id=node,
+                                          multiple=p.get("mode") == "selectMultiple")
         elif method == "Inspector.targetCrashed":
             self.mark_crashed()
         elif method == "Inspector.targetReloadedAfterCrash":

@@ -1,4 +1,5 @@
-"""Routes for page input: click, type, press, hover, select, wait, act, dialog.
+"""Routes for page input: click, type, press, hover, select, wait, act, dialog,
+and the gestures (upload, drag, mouse, keyboard: :mod:`browserd.http.gestures`).
 
 Each handler validates its fields (the route table below, plus the rules
 a table cannot say: exactly one target, modifiers ⊆ Alt|Control|Meta|Shift),
@@ -22,6 +23,7 @@ from ...tabs.actions.records import Action
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
 from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, timeout_field
+from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
 from ..schema import Field, Route, parse_args
 from ..tabwork import on_tab
 
@@ -37,7 +39,7 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
               Field(name="button", type="string", default="left",
                     enum=("left", "right", "middle")),
               Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
-              MODIFIERS, timeout_field(15_000)),
+              MODIFIERS, FILES, timeout_field(15_000)),
     "type": (Field(name="text", type="string", required=True, max_length=100_000,
                    description="the text to type"),
              REF, SELECTOR,
@@ -73,6 +75,7 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "dialog": (Field(name="accept", type="boolean", required=True),
                Field(name="promptText", type="string", max_length=100_000),
                timeout_field(10_000)),
+    **GESTURE_FIELDS,
 }
 
 
@@ -96,8 +99,9 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action:
     if kind == "click":
         target = _target(args)
         target.check()
+        files = None if args.get("files") is None else checked_files(system, args["files"])
         return inp.Click(target=target, button=args["button"], click_count=args["clickCount"],
-                         modifiers=modifiers)
+                         modifiers=modifiers, files=files)
     if kind == "hover":
         target = _target(args)
         target.check()
@@ -137,6 +141,8 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action:
                             wait_until=args["waitUntil"])
     if kind == "dialog":
         return inp.AnswerDialog(accept=args["accept"], prompt_text=args.get("promptText"))
+    if kind in GESTURE_FIELDS:
+        return gesture_action(kind, args, system)
     raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
                      field="kind")
 
@@ -217,6 +223,7 @@ _SUMMARIES = {
     "select": "Choose options of a <select> by value or label",
     "wait": "Wait for a selector, text, text gone, URL or load state",
     "dialog": "Accept or dismiss the open JavaScript dialog",
+    **GESTURE_SUMMARIES,
 }
 
 
@@ -231,7 +238,7 @@ def input_routes() -> list[Route]:
         summary="Run a batch of actions in order on one tab; stop at the first failure",
         fields=(TARGET,
                 Field(name="actions", type="array", items="object", required=True,
-                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog,"
-                                  " ...that kind's fields}]"),
+                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog|"
+                                  "upload|drag|mouse|keyboard, ...that kind's fields}]"),
                 timeout_field(60_000))))
     return routes

@@ -1,4 +1,4 @@
-"""What an action causes: navigation, new tabs, a dialog (the effects Observer).
+"""What an action causes: navigation, new tabs, a dialog, a file chooser (the effects Observer).
 
 Events are collected from just before the input until a short settle time
 after it (:data:`SETTLE_S`, or longer while a main-frame navigation the
@@ -16,6 +16,7 @@ import trio
 
 from ...errors import CdpError
 from ..actor import TabActor
+from ..inputstate import FileChooser
 
 __all__ = ["COMMIT_WAIT_S", "SETTLE_S", "Observer", "observing", "race"]
 
@@ -35,7 +36,7 @@ _PAGE_EVENTS = frozenset({
 
 
 class Observer:
-    """Collects what an action causes: navigation, new tabs, a dialog.
+    """Collects what an action causes: navigation, new tabs, a dialog, a file chooser.
 
     Created (subscribed) before the input is sent, so nothing is missed;
     events wait in bounded buffers until :meth:`settle` reads them.
@@ -45,6 +46,7 @@ class Observer:
         self._tab = tab
         self._before_loader = tab.loader_id
         self._before_navigations = tab.navigations
+        self._before_choosers = tab.input.choosers_seen
         self.new_tabs: list[str] = []
         self.requested: str | None = None  # URL of a main-frame navigation not yet committed
         self.committed = False
@@ -135,7 +137,17 @@ class Observer:
             out["newTabs"] = list(self.new_tabs)
         if tab.dialog is not None:
             out["dialog"] = {"type": tab.dialog.type, "message": tab.dialog.message}
+        chooser = self.new_chooser()
+        if chooser is not None:
+            out["fileChooser"] = chooser.to_json()
         return out
+
+    def new_chooser(self) -> FileChooser | None:
+        """The file chooser opened since the observer was created, if still pending."""
+        chooser = self._tab.input.chooser
+        if chooser is None or chooser.serial <= self._before_choosers:
+            return None
+        return chooser
 
 
 @contextlib.contextmanager

@@ -13,19 +13,24 @@ import attrs
 
 from ..locator import ElementTarget
 
-__all__ = ["Action", "AnswerDialog", "Click", "ElementTarget", "Hover", "Navigate", "Press",
-           "Progress", "Select", "TypeText", "Wait"]
+__all__ = ["Action", "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput",
+           "MouseInput", "Navigate", "Press", "Progress", "Select", "TypeText", "Upload", "Wait"]
 
 
 @attrs.frozen(kw_only=True)
 class Click:
-    """Click an element (``button``: left | right | middle; ``click_count`` 1-3)."""
+    """Click an element (``button``: left | right | middle; ``click_count`` 1-3).
+
+    With ``files`` (paths already checked against the upload roots) the
+    click must open a file chooser, which is then filled with them.
+    """
 
     kind: ClassVar[str] = "click"
     target: ElementTarget
     button: str = "left"
     click_count: int = 1
     modifiers: tuple[str, ...] = ()
+    files: tuple[str, ...] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -96,7 +101,55 @@ class AnswerDialog:
     prompt_text: str | None = None
 
 
-Action = Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog
+@attrs.frozen(kw_only=True)
+class Upload:
+    """Set the files of a file input (``target``), or answer the pending file chooser (None).
+
+    ``files`` are resolved paths that already passed the upload policy.
+    """
+
+    kind: ClassVar[str] = "upload"
+    files: tuple[str, ...]
+    target: ElementTarget | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Drag:
+    """Drag ``source`` with the real mouse to ``target`` or to the viewport point ``point``."""
+
+    kind: ClassVar[str] = "drag"
+    source: ElementTarget
+    target: ElementTarget | None = None
+    point: tuple[float, float] | None = None
+    steps: int = 10
+
+
+@attrs.frozen(kw_only=True)
+class MouseInput:
+    """One raw mouse action at viewport CSS pixels (move | down | up | click | wheel)."""
+
+    kind: ClassVar[str] = "mouse"
+    action: str
+    x: float
+    y: float
+    button: str = "left"
+    click_count: int = 1
+    delta_x: float = 0.0
+    delta_y: float = 0.0
+
+
+@attrs.frozen(kw_only=True)
+class KeyInput:
+    """One raw keyboard action: a key ``down`` / ``up`` (``key``), or ``insertText`` (``text``)."""
+
+    kind: ClassVar[str] = "keyboard"
+    action: str
+    key: str | None = None
+    text: str | None = None
+
+
+Action = (Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog | Upload
+          | Drag | MouseInput | KeyInput)
 """Any one action."""
 
 
