@@ -312,3 +312,21 @@ def test_default_upload_root_is_private(service: ServiceInfo) -> None:
     root = service.home / "data" / "uploads"
     assert root.is_dir()
     assert os.stat(root).st_mode & 0o077 == 0
+
+
+async def test_upload_into_an_out_of_process_iframe(api, tab, pages, other_origin, uploads):
+    child = other_origin.url("/upload_child.html")
+    with trio.fail_after(60):
+        await navigate(api, tab, pages.url("/upload_frames.html?child=") + child)
+        refs: dict[str, str] = {}
+        while len(refs) < 2:  # the frame attaches asynchronously
+            r = await api.get("/snapshot", params={"targetId": tab})
+            refs = {n["name"]: n["ref"] for n in r.json()["nodes"]
+                    if n["name"] in ("Child file", "Child upload")}
+            await trio.sleep(0.1)
+        files = [str(uploads / "resume.txt"), str(uploads / "photo.txt")]
+        await ok(api, "/upload", tab, ref=refs["Child file"], files=files)
+        while "child=" not in await js(api, tab, "document.getElementById('out').textContent"):
+            await trio.sleep(0.05)
+        out = await js(api, tab, "document.getElementById('out').textContent")
+        assert out == "child=resume.txt:21,photo.txt:60;"
