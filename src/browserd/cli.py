@@ -101,6 +101,10 @@ def _format_effects(effects: dict[str, Any]) -> list[str]:
     dialog = effects.get("dialog")
     if isinstance(dialog, dict):
         lines.append(f"dialog open: {dialog.get('type')} {str(dialog.get('message'))[:200]!r}")
+    chooser = effects.get("fileChooser")
+    if isinstance(chooser, dict):
+        lines.append("file chooser open" + (" (multiple)" if chooser.get("multiple") else "")
+                     + ": answer it with `browserd upload FILE…`")
     return lines
 
 
@@ -112,7 +116,12 @@ def _format_action(r: dict[str, Any]) -> str:
         if r.get("fallbackReason"):
             how += f": {r['fallbackReason']}"
         head += f" ({how})"
-    return "\n".join([head, *_format_effects(r.get("effects") or {})])
+    lines = [head]
+    if isinstance(r.get("files"), list):
+        lines.append("uploaded: " + (", ".join(map(str, r["files"])) or "(no files)"))
+    if r.get("native"):
+        lines.append("native drag-and-drop")
+    return "\n".join([*lines, *_format_effects(r.get("effects") or {})])
 
 
 def _format_dom_snapshot(r: dict[str, Any]) -> str:
@@ -215,6 +224,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target")
     p = sub.add_parser("click", help="click an element by ref")
     p.add_argument("ref")
+    p.add_argument("--files", nargs="+", metavar="FILE",
+                   help="fill the file chooser the click opens (files under upload_roots)")
+    p.add_argument("--target")
+    p = sub.add_parser("upload", help="set the files of a file input, or answer a file chooser")
+    p.add_argument("files", nargs="*", metavar="FILE", help="files under upload_roots")
+    p.add_argument("--ref", help="the file input (default: the chooser the page opened)")
+    p.add_argument("--selector")
+    p.add_argument("--target")
+    p = sub.add_parser("drag", help="drag an element (by ref) to another one or to X,Y")
+    p.add_argument("source", metavar="FROM_REF")
+    p.add_argument("to", metavar="TO_REF|X,Y")
+    p.add_argument("--steps", type=int)
+    p.add_argument("--target")
+    p = sub.add_parser("mouse", help="one raw mouse action at viewport pixels")
+    p.add_argument("action", choices=("move", "down", "up", "click", "wheel"))
+    p.add_argument("x", type=float)
+    p.add_argument("y", type=float)
+    p.add_argument("--button", choices=("left", "right", "middle", "back", "forward"))
+    p.add_argument("--click-count", type=int)
+    p.add_argument("--delta-x", type=float)
+    p.add_argument("--delta-y", type=float)
+    p.add_argument("--target")
+    p = sub.add_parser("keyboard", help="one raw key down/up (KEY) or insertText (TEXT)")
+    p.add_argument("action", choices=("down", "up", "insertText"))
+    p.add_argument("value", metavar="KEY|TEXT")
     p.add_argument("--target")
     p = sub.add_parser("type", help="type text into an element by ref")
     p.add_argument("ref")
@@ -237,6 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _drop_place(text: str) -> dict[str, Any]:
+    """``TO`` of ``browserd drag``: ``X,Y`` (viewport pixels) or a ref."""
+    parts = text.split(",")
+    if len(parts) == 2:
+        try:
+            return {"x": float(parts[0]), "y": float(parts[1])}
+        except ValueError:
+            pass
+    return {"ref": text}
+
+
 _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
     "status": lambda c, a: c.get("/status"),
     "start": lambda c, a: c.post("/start", headless=a.headless),
@@ -248,7 +293,17 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
     "navigate": lambda c, a: c.post("/navigate", url=a.url, targetId=a.target),
     "snapshot": lambda c, a: c.get("/snapshot", format=a.format, interactive=a.interactive,
                                    targetId=a.target),
-    "click": lambda c, a: c.post("/click", ref=a.ref, targetId=a.target),
+    "click": lambda c, a: c.post("/click", ref=a.ref, files=a.files, targetId=a.target),
+    "upload": lambda c, a: c.post("/upload", files=a.files, ref=a.ref, selector=a.selector,
+                                  targetId=a.target),
+    "drag": lambda c, a: c.post("/drag", targetId=a.target, steps=a.steps,
+                                **{"from": {"ref": a.source}, "to": _drop_place(a.to)}),
+    "mouse": lambda c, a: c.post("/mouse", action=a.action, x=a.x, y=a.y, button=a.button,
+                                 clickCount=a.click_count, deltaX=a.delta_x, deltaY=a.delta_y,
+                                 targetId=a.target),
+    "keyboard": lambda c, a: c.post("/keyboard", action=a.action, targetId=a.target,
+                                    **({"text": a.value} if a.action == "insertText"
+                                       else {"key": a.value})),
     "type": lambda c, a: c.post("/type", ref=a.ref, text=a.text, submit=a.submit,
                                 targetId=a.target),
     "press": lambda c, a: c.post("/press", key=a.key, targetId=a.target),

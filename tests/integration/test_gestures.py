@@ -330,3 +330,45 @@ async def test_upload_into_an_out_of_process_iframe(api, tab, pages, other_origi
             await trio.sleep(0.05)
         out = await js(api, tab, "document.getElementById('out').textContent")
         assert out == "child=resume.txt:21,photo.txt:60;"
+
+
+async def test_cli_upload_click_drag_mouse_keyboard(service, api, tab, pages, uploads):
+    from tests.integration.test_cli import fails as cli_fails
+    from tests.integration.test_cli import ok as cli_ok
+    from tests.integration.test_cli import ref_of as cli_ref_of
+
+    with trio.fail_after(90):
+        await navigate(api, tab, pages.url("/upload.html"))
+        text = (await cli_ok(service, "snapshot", "--target", tab)).out
+        avatar = cli_ref_of(text, "button", "Upload avatar")
+        run = await cli_ok(service, "click", avatar, "--target", tab)
+        assert "file chooser open: answer it with `browserd upload FILE…`" in run.out, run.out
+        run = await cli_ok(service, "upload", str(uploads / "resume.txt"), "--target", tab)
+        assert run.out.splitlines() == ["ok", "uploaded: resume.txt"], run.out
+        run = await cli_ok(service, "click", avatar, "--files", str(uploads / "photo.txt"),
+                           "--target", tab)
+        assert "uploaded: photo.txt" in run.out, run.out
+        run = await cli_ok(service, "upload", "--selector", "#multi", "--json", "--target", tab,
+                           str(uploads / "resume.txt"), str(uploads / "photo.txt"))
+        assert run.json()["files"] == ["resume.txt", "photo.txt"]
+        assert await seen(api, tab) == ["avatar=resume.txt:21", "avatar=photo.txt:60",
+                                        "multi=resume.txt:21,photo.txt:60"]
+        run = await cli_fails(service, "upload", "/etc/passwd", "--selector", "#plain",
+                              "--target", tab)
+        assert "outside the upload roots" in run.err and "upload_roots" in run.err
+
+        await navigate(api, tab, pages.url("/gestures.html"))
+        text = (await cli_ok(service, "snapshot", "--target", tab)).out
+        knob = cli_ref_of(text, "slider", "Knob")
+        run = await cli_ok(service, "drag", knob, "120,380", "--target", tab)
+        assert run.out.strip() == "ok", run.out
+        assert await js(api, tab, "knob.getAttribute('aria-valuenow')") == "100"
+        await cli_ok(service, "mouse", "click", "40", "50", "--target", tab)
+        await cli_ok(service, "mouse", "wheel", "40", "50", "--delta-y", "30", "--target", tab)
+        events = [(e["type"], e["x"], e["y"]) for e in await js(api, tab, "padEvents")]
+        assert ("click", 40, 50) in events and ("wheel", 40, 50) in events
+        await ok(api, "/click", tab, selector="#keys")
+        await cli_ok(service, "keyboard", "insertText", "typed", "--target", tab)
+        await cli_ok(service, "keyboard", "down", "x", "--target", tab)
+        await cli_ok(service, "keyboard", "up", "x", "--target", tab)
+        assert await js(api, tab, "keys.value") == "typedx"
