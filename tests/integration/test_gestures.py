@@ -330,6 +330,16 @@ async def test_upload_into_an_out_of_process_iframe(api, tab, pages, other_origi
             await trio.sleep(0.05)
         out = await js(api, tab, "document.getElementById('out').textContent")
         assert out == "child=resume.txt:21,photo.txt:60;"
+        # A chooser the frame opens is intercepted in the frame's own session.
+        data = await ok(api, "/click", tab, ref=refs["Child upload"])
+        assert data["effects"] == {"fileChooser": {"multiple": True}}
+        await ok(api, "/upload", tab, files=files[1:])
+        while out.count(";") < 2:
+            out = await js(api, tab, "document.getElementById('out').textContent")
+            await trio.sleep(0.05)
+        assert out.split(";")[1] == "child=photo.txt:60"
+        data = await ok(api, "/click", tab, ref=refs["Child upload"], files=files[:1])
+        assert data["files"] == ["resume.txt"]
 
 
 async def test_cli_upload_click_drag_mouse_keyboard(service, api, tab, pages, uploads):

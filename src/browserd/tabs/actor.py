@@ -120,6 +120,8 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
+        self._nursery: trio.Nursery | None = None  # the event task's: per-OOPIF watchers
+        self._child_watchers: dict[str, trio.CancelScope] = {}  # OOPIF session id -> watcher
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -145,6 +147,7 @@ class TabActor:
                 task_status.started(self)
                 try:
                     async with trio.open_nursery() as nursery:
+                        self._nursery = nursery
                         nursery.start_soon(self._finish_enable, pending)
                         await self._follow(events)
                         nursery.cancel_scope.cancel()
@@ -200,6 +203,36 @@ class TabActor:
             }.get(ready, LoadState.LOADING)
         self._enabled.set()
         self._notify()
+
+    async def _watch_child_choosers(self, session_id: str, scope: trio.CancelScope) -> None:
+        """Intercept the file choosers of one out-of-process iframe while it is attached.
+
+        Ends when the frame detaches (its scope is cancelled) or its session
+        fails; errors end this watcher only, never the tab's actor.
+        """
+        with scope:
+            session = self.connection.session(session_id)
+            events = session.subscribe(frozenset({"Page.fileChooserOpened"}), buffer=16)
+            try:
+                await session.send("Page.enable", {})
+                await session.send("Page.setInterceptFileChooserDialog", {"enabled": True})
+                async for event in events:
+                    self._note_chooser(event.params, session_id)
+            except BrowserdError as exc:
+                log.debug("tab %s: frame session %s: no chooser interception: %s",
+                          self.target_id, session_id, exc)
+            finally:
+                self.connection.unsubscribe(events)
+                if self._child_watchers.get(session_id) is scope:
+                    del self._child_watchers[session_id]
+
+    def _note_chooser(self, p: dict[str, Any], session_id: str | None) -> None:
+        node = p.get("backendNodeId")
+        if isinstance(node, int):
+            self.input.chooser_opened(frame_id=str(p.get("frameId", "")), backend_node_id=node,
+                                      multiple=p.get("mode") == "selectMultiple",
+                                      session_id=session_id)
+            self._notify()
 
     async def wait_enabled(self) -> None:
         """Wait until the tab's domains are enabled (bounded by the enable itself)."""
@@ -287,11 +320,7 @@ class TabActor:
                 line=details.get("lineNumber"), timestamp=time.time(), source="exception",
             ))
         elif method == "Page.fileChooserOpened":
-            node = p.get("backendNodeId")
-            if isinstance(node, int):
-                self.input.chooser_opened(frame_id=str(p.get("frameId", "")),
-                                          backend_node_id=node,
-                                          multiple=p.get("mode") == "selectMultiple")
+            self._note_chooser(p, None)
         elif method == "Inspector.targetCrashed":
             self.mark_crashed()
         elif method == "Inspector.targetReloadedAfterCrash":
@@ -300,10 +329,20 @@ class TabActor:
             info = p.get("targetInfo", {})
             if info.get("type") == "iframe":
                 self.child_sessions[info.get("targetId", "")] = p.get("sessionId", "")
+                sid = p.get("sessionId")
+                if self._nursery is not None and sid and sid not in self._child_watchers:
+                    scope = self._child_watchers[sid] = trio.CancelScope()
+                    self._nursery.start_soon(self._watch_child_choosers, sid, scope)
         elif method == "Target.detachedFromTarget":
             for key, sid in list(self.child_sessions.items()):
                 if sid == p.get("sessionId"):
                     del self.child_sessions[key]
+            watcher = self._child_watchers.pop(str(p.get("sessionId")), None)
+            if watcher is not None:
+                watcher.cancel()
+            chooser = self.input.chooser
+            if chooser is not None and chooser.session_id == p.get("sessionId"):
+                self.input.forget_chooser()
         self._notify()
 
     @property
