@@ -175,6 +175,14 @@ async def test_drop_zone_browse_chooser_takes_several_files(api, tab, pages, upl
         await fails(api, "/upload", tab, 400, "BAD_REQUEST", files=files)
         await ok(api, "/upload", tab, files=files[:1])
         assert (await seen(api, tab))[-1] == "avatar=resume.txt:21"
+        # Files dropped on the zone as if dragged in from the desktop.
+        data = await ok(api, "/drag", tab, files=files, to={"text": "Drop files here"})
+        assert data["native"] is True and data["files"] == ["resume.txt", "photo.txt"]
+        assert (await seen(api, tab))[-1] == "zone=resume.txt:21,photo.txt:60"
+        await fails(api, "/drag", tab, 403, "UPLOAD_BLOCKED", files=["/etc/passwd"],
+                    to={"selector": "#zone"})
+        await fails(api, "/drag", tab, 400, "BAD_REQUEST", files=files[:1],
+                    to={"selector": "#zone"}, **{"from": {"selector": "#browse"}})
 
 
 # -- drag ----------------------------------------------------------------------------

@@ -34,8 +34,11 @@ GESTURE_FIELDS: dict[str, tuple[Field, ...]] = {
     "upload": (REF, SELECTOR, Field(name="files", type="array", items="string", required=True,
                                     description=FILES.description),
                timeout_field(15_000)),
-    "drag": (Field(name="from", type="object", required=True,
+    "drag": (Field(name="from", type="object",
                    description=f"what to drag: {_TARGET_DOC}"),
+             Field(name="files", type="array", items="string",
+                   description="instead of from: files under upload_roots, dropped on `to` "
+                               "as if dragged in from outside"),
              Field(name="to", type="object", required=True,
                    description=f"where to drop: {_TARGET_DOC}, or {{x, y}} in viewport pixels"),
              Field(name="steps", type="integer", default=10, minimum=1, maximum=100,
@@ -132,11 +135,17 @@ def gesture_action(kind: str, args: dict[str, Any], system: System) -> Action:
             target = ElementTarget(ref=args.get("ref"), selector=args.get("selector"))
         return inp.Upload(files=files, target=target)
     if kind == "drag":
-        source = _element_target(args["from"], "from")
+        if (args.get("from") is None) == (args.get("files") is None):
+            raise BadRequest("give exactly one of from (an element to drag) or files "
+                             "(files to drop)", field="from")
         to = args["to"]
-        if isinstance(to, dict) and ("x" in to or "y" in to):
-            return inp.Drag(source=source, point=_point(to), steps=args["steps"])
-        return inp.Drag(source=source, target=_element_target(to, "to"), steps=args["steps"])
+        where: dict[str, Any] = (
+            {"point": _point(to)} if isinstance(to, dict) and ("x" in to or "y" in to)
+            else {"target": _element_target(to, "to")})
+        if args.get("files") is not None:
+            return inp.Drag(files=checked_files(system, args["files"]), **where)
+        return inp.Drag(source=_element_target(args["from"], "from"), steps=args["steps"],
+                        **where)
     if kind == "mouse":
         return inp.MouseInput(action=args["action"], x=float(args["x"]), y=float(args["y"]),
                               button=args["button"], click_count=args["clickCount"],

@@ -14,7 +14,7 @@ or key event), and :mod:`.batch` (one bounded action, recovery of a hung page,
 
 from .batch import ACTION_KINDS, Step, act, perform
 from .dialog import handle_dialog
-from .drag import drag
+from .drag import drag, drop_files
 from .effects import Observer, observing
 from .keyboard import press, type_text
 from .keys import MODIFIER_BITS, key_spec, modifier_mask, parse_chord
@@ -68,6 +68,7 @@ __all__ = [
     "click",
     "click_upload",
     "drag",
+    "drop_files",
     "glob_regex",
     "handle_dialog",
     "hover",

@@ -18,7 +18,7 @@ from ...errors import BrowserdError, Timeout
 from .. import page
 from ..actor import TabActor
 from .dialog import handle_dialog
-from .drag import drag
+from .drag import drag, drop_files
 from .keyboard import press, type_text
 from .pointer import click, hover
 from .raw import keyboard, mouse
@@ -113,7 +113,11 @@ async def _dispatch(tab: TabActor, action: Action, progress: Progress,
                                        prompt_text=action.prompt_text)
         case Upload():
             return await upload(tab, action.files, target=action.target, progress=progress)
+        case Drag() if action.files is not None:
+            return await drop_files(tab, action.files, target=action.target,
+                                    point=action.point, progress=progress)
         case Drag():
+            assert action.source is not None
             return await drag(tab, action.source, target=action.target, point=action.point,
                               steps=action.steps, progress=progress)
         case MouseInput():

@@ -11,6 +11,10 @@ Both kinds of drag a page may implement work with the same gesture:
   ``Input.dispatchDragEvent`` (dragEnter, dragOver… and drop), then the mouse
   is released (``dragend``).
 
+:func:`drop_files` drops host files (already checked against the upload
+roots) onto a drop zone as if dragged in from outside the browser: drag
+events only (dragEnter, dragOver, drop), no mouse.
+
 Points are top-level viewport CSS pixels (OOPIF offsets included, see
 :func:`browserd.tabs.actions.pointer.locate`). The source must be visible
 and not covered (409 otherwise: a person could not grab it either); the
@@ -23,6 +27,7 @@ released) and interception turned off, shielded and bounded.
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any
 
 import trio
@@ -33,7 +38,7 @@ from .element import resolve_element, send_input
 from .pointer import Spot, locate
 from .records import ElementTarget, Progress
 
-__all__ = ["CLEANUP_S", "LATE_DRAG_S", "drag"]
+__all__ = ["CLEANUP_S", "LATE_DRAG_S", "drag", "drop_files"]
 
 LATE_DRAG_S = 0.1
 """After the last move, how long to wait for a native drag the page starts late."""
@@ -182,3 +187,50 @@ async def drag(tab: TabActor, source: ElementTarget, *, target: ElementTarget | 
     start, end = ends.get("from", (0.0, 0.0)), ends.get("to", (0.0, 0.0))
     return {"ok": True, "native": gesture.dropped, "from": {"x": start[0], "y": start[1]},
             "to": {"x": end[0], "y": end[1]}, "effects": effects}
+
+
+async def drop_files(tab: TabActor, files: tuple[str, ...], *,
+                     target: ElementTarget | None = None,
+                     point: tuple[float, float] | None = None,
+                     progress: Progress | None = None) -> dict[str, Any]:
+    """Drop ``files`` onto ``target`` (an element) or ``point``, as dragged in from outside.
+
+    Answers ``{ok, native: true, files: [names], to: {x, y}, effects}``.
+    Raises BadRequest (neither or both of target and point), the ref
+    engine's errors, Conflict when the target has no visible box. The page
+    sees dragenter, dragover and drop with ``dataTransfer.files``; whether it
+    accepts them is up to it (its ``drop`` handler).
+    """
+    if (target is None) == (point is None):
+        raise BadRequest("give the drop place as an element or as {x, y}, not both", field="to")
+    progress = progress if progress is not None else Progress()
+    target_handle = await resolve_element(tab, target) if target is not None else None
+    data = {"items": [], "files": list(files), "dragOperationsMask": 1}
+    spot: list[tuple[float, float]] = []
+
+    async def run() -> None:
+        if target_handle is not None:
+            x, y = _grab_point(await locate(tab, target_handle), "to")
+        else:
+            assert point is not None
+            x, y = point
+        spot.append((x, y))
+        progress.sent = True
+        dropped = False
+        try:
+            for kind in ("dragEnter", "dragOver", "drop"):
+                await tab.send("Input.dispatchDragEvent", {
+                    "type": kind, "x": x, "y": y, "data": data,
+                    "modifiers": tab.input.modifiers})
+            dropped = True
+        finally:
+            if not dropped:
+                with trio.CancelScope(shield=True), trio.move_on_after(CLEANUP_S), \
+                        contextlib.suppress(BrowserdError):
+                    await tab.send("Input.dispatchDragEvent",
+                                   {"type": "dragCancel", "x": x, "y": y, "data": data})
+
+    effects = await send_input(tab, "drop", progress, run)
+    x, y = spot[0] if spot else (0.0, 0.0)
+    return {"ok": True, "native": True, "files": [os.path.basename(f) for f in files],
+            "to": {"x": x, "y": y}, "effects": effects}

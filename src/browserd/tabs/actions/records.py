@@ -115,10 +115,15 @@ class Upload:
 
 @attrs.frozen(kw_only=True)
 class Drag:
-    """Drag ``source`` with the real mouse to ``target`` or to the viewport point ``point``."""
+    """Drag ``source`` with the real mouse to ``target`` or to the viewport point ``point``.
+
+    With ``files`` instead of a source (resolved paths that passed the upload
+    policy), those files are dropped there as if dragged in from outside.
+    """
 
     kind: ClassVar[str] = "drag"
-    source: ElementTarget
+    source: ElementTarget | None = None
+    files: tuple[str, ...] | None = None
     target: ElementTarget | None = None
     point: tuple[float, float] | None = None
     steps: int = 10
