@@ -18,8 +18,8 @@ import httpx
 import pytest
 import trio
 
-from tests.conftest import ServiceInfo
-from tests.integration.helpers import navigate
+from tests.conftest import ServiceInfo, add_route
+from tests.integration.helpers import html_route, navigate
 
 pytestmark = pytest.mark.chromium
 
@@ -390,3 +390,24 @@ async def test_cli_upload_click_drag_mouse_keyboard(service, api, tab, pages, up
         await cli_ok(service, "keyboard", "down", "x", "--target", tab)
         await cli_ok(service, "keyboard", "up", "x", "--target", tab)
         assert await js(api, tab, "keys.value") == "typedx"
+
+
+async def test_dialog_of_an_out_of_process_iframe_still_reaches_the_tab(api, tab, pages,
+                                                                        other_origin):
+    # Frame sessions now have Page enabled (for chooser interception): a dialog the
+    # frame opens must still be reported by the action and answered by /dialog.
+    add_route("/gest_alert_child.html", html_route(
+        "<button onclick=\"alert('hi from child')\">Child alert</button>"))
+    child = other_origin.url("/gest_alert_child.html")
+    with trio.fail_after(60):
+        await navigate(api, tab, pages.url("/upload_frames.html?child=") + child)
+        ref = None
+        while ref is None:
+            r = await api.get("/snapshot", params={"targetId": tab})
+            ref = next((n["ref"] for n in r.json()["nodes"] if n["name"] == "Child alert"),
+                       None)
+            await trio.sleep(0.1)
+        data = await ok(api, "/click", tab, ref=ref)
+        assert data["effects"]["dialog"] == {"type": "alert", "message": "hi from child"}
+        data = await ok(api, "/dialog", tab, accept=True)
+        assert data["accepted"] is True
