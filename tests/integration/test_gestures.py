@@ -126,6 +126,9 @@ async def test_paths_outside_upload_roots_are_blocked(api, tab, pages, uploads, 
         await fails(api, "/act", tab, 403, "UPLOAD_BLOCKED", actions=[
             {"kind": "click", "selector": "#nothing"},
             {"kind": "upload", "selector": "#plain", "files": [str(outside)]}])
+        body = await fails(api, "/act", tab, 400, "FILE_NOT_FOUND", actions=[
+            {"kind": "upload", "selector": "#plain", "files": [str(uploads / "nope.txt")]}])
+        assert body["index"] == 0 and body["error"].startswith("actions[0]: ")
         # Inside the roots: a missing file or a directory is 400 FILE_NOT_FOUND.
         await fails(api, "/upload", tab, 400, "FILE_NOT_FOUND", selector="#plain",
                     files=[str(uploads / "missing.txt")])

@@ -191,9 +191,10 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             body = {k: v for k, v in action.items() if k != "kind"}
             args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
             action_record = _action(kind, args, system)
-        except BadRequest as exc:
-            raise BadRequest(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
-                             field="actions", index=index) from None
+        except BadRequest as exc:  # keeps its code (e.g. FILE_NOT_FOUND) and details
+            details = {**exc.details, "field": "actions", "index": index}
+            raise type(exc)(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
+                            **details) from None
         steps.append(inp.Step(action=action_record, timeout_s=args["timeoutMs"] / 1000))
     return steps
 
