@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from .cli_input import GESTURE_COMMANDS, add_gesture_commands
+from .cli_state import STATE_COMMANDS, add_state_commands
 from .errors import BrowserdError
 from .paths import Paths
 
@@ -135,6 +137,24 @@ def _format_dom_snapshot(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _format_find(r: dict[str, Any]) -> str:
+    """/find answers: one line per match (ref, role, name, text, context)."""
+    lines = []
+    for m in r.get("matches", []):
+        line = f"[{m.get('ref')}] {m.get('role')}"
+        if m.get("name"):
+            line += f" \"{m['name']}\""
+        if m.get("text"):
+            line += f" text \"{m['text']}\""
+        if m.get("context"):
+            line += f"  (in {m['context']})"
+        lines.append(line)
+    shown = len(lines)
+    lines.append(f"{r.get('count', shown)} match(es)" + (f", {shown} shown" if r.get("truncated")
+                                                         else ""))
+    return "\n".join(lines)
+
+
 def _human(result: Any) -> str:
     if isinstance(result, str):
         return result
@@ -146,11 +166,17 @@ def _human(result: Any) -> str:
         if "snapshotId" in result:
             if result.get("format") == "domSnapshot":
                 return _format_dom_snapshot(result)
+            text = str(result.get("text", "")).rstrip("\n")
             if result.get("format") == "read":
-                return (f"{result.get('title', '')}\n{result.get('url', '')}\n\n"
-                        f"{str(result.get('text', '')).rstrip()}\n\n"
-                        f"{str(result.get('snapshot', '')).rstrip()}")
-            return str(result.get("text", "")).rstrip("\n")
+                text = (f"{result.get('title', '')}\n{result.get('url', '')}"
+                        f"  [{result.get('loadState', '')}]\n\n{text}")
+            if result.get("loadState") == "loading":
+                text += "\n… (the page was still loading)"
+            if result.get("truncated"):
+                text += f"\n… (truncated: {result.get('hint', '')})"
+            return text
+        if "matches" in result and "count" in result:
+            return _format_find(result)
         if "path" in result and "mediaUrl" in result:
             return str(result["path"])
         if "result" in result and "url" in result:
@@ -221,34 +247,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("snapshot", help="accessibility snapshot with refs")
     p.add_argument("--format", default="aria", choices=("aria", "read", "domSnapshot"))
     p.add_argument("--interactive", action="store_true", default=None)
+    p.add_argument("--root", help="scope to a ref (e12) or a CSS selector")
+    p.add_argument("--max-chars", type=int, help="cap the text (0: no limit)")
+    p.add_argument("--line-chars", type=int, help="longest name / text line (0: whole)")
+    p.add_argument("--nodes", action="store_true", default=None, help="also the refs as JSON")
+    p.add_argument("--target")
+    p = sub.add_parser("find", help="find elements by role, name or text; prints their refs")
+    p.add_argument("text", nargs="?", help="part of the name or visible text")
+    p.add_argument("--role")
+    p.add_argument("--name", help="part of the accessible name")
+    p.add_argument("--exact", action="store_true", default=None)
+    p.add_argument("--limit", type=int)
+    p.add_argument("--root", help="scope to a ref (e12) or a CSS selector")
     p.add_argument("--target")
     p = sub.add_parser("click", help="click an element by ref")
     p.add_argument("ref")
     p.add_argument("--files", nargs="+", metavar="FILE",
                    help="fill the file chooser the click opens (files under upload_roots)")
-    p.add_argument("--target")
-    p = sub.add_parser("upload", help="set the files of a file input, or answer a file chooser")
-    p.add_argument("files", nargs="*", metavar="FILE", help="files under upload_roots")
-    p.add_argument("--ref", help="the file input (default: the chooser the page opened)")
-    p.add_argument("--selector")
-    p.add_argument("--target")
-    p = sub.add_parser("drag", help="drag an element (by ref) to another one or to X,Y")
-    p.add_argument("source", metavar="FROM_REF")
-    p.add_argument("to", metavar="TO_REF|X,Y")
-    p.add_argument("--steps", type=int)
-    p.add_argument("--target")
-    p = sub.add_parser("mouse", help="one raw mouse action at viewport pixels")
-    p.add_argument("action", choices=("move", "down", "up", "click", "wheel"))
-    p.add_argument("x", type=float)
-    p.add_argument("y", type=float)
-    p.add_argument("--button", choices=("left", "right", "middle", "back", "forward"))
-    p.add_argument("--click-count", type=int)
-    p.add_argument("--delta-x", type=float)
-    p.add_argument("--delta-y", type=float)
-    p.add_argument("--target")
-    p = sub.add_parser("keyboard", help="one raw key down/up (KEY) or insertText (TEXT)")
-    p.add_argument("action", choices=("down", "up", "insertText"))
-    p.add_argument("value", metavar="KEY|TEXT")
     p.add_argument("--target")
     p = sub.add_parser("type", help="type text into an element by ref")
     p.add_argument("ref")
@@ -268,18 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("js")
     p.add_argument("--await", dest="await_", action="store_true", default=None)
     p.add_argument("--target")
+    add_gesture_commands(sub)
+    add_state_commands(sub)
     return parser
-
-
-def _drop_place(text: str) -> dict[str, Any]:
-    """``TO`` of ``browserd drag``: ``X,Y`` (viewport pixels) or a ref."""
-    parts = text.split(",")
-    if len(parts) == 2:
-        try:
-            return {"x": float(parts[0]), "y": float(parts[1])}
-        except ValueError:
-            pass
-    return {"ref": text}
 
 
 _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
@@ -292,18 +298,11 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
     "close": lambda c, a: c.post("/tabs/close", targetId=a.target_id),
     "navigate": lambda c, a: c.post("/navigate", url=a.url, targetId=a.target),
     "snapshot": lambda c, a: c.get("/snapshot", format=a.format, interactive=a.interactive,
-                                   targetId=a.target),
+                                   root=a.root, maxChars=a.max_chars, lineChars=a.line_chars,
+                                   nodes=a.nodes, targetId=a.target),
+    "find": lambda c, a: c.get("/find", text=a.text, role=a.role, name=a.name, exact=a.exact,
+                               limit=a.limit, root=a.root, targetId=a.target),
     "click": lambda c, a: c.post("/click", ref=a.ref, files=a.files, targetId=a.target),
-    "upload": lambda c, a: c.post("/upload", files=a.files, ref=a.ref, selector=a.selector,
-                                  targetId=a.target),
-    "drag": lambda c, a: c.post("/drag", targetId=a.target, steps=a.steps,
-                                **{"from": {"ref": a.source}, "to": _drop_place(a.to)}),
-    "mouse": lambda c, a: c.post("/mouse", action=a.action, x=a.x, y=a.y, button=a.button,
-                                 clickCount=a.click_count, deltaX=a.delta_x, deltaY=a.delta_y,
-                                 targetId=a.target),
-    "keyboard": lambda c, a: c.post("/keyboard", action=a.action, targetId=a.target,
-                                    **({"text": a.value} if a.action == "insertText"
-                                       else {"key": a.value})),
     "type": lambda c, a: c.post("/type", ref=a.ref, text=a.text, submit=a.submit,
                                 targetId=a.target),
     "press": lambda c, a: c.post("/press", key=a.key, targetId=a.target),
@@ -311,6 +310,8 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
                                       targetId=a.target),
     "pdf": lambda c, a: c.post("/pdf", targetId=a.target),
     "eval": lambda c, a: c.post("/eval", js=a.js, targetId=a.target, **{"await": a.await_}),
+    **GESTURE_COMMANDS,
+    **STATE_COMMANDS,
 }
 
 

@@ -11,6 +11,7 @@ import time
 import attrs
 
 from .config import Settings
+from .downloads import DownloadStore
 from .media import MediaStore
 from .paths import Paths
 from .supervisor import BrowserSupervisor
@@ -23,13 +24,14 @@ __all__ = ["System"]
 @attrs.frozen(kw_only=True)
 class System:
     """The service-wide handles: settings, paths, the supervisor, media, URL and upload
-    policies, token."""
+    policies, downloads, token."""
 
     settings: Settings
     paths: Paths
     supervisor: BrowserSupervisor
     media: MediaStore
     url_policy: UrlPolicy
+    downloads: DownloadStore
     uploads: UploadPolicy
     token: str = attrs.field(repr=False)
     started_at: float = attrs.field(factory=time.time)

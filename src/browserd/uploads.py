@@ -5,7 +5,9 @@ files through an upload. Every path is resolved once here, after symlinks
 (``os.path.realpath``), and must land under one of the resolved upload
 roots — the default root is ``<data>/uploads/`` (created 0700 at start).
 What reaches Chromium is the *resolved* path, so a symlink swapped after
-the check cannot redirect the upload.
+the check cannot redirect the upload. browserd's own files — the config
+directory (the token, config.toml), the browser profiles (cookies) and the
+run state — are refused even when a configured root contains them.
 
 Order of the checks, so that an answer never tells whether a file outside
 the roots exists: outside every root → 403 UPLOAD_BLOCKED (for any path,
@@ -53,16 +55,19 @@ class UploadPolicy:
 
     roots: tuple[Path, ...]
     default_root: Path | None = None  # the root to create at start (None: configured roots)
+    private: tuple[Path, ...] = ()  # browserd's own directories: never uploaded, under any root
 
     @classmethod
     def from_settings(cls, settings: Settings, paths: Paths) -> UploadPolicy:
         """``upload_roots`` from settings (``~`` expanded), or ``<data>/uploads/``."""
+        private = tuple(Path(os.path.realpath(d)) for d in
+                        (paths.config_dir, paths.profiles_dir, paths.state_dir))
         if settings.upload_roots:
             roots = tuple(Path(os.path.realpath(Path(r).expanduser()))
                           for r in settings.upload_roots)
-            return cls(roots=roots)
+            return cls(roots=roots, private=private)
         root = paths.uploads_dir
-        return cls(roots=(Path(os.path.realpath(root)),), default_root=root)
+        return cls(roots=(Path(os.path.realpath(root)),), default_root=root, private=private)
 
     def ensure_roots(self) -> None:
         """Create the default root (0700) if it is missing; warn about missing configured ones.
@@ -78,7 +83,10 @@ class UploadPolicy:
                             root)
 
     def resolve(self, raw: str) -> Path:
-        """The real path of ``raw`` if it lies under a root; UploadBlocked otherwise."""
+        """The real path of ``raw`` if it lies under a root and is none of browserd's own files.
+
+        Raises UploadBlocked otherwise, BadRequest for an empty or NUL-bearing path.
+        """
         if not raw or "\x00" in raw:
             raise BadRequest("a file path must be a non-empty string without NUL",
                              field="files")
@@ -86,9 +94,12 @@ class UploadPolicy:
         if not path.is_absolute():
             path = self.roots[0] / path
         real = Path(os.path.realpath(path))
-        if not any(real == root or real.is_relative_to(root) for root in self.roots):
+        if not any(real.is_relative_to(root) for root in self.roots):
             raise UploadBlocked(f"{raw!r} is outside the upload roots (after symlinks)",
                                 path=raw)
+        if any(real.is_relative_to(own) for own in self.private):
+            raise UploadBlocked(f"{raw!r} is one of browserd's own files (token, config, "
+                                "profiles, run state)", path=raw)
         return real
 
     def check(self, files: Sequence[str]) -> tuple[UploadFile, ...]:

@@ -52,7 +52,7 @@ async def fails(api: httpx.AsyncClient, path: str, tab: str, status: int, code: 
 
 
 async def ref_of(api: httpx.AsyncClient, tab: str, role: str, name: str) -> str:
-    r = await api.get("/snapshot", params={"targetId": tab})
+    r = await api.get("/snapshot", params={"targetId": tab, "nodes": "true"})
     assert r.status_code == 200, r.text
     for node in r.json()["nodes"]:
         if node["role"] == role and node["name"] == name:
@@ -331,7 +331,7 @@ async def test_upload_into_an_out_of_process_iframe(api, tab, pages, other_origi
         await navigate(api, tab, pages.url("/upload_frames.html?child=") + child)
         refs: dict[str, str] = {}
         while len(refs) < 2:  # the frame attaches asynchronously
-            r = await api.get("/snapshot", params={"targetId": tab})
+            r = await api.get("/snapshot", params={"targetId": tab, "nodes": "true"})
             refs = {n["name"]: n["ref"] for n in r.json()["nodes"]
                     if n["name"] in ("Child file", "Child upload")}
             await trio.sleep(0.1)
@@ -406,7 +406,7 @@ async def test_dialog_of_an_out_of_process_iframe_still_reaches_the_tab(api, tab
         await navigate(api, tab, pages.url("/upload_frames.html?child=") + child)
         ref = None
         while ref is None:
-            r = await api.get("/snapshot", params={"targetId": tab})
+            r = await api.get("/snapshot", params={"targetId": tab, "nodes": "true"})
             ref = next((n["ref"] for n in r.json()["nodes"] if n["name"] == "Child alert"),
                        None)
             await trio.sleep(0.1)
@@ -414,3 +414,83 @@ async def test_dialog_of_an_out_of_process_iframe_still_reaches_the_tab(api, tab
         assert data["effects"]["dialog"] == {"type": "alert", "message": "hi from child"}
         data = await ok(api, "/dialog", tab, accept=True)
         assert data["accepted"] is True
+
+
+# -- effects: the same record as every other action ---------------------------------
+
+
+def _attachment(h: Any) -> None:
+    body = b"gesture download"
+    h.send_response(200)
+    h.send_header("Content-Type", "application/octet-stream")
+    h.send_header("Content-Disposition", 'attachment; filename="gesture.bin"')
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    h.wfile.write(body)
+
+
+_EFFECTS_PAGE = """<!doctype html><meta charset="utf-8"><title>Effects</title>
+<style>a, button, input {{ position: absolute; left: 0; width: 200px; height: 30px;
+  display: block; margin: 0; }}</style>
+<a id="nav" href="/gestures.html" style="top: 0">next page</a>
+<a id="dl" href="/gest_download.bin" style="top: 40px">download</a>
+<a id="bad" href="{blocked}" style="top: 80px">blocked</a>
+<input type="file" id="leave" style="top: 120px" aria-label="Leave"
+       onchange="location.href = '/gestures.html'">
+<button type="button" id="both" style="top: 160px">Upload and download</button>
+<input type="file" id="hidden" style="display: none"
+       onchange="document.title = 'got ' + this.files[0].name">
+<script>
+document.getElementById('both').addEventListener('click', () => {{
+  document.getElementById('hidden').click();
+  document.getElementById('dl').click();
+}});
+</script>"""
+
+
+async def test_gestures_report_load_state_downloads_and_blocks(service, api, tab, pages,
+                                                              uploads):
+    tag = os.urandom(4).hex()
+    blocked = f"http://127.0.0.1:{service.port}/navblocked-{tag}"
+    add_route("/gest_download.bin", _attachment)
+    add_route("/gest_effects.html", html_route(_EFFECTS_PAGE.format(blocked=blocked)))
+    page = pages.url("/gest_effects.html")
+    with trio.fail_after(90):
+        # A raw click that follows a link waits for waitUntil and says where it got.
+        await navigate(api, tab, page)
+        data = await ok(api, "/mouse", tab, action="click", x=50, y=15, waitUntil="load")
+        assert data["effects"]["navigated"] == pages.url("/gestures.html")
+        assert data["effects"]["loadState"] == "load"
+        # A raw click on a download link lists the download.
+        await navigate(api, tab, page)
+        data = await ok(api, "/mouse", tab, action="click", x=50, y=55)
+        assert [d["suggestedFilename"] for d in data["effects"]["downloads"]] == ["gesture.bin"]
+        # A key that follows a link the URL policy refuses reports the block.
+        await js(api, tab, "document.getElementById('bad').focus()")
+        data = await ok(api, "/keyboard", tab, action="down", key="Enter")
+        await ok(api, "/keyboard", tab, action="up", key="Enter")
+        assert [b["reason"] for b in data["effects"]["blocked"]] == ["port"], data
+        # An upload whose change handler navigates: waitUntil, alone and in /act.
+        await navigate(api, tab, page)
+        resume = str(uploads / "resume.txt")
+        data = await ok(api, "/upload", tab, selector="#leave", files=[resume],
+                        waitUntil="commit")
+        assert data["effects"]["navigated"] == pages.url("/gestures.html")
+        assert data["effects"]["loadState"] in ("loading", "domcontentloaded", "load")
+        await navigate(api, tab, page)
+        r = await post(api, "/act", tab, actions=[
+            {"kind": "upload", "selector": "#leave", "files": [resume], "waitUntil": "load"}])
+        assert r.status_code == 200 and r.json()["ok"] is True, r.text
+        effects = r.json()["steps"][0]["result"]["effects"]
+        assert effects["loadState"] == "load" and effects["navigated"].endswith("/gestures.html")
+        # /click {files}: the click and the upload are observed once, so the
+        # download the click started is listed once and no chooser is left open.
+        await navigate(api, tab, page)
+        data = await ok(api, "/click", tab, selector="#both", files=[resume])
+        assert data["files"] == ["resume.txt"]
+        assert [d["suggestedFilename"] for d in data["effects"]["downloads"]] == ["gesture.bin"]
+        assert "fileChooser" not in data["effects"]
+        assert await js(api, tab, "document.title") == "got resume.txt"
+        await fails(api, "/upload", tab, 409, "NO_FILE_CHOOSER", files=[])
+        await fails(api, "/mouse", tab, 400, "BAD_REQUEST", action="click", x=1, y=1,
+                    waitUntil="networkidle")

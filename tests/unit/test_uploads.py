@@ -101,6 +101,42 @@ def test_configured_roots_replace_the_default(paths: Paths, tmp_path: Path) -> N
     assert settings.public_dict()["upload_roots"] == [str(mine), "/srv/none"]
 
 
+def test_browserds_own_files_are_never_uploadable(paths: Paths, policy: UploadPolicy) -> None:
+    # The default root holds none of them, and a symlink into them is refused.
+    paths.config_dir.mkdir(parents=True)
+    paths.token_file.write_text("secret-token")
+    cookies = paths.profile_dir("default") / "Default" / "Cookies"
+    cookies.parent.mkdir(parents=True)
+    cookies.write_text("cookies")
+    root = policy.roots[0]
+    (root / "token-link").symlink_to(paths.token_file)
+    (root / "profile-link").symlink_to(paths.profiles_dir, target_is_directory=True)
+    for path in (str(paths.token_file), "token-link", "profile-link/default/Default/Cookies"):
+        with pytest.raises(UploadBlocked):
+            policy.check([path])
+
+
+def test_a_root_around_browserds_home_still_refuses_its_own_files(paths: Paths) -> None:
+    home = paths.config_dir.parent
+    paths.config_dir.mkdir(parents=True)
+    paths.token_file.write_text("secret-token")
+    (paths.config_dir / "config.toml").write_text("")
+    paths.state_dir.mkdir(parents=True)
+    (paths.state_dir / "browser.pid").write_text("1")
+    cookies = paths.profile_dir("default") / "Cookies"
+    cookies.parent.mkdir(parents=True)
+    cookies.write_text("cookies")
+    paths.uploads_dir.mkdir(parents=True)
+    (paths.uploads_dir / "ok.txt").write_text("fine")
+    settings = load_settings(paths, environ={"BROWSERD_UPLOAD_ROOTS": str(home)})
+    policy = UploadPolicy.from_settings(settings, paths)
+    for own in (paths.token_file, paths.config_dir / "config.toml", cookies,
+                paths.state_dir / "browser.pid"):
+        with pytest.raises(UploadBlocked, match="browserd's own"):
+            policy.check([str(own)])
+    assert policy.check([str(paths.uploads_dir / "ok.txt")])[0].name == "ok.txt"
+
+
 def test_relative_configured_root_is_a_config_error(paths: Paths) -> None:
     with pytest.raises(ConfigError, match="upload_roots"):
         load_settings(paths, environ={"BROWSERD_UPLOAD_ROOTS": "relative/dir"})
@@ -113,7 +149,10 @@ def test_input_state_chooser_serials_and_held_buttons() -> None:
                                   session_id="S")
     assert (first.serial, second.serial) == (1, 2) and state.chooser is second
     assert second.to_json() == {"multiple": True}
-    assert state.take_chooser() is second and state.chooser is None
+    state.chooser_answered(first)  # no longer the pending one: nothing changes
+    assert state.chooser is second
+    state.chooser_answered(second)
+    assert state.chooser is None
     state.chooser_opened(frame_id="F", backend_node_id=9, multiple=False)
     state.forget_chooser()
     assert state.chooser is None and state.choosers_seen == 3

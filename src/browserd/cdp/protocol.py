@@ -15,7 +15,8 @@ import attrs
 import orjson
 import trio
 
-from ..errors import BrowserGone, CdpError
+from .. import jsontext as decoding
+from ..errors import BrowserGone, CdpError, CdpUndecodable
 
 JsonDict = dict[str, Any]
 
@@ -59,6 +60,7 @@ class ProtocolStatistics:
     received_events: int
     pending: int
     unmatched_replies: int
+    undecodable: int
 
 
 class Subscription:
@@ -129,7 +131,7 @@ class Protocol:
         self._subscriptions: list[Subscription] = []
         self._closed: BaseException | None = None
         self._on_unroutable = on_unroutable
-        self._sent = self._replies = self._events = self._unmatched = 0
+        self._sent = self._replies = self._events = self._unmatched = self._undecodable = 0
 
     @property
     def closed_reason(self) -> BaseException | None:
@@ -159,10 +161,24 @@ class Protocol:
         self._pending.pop(call_id, None)
 
     def receive(self, data: bytes | str) -> None:
-        """Route one received frame to its pending call or its subscribers."""
+        """Route one received frame to its pending call or its subscribers.
+
+        Page data never makes a message vanish: lone surrogates and invalid
+        UTF-8 are decoded as U+FFFD (see :mod:`browserd.jsontext`). A frame that is
+        still not JSON is counted; if it is a reply, its own pending command
+        fails at once with :class:`CdpUndecodable` instead of waiting out
+        its deadline.
+        """
         try:
-            message = orjson.loads(data)
-        except orjson.JSONDecodeError:
+            message = decoding.loads(data)
+        except decoding.UndecodableMessage as exc:
+            self._undecodable += 1
+            broken_id = decoding.reply_id(data)
+            broken = self._pending.pop(broken_id, None) if broken_id is not None else None
+            if broken is not None:
+                broken.resolve(None, CdpUndecodable(
+                    f"{broken.method}: the browser's reply could not be decoded ({exc})",
+                    method=broken.method))
             return
         if not isinstance(message, dict):
             return
@@ -209,6 +225,13 @@ class Protocol:
             self._subscriptions.append(sub)
         return sub
 
+    def add_subscription(self, sub: Subscription) -> None:
+        """Register a prebuilt subscription (its own ``wants`` decides routing)."""
+        if self._closed is not None:
+            sub.close()
+        else:
+            self._subscriptions.append(sub)
+
     def unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subscriptions:
             self._subscriptions.remove(sub)
@@ -248,6 +271,7 @@ class Protocol:
             received_events=self._events,
             pending=len(self._pending),
             unmatched_replies=self._unmatched,
+            undecodable=self._undecodable,
         )
 
 
@@ -255,3 +279,7 @@ def deadline_left() -> float:
     """Seconds until the current effective deadline (inf when none)."""
     deadline = trio.current_effective_deadline()
     return math.inf if deadline == math.inf else max(0.0, deadline - trio.current_time())
+
+
+__all__ = ["CdpEvent", "JsonDict", "PendingCall", "Protocol", "ProtocolStatistics", "Subscription",
+           "deadline_left"]

@@ -17,7 +17,7 @@ from ..system import System
 from ..tabs import actions as inp
 from ..tabs.actions.records import Action
 from ..tabs.locator import ElementTarget
-from .fields import REF, SELECTOR, timeout_field
+from .fields import REF, SELECTOR, WAIT_UNTIL, timeout_field
 from .schema import Field
 
 __all__ = ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES", "checked_files",
@@ -33,7 +33,7 @@ _TARGET_DOC = "{ref} | {selector} | {text}: the element"
 GESTURE_FIELDS: dict[str, tuple[Field, ...]] = {
     "upload": (REF, SELECTOR, Field(name="files", type="array", items="string", required=True,
                                     description=FILES.description),
-               timeout_field(15_000)),
+               WAIT_UNTIL, timeout_field(15_000)),
     "drag": (Field(name="from", type="object",
                    description=f"what to drag: {_TARGET_DOC}"),
              Field(name="files", type="array", items="string",
@@ -43,7 +43,7 @@ GESTURE_FIELDS: dict[str, tuple[Field, ...]] = {
                    description=f"where to drop: {_TARGET_DOC}, or {{x, y}} in viewport pixels"),
              Field(name="steps", type="integer", default=10, minimum=1, maximum=100,
                    description="mouse moves between the two points"),
-             timeout_field(15_000)),
+             WAIT_UNTIL, timeout_field(15_000)),
     "mouse": (Field(name="action", type="string", required=True, enum=inp.MOUSE_ACTIONS),
               Field(name="x", type="number", required=True, minimum=-COORDINATE_LIMIT,
                     maximum=COORDINATE_LIMIT, description="viewport CSS pixels"),
@@ -56,13 +56,13 @@ GESTURE_FIELDS: dict[str, tuple[Field, ...]] = {
                     maximum=COORDINATE_LIMIT, description="wheel: horizontal scroll"),
               Field(name="deltaY", type="number", default=0, minimum=-COORDINATE_LIMIT,
                     maximum=COORDINATE_LIMIT, description="wheel: vertical scroll"),
-              timeout_field(15_000)),
+              WAIT_UNTIL, timeout_field(15_000)),
     "keyboard": (Field(name="action", type="string", required=True, enum=inp.KEY_ACTIONS),
                  Field(name="key", type="string", max_length=100,
                        description='down/up: a key name ("a", "Shift", "Enter", "ArrowLeft")'),
                  Field(name="text", type="string", max_length=100_000,
                        description="insertText: the text"),
-                 timeout_field(15_000)),
+                 WAIT_UNTIL, timeout_field(15_000)),
 }
 
 GESTURE_SUMMARIES = {
@@ -133,7 +133,7 @@ def gesture_action(kind: str, args: dict[str, Any], system: System) -> Action:
         target = None
         if args.get("ref") is not None or args.get("selector") is not None:
             target = ElementTarget(ref=args.get("ref"), selector=args.get("selector"))
-        return inp.Upload(files=files, target=target)
+        return inp.Upload(files=files, target=target, wait_until=args["waitUntil"])
     if kind == "drag":
         if (args.get("from") is None) == (args.get("files") is None):
             raise BadRequest("give exactly one of from (an element to drag) or files "
@@ -143,13 +143,15 @@ def gesture_action(kind: str, args: dict[str, Any], system: System) -> Action:
             {"point": _point(to)} if isinstance(to, dict) and ("x" in to or "y" in to)
             else {"target": _element_target(to, "to")})
         if args.get("files") is not None:
-            return inp.Drag(files=checked_files(system, args["files"]), **where)
+            return inp.Drag(files=checked_files(system, args["files"]),
+                            wait_until=args["waitUntil"], **where)
         return inp.Drag(source=_element_target(args["from"], "from"), steps=args["steps"],
-                        **where)
+                        wait_until=args["waitUntil"], **where)
     if kind == "mouse":
         return inp.MouseInput(action=args["action"], x=float(args["x"]), y=float(args["y"]),
                               button=args["button"], click_count=args["clickCount"],
-                              delta_x=float(args["deltaX"]), delta_y=float(args["deltaY"]))
+                              delta_x=float(args["deltaX"]), delta_y=float(args["deltaY"]),
+                              wait_until=args["waitUntil"])
     if kind == "keyboard":
         action = args["action"]
         if action == "insertText":
@@ -157,11 +159,11 @@ def gesture_action(kind: str, args: dict[str, Any], system: System) -> Action:
                 raise BadRequest("insertText needs a non-empty text", field="text")
             if args.get("key") is not None:
                 raise BadRequest("insertText takes text, not key", field="key")
-            return inp.KeyInput(action=action, text=args["text"])
+            return inp.KeyInput(action=action, text=args["text"], wait_until=args["waitUntil"])
         if not args.get("key"):
             raise BadRequest(f"{action} needs a key", field="key")
         if args.get("text") is not None:
             raise BadRequest(f"{action} takes key, not text", field="text")
         inp.key_spec(args["key"])
-        return inp.KeyInput(action=action, key=args["key"])
+        return inp.KeyInput(action=action, key=args["key"], wait_until=args["waitUntil"])
     raise BadRequest(f"unknown kind {kind!r}", field="kind")

@@ -57,10 +57,10 @@ class InputState:
                                    session_id=session_id)
         return self.chooser
 
-    def take_chooser(self) -> FileChooser | None:
-        """The pending chooser, which is then no longer pending."""
-        chooser, self.chooser = self.chooser, None
-        return chooser
+    def chooser_answered(self, chooser: FileChooser) -> None:
+        """``chooser`` was filled (or its input is gone): no longer pending, if it still was."""
+        if self.chooser is chooser:
+            self.chooser = None
 
     def forget_chooser(self) -> None:
         """The chooser's document went away (a main-frame navigation)."""
@@ -81,3 +81,7 @@ class InputState:
 
     def move(self, x: float, y: float) -> None:
         self.x, self.y = x, y
+
+    def hold_modifiers(self, mask: int) -> None:
+        """The modifier keys now held (CDP bitmask), after a raw key down or up."""
+        self.modifiers = mask

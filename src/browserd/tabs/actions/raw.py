@@ -133,14 +133,14 @@ async def keyboard(tab: TabActor, action: KeyInput, *, progress: Progress | None
                 params["unmodifiedText"] = spec.text
             progress.sent = True
             await tab.send("Input.dispatchKeyEvent", params)
-            state.modifiers = mask
+            state.hold_modifiers(mask)
         else:
             mask = state.modifiers & ~modifier
             key = spec.shifted if (mask & MODIFIER_BITS["Shift"] and spec.shifted) else spec.key
             progress.sent = True
             await tab.send("Input.dispatchKeyEvent",
                            {**base, "type": "keyUp", "key": key, "modifiers": mask})
-            state.modifiers = mask
+            state.hold_modifiers(mask)
 
     effects = await send_input(tab, "key", progress, run)
     return {"ok": True, "modifiers": _held(state.modifiers), "effects": effects}

@@ -3,6 +3,12 @@
 The HTTP routes build these (they are the only place that reads the API's
 camelCase JSON); the domain takes them as they are. Frozen attrs records,
 one per action kind; :data:`Action` is their union.
+
+``wait_until`` (every input action: click, hover, type, press, select,
+dialog, upload, drag, mouse, keyboard): if the action navigates, what the
+new document is waited for afterwards, within the action's deadline —
+"domcontentloaded" (the default), "load", "commit" or "none" (see
+:func:`browserd.tabs.settle.settle_after_input`).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ class Click:
     click_count: int = 1
     modifiers: tuple[str, ...] = ()
     files: tuple[str, ...] | None = None
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -39,6 +46,7 @@ class Hover:
 
     kind: ClassVar[str] = "hover"
     target: ElementTarget
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -51,6 +59,7 @@ class TypeText:
     clear: bool = False
     submit: bool = False
     slowly: bool = False
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -60,6 +69,7 @@ class Press:
     kind: ClassVar[str] = "press"
     key: str
     modifiers: tuple[str, ...] = ()
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -69,6 +79,7 @@ class Select:
     kind: ClassVar[str] = "select"
     target: ElementTarget
     values: tuple[str, ...]
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -99,6 +110,7 @@ class AnswerDialog:
     kind: ClassVar[str] = "dialog"
     accept: bool
     prompt_text: str | None = None
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -111,6 +123,7 @@ class Upload:
     kind: ClassVar[str] = "upload"
     files: tuple[str, ...]
     target: ElementTarget | None = None
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -127,6 +140,7 @@ class Drag:
     target: ElementTarget | None = None
     point: tuple[float, float] | None = None
     steps: int = 10
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -141,6 +155,7 @@ class MouseInput:
     click_count: int = 1
     delta_x: float = 0.0
     delta_y: float = 0.0
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -151,6 +166,7 @@ class KeyInput:
     action: str
     key: str | None = None
     text: str | None = None
+    wait_until: str = "domcontentloaded"
 
 
 Action = (Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog | Upload

@@ -88,26 +88,24 @@ async def _file_input(tab: TabActor, handle: ElementHandle) -> tuple[ElementHand
     return the_input, bool(facts.get("multiple"))
 
 
-async def _fill_chooser(tab: TabActor, chooser: FileChooser, files: Sequence[str],
-                        progress: Progress) -> dict[str, Any]:
-    """Set ``files`` on the chooser's element (it is then no longer pending); the effects."""
+async def _set_chooser_files(tab: TabActor, chooser: FileChooser, files: Sequence[str],
+                             progress: Progress) -> None:
+    """Set ``files`` on the chooser's element; it is then no longer pending.
+
+    Raises BadRequest (several files for a single-file chooser: it stays
+    pending), NoFileChooser when its input went away (it is dropped).
+    """
     _check_count(files, chooser.multiple)
     session = session_by_id(tab, chooser.session_id)
-
-    async def run() -> None:
-        progress.sent = True
-        try:
-            await send_in(tab, session, "DOM.setFileInputFiles",
-                          {"files": list(files), "backendNodeId": chooser.backend_node_id})
-        except CdpError as exc:
-            if tab.input.chooser is chooser:
-                tab.input.take_chooser()
-            raise NoFileChooser("the file chooser's input is gone from the page; "
-                                f"nothing was uploaded ({exc.message})") from None
-        if tab.input.chooser is chooser:
-            tab.input.take_chooser()
-
-    return await send_input(tab, "upload", progress, run)
+    progress.sent = True
+    try:
+        await send_in(tab, session, "DOM.setFileInputFiles",
+                      {"files": list(files), "backendNodeId": chooser.backend_node_id})
+    except CdpError as exc:
+        tab.input.chooser_answered(chooser)
+        raise NoFileChooser("the file chooser's input is gone from the page; "
+                            f"nothing was uploaded ({exc.message})") from None
+    tab.input.chooser_answered(chooser)
 
 
 async def upload(tab: TabActor, files: Sequence[str], *, target: ElementTarget | None = None,
@@ -124,7 +122,12 @@ async def upload(tab: TabActor, files: Sequence[str], *, target: ElementTarget |
         chooser = tab.input.chooser
         if chooser is None:
             raise NoFileChooser("no file chooser is waiting in this tab; nothing was uploaded")
-        effects = await _fill_chooser(tab, chooser, files, progress)
+        _check_count(files, chooser.multiple)
+
+        async def answer() -> None:
+            await _set_chooser_files(tab, chooser, files, progress)
+
+        effects = await send_input(tab, "upload", progress, answer)
         return {"ok": True, "files": _names(files), "multiple": chooser.multiple,
                 "via": "chooser", "effects": effects}
     handle = await resolve_element(tab, target)
@@ -160,28 +163,36 @@ async def click_upload(tab: TabActor, action: Click, *, progress: Progress | Non
                        ) -> dict[str, Any]:
     """Click ``action.target``, then fill the file chooser the click opened with ``action.files``.
 
-    Answers the click's answer plus ``files: [names]``; its ``effects`` hold
-    the click's and the upload's effects (no ``fileChooser``: it was
-    answered). Raises NoFileChooser when the click opened none within
+    The click and the upload are one observed input: the answer is the
+    click's (``method``, ``effects`` of both — no ``fileChooser``, it was
+    answered) plus ``files: [names]`` and ``multiple``. If a dialog opened
+    before the chooser was filled, ``files`` is ``[]`` and ``effects.dialog``
+    says why. Raises NoFileChooser when the click opened none within
     :data:`CHOOSER_WAIT_S` (the click itself was sent), BadRequest when the
     chooser takes one file and several were given (the chooser then stays
     pending for ``/upload``), and the click's errors.
     """
     assert action.files is not None
+    files = action.files
     progress = progress if progress is not None else Progress()
     before = tab.input.choosers_seen
+    filled: list[FileChooser] = []
+
+    async def fill() -> None:
+        chooser = await _wait_chooser(tab, before)
+        if chooser is None:
+            if tab.dialog is not None:
+                return  # the observer reports the dialog
+            raise NoFileChooser("the click opened no file chooser; the click was sent, "
+                                "nothing was uploaded",
+                                hint="target the upload button itself, or the file input "
+                                     "with POST /upload {ref, files}")
+        await _set_chooser_files(tab, chooser, files, progress)
+        filled.append(chooser)
+
     result = await click(tab, action.target, button=action.button,
                          click_count=action.click_count, modifiers=action.modifiers,
-                         progress=progress)
-    chooser = await _wait_chooser(tab, before)
-    if chooser is None:
-        raise NoFileChooser("the click opened no file chooser; the click was sent, "
-                            "nothing was uploaded",
-                            hint="target the upload button itself, or the file input with "
-                                 "POST /upload {ref, files}")
-    effects = dict(result.get("effects") or {})
-    effects.pop("fileChooser", None)
-    effects.update(await _fill_chooser(tab, chooser, action.files, Progress()))
-    effects.pop("fileChooser", None)
-    return {**result, "files": _names(action.files), "multiple": chooser.multiple,
-            "effects": effects}
+                         progress=progress, then=fill)
+    if not filled:
+        return {**result, "files": []}
+    return {**result, "files": _names(files), "multiple": filled[0].multiple}
