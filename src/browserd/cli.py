@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from .cli_input import GESTURE_COMMANDS, add_gesture_commands
 from .cli_routes import (
     RouteCommand,
     add_route_commands,
@@ -31,10 +32,12 @@ from .cli_state import STATE_COMMANDS, add_state_commands
 from .errors import BrowserdError
 from .paths import Paths
 
-__all__ = ["LOCAL_COMMANDS", "Command", "build_parser", "main"]
+__all__ = ["HAND_WRITTEN", "LOCAL_COMMANDS", "Command", "build_parser", "main"]
 
 Command = Callable[[argparse.Namespace], Any]
 LOCAL_COMMANDS = ("serve", "token", "service")
+HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS}
+"""Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`)."""
 """Subcommands that run here; all others call the API (their parsers need the route table)."""
 
 
@@ -121,7 +124,8 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     if commands is None:
         commands = commands_from_routes()
     add_state_commands(sub)
-    add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(STATE_COMMANDS))
+    add_gesture_commands(sub)
+    add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
     return parser
 
 
@@ -161,7 +165,7 @@ def _remote_commands(argv: Sequence[str]) -> tuple[Any, Sequence[RouteCommand]]:
 
 def _run(argv: Sequence[str]) -> int:
     client = None
-    if _command_word(argv) in (*LOCAL_COMMANDS, *STATE_COMMANDS):
+    if _command_word(argv) in (*LOCAL_COMMANDS, *HAND_WRITTEN):
         parser = build_parser(commands=())
     else:
         client, commands = _remote_commands(argv)
@@ -179,8 +183,8 @@ def _run(argv: Sequence[str]) -> int:
         else:
             if client is None:
                 client = _client(args.control_url)
-            if args.command in STATE_COMMANDS:
-                result = STATE_COMMANDS[args.command](client, args)
+            if args.command in HAND_WRITTEN:
+                result = HAND_WRITTEN[args.command](client, args)
             else:
                 result = run_route_command(client, args.route_command, args)
     except BrowserdError as exc:

@@ -50,6 +50,10 @@ def _format_effects(effects: dict[str, Any]) -> list[str]:
     dialog = effects.get("dialog")
     if isinstance(dialog, dict):
         lines.append(f"dialog open: {dialog.get('type')} {str(dialog.get('message'))[:200]!r}")
+    chooser = effects.get("fileChooser")
+    if isinstance(chooser, dict):
+        lines.append("file chooser open" + (" (multiple)" if chooser.get("multiple") else "")
+                     + ": answer it with `browserd upload FILE…`")
     for download in effects.get("downloads") or []:
         if isinstance(download, dict):
             lines.append(f"download: {download.get('suggestedFilename')!r} "
@@ -68,7 +72,12 @@ def _format_action(r: dict[str, Any]) -> str:
         if r.get("fallbackReason"):
             how += f": {r['fallbackReason']}"
         head += f" ({how})"
-    return "\n".join([head, *_format_effects(r.get("effects") or {})])
+    lines = [head]
+    if isinstance(r.get("files"), list):
+        lines.append("uploaded: " + (", ".join(map(str, r["files"])) or "(no files)"))
+    if r.get("native"):
+        lines.append("native drag-and-drop")
+    return "\n".join([*lines, *_format_effects(r.get("effects") or {})])
 
 
 def _format_page(r: dict[str, Any]) -> str:

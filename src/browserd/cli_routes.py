@@ -51,14 +51,17 @@ NAMES: dict[str, str] = {
 _HAND_WRITTEN = {"cookies": ("/cookies", ("GET", "POST", "DELETE")),
                  "storage": ("/storage", ("GET", "POST", "DELETE")),
                  "state": ("/state", ("GET", "POST")),
-                 "emulate": ("/emulate", ("GET", "POST", "DELETE"))}
+                 "emulate": ("/emulate", ("GET", "POST", "DELETE")),
+                 "upload": ("/upload", ("POST",)), "drag": ("/drag", ("POST",)),
+                 "mouse": ("/mouse", ("POST",)), "keyboard": ("/keyboard", ("POST",))}
 SKIP: dict[tuple[str, str], str] = {
     ("/tabs/{targetId}", "DELETE"): "close",
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},
 }
 """Routes that another command already covers: (path, method) → that command
-(``close``, or one of :mod:`browserd.cli_state`'s hand-written commands)."""
+(``close``, or one of :mod:`browserd.cli_state`'s or :mod:`browserd.cli_input`'s
+hand-written commands)."""
 POSITIONAL: dict[str, tuple[str, ...]] = {
     "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
     "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),

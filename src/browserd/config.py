@@ -82,6 +82,7 @@ class Settings:
     eval_max_bytes: int = 8 * 1024 * 1024
     restart_budget: int = 5
     restart_window_s: float = 60.0
+    upload_roots: tuple[str, ...] = ()  # () = <data>/uploads/ (see browserd.uploads)
     # Downloads (kept under <data>/downloads/<profile>/; see docs/operations.md).
     downloads_enabled: bool = True
     download_max_bytes: int = 512 * 1024 * 1024
@@ -139,7 +140,8 @@ class Settings:
         return default_headless(os.environ if environ is None else environ)
 
     def public_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self, recurse=False) | {"url_allow": list(self.url_allow)}
+        return attrs.asdict(self, recurse=False) | {"url_allow": list(self.url_allow),
+                                                    "upload_roots": list(self.upload_roots)}
 
 
 _FIELDS = {f.name: f for f in attrs.fields(Settings)}
@@ -229,6 +231,9 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         )
     if not _COLOR_RE.fullmatch(s.color):
         raise fail("color", f"{s.color!r}: use #RRGGBB")
+    for root in s.upload_roots:
+        if not Path(root).expanduser().is_absolute():
+            raise fail("upload_roots", f"{root!r} is not an absolute path")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
                 "max_concurrent_captures", "restart_budget", "eval_max_bytes",
                 "download_max_bytes", "download_max_files", "download_max_total_bytes"):

@@ -10,11 +10,13 @@ Tree::
     BrowserdError                          500 INTERNAL
     ├── BadRequest                         400 BAD_REQUEST
     │   ├── BadUrl                         400 BAD_URL
-    │   └── JsException                    400 JS_EXCEPTION
+    │   ├── JsException                    400 JS_EXCEPTION
+    │   └── UploadFileMissing              400 FILE_NOT_FOUND
     ├── Unauthorized                       401 UNAUTHORIZED
     ├── Forbidden                          403 FORBIDDEN_ORIGIN
     │   ├── EvalDisabled                   403 EVAL_DISABLED
-    │   └── UrlBlocked                     403 URL_BLOCKED
+    │   ├── UrlBlocked                     403 URL_BLOCKED
+    │   └── UploadBlocked                  403 UPLOAD_BLOCKED
     ├── NotFound                           404 NOT_FOUND
     │   ├── TabNotFound                    404 TAB_NOT_FOUND
     │   ├── RefNotFound                    404 REF_NOT_FOUND
@@ -26,6 +28,7 @@ Tree::
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
     │   ├── NoDialog                       409 NO_DIALOG
+    │   ├── NoFileChooser                  409 NO_FILE_CHOOSER
     │   ├── NoFrame                        409 NO_FRAME
     │   └── NoHistory                      409 NO_HISTORY
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
@@ -67,10 +70,12 @@ __all__ = [
     "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
     "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
     "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
-    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoHistory", "NoMatch", "NotFound",
-    "Overloaded", "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
+    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser", "NoHistory", "NoMatch",
+    "NotFound", "Overloaded", "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound",
+    "StaleRef",
     "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
-    "Unavailable", "UnsupportedMediaType", "UrlBlocked", "unwrap_group"
+    "Unavailable", "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked",
+    "unwrap_group"
 ]
 
 
@@ -113,6 +118,13 @@ class JsException(BadRequest):
     code = "JS_EXCEPTION"
 
 
+class UploadFileMissing(BadRequest):
+    """A file named for an upload does not exist (or is not a readable regular file)."""
+
+    code = "FILE_NOT_FOUND"
+    default_hint = "put the file under one of the upload roots first"
+
+
 class Unauthorized(BrowserdError):
     status, code = 401, "UNAUTHORIZED"
     default_hint = "send 'Authorization: Bearer <token>'; `browserd token` prints it"
@@ -130,6 +142,13 @@ class EvalDisabled(Forbidden):
 class UrlBlocked(Forbidden):
     code = "URL_BLOCKED"
     default_hint = "add the scheme or host to url_allow in config.toml if this is intended"
+
+
+class UploadBlocked(Forbidden):
+    """A file named for an upload resolves (after symlinks) outside every upload root."""
+
+    code = "UPLOAD_BLOCKED"
+    default_hint = "only files under upload_roots (default <data>/uploads/) can be uploaded"
 
 
 class NotFound(BrowserdError):
@@ -175,6 +194,13 @@ class DialogOpen(Conflict):
 
 class NoDialog(Conflict):
     code = "NO_DIALOG"
+
+
+class NoFileChooser(Conflict):
+    """``/upload`` without a target, or ``/click {files}``, found no file chooser to answer."""
+
+    code = "NO_FILE_CHOOSER"
+    default_hint = "name the file input with ref or selector, or click the upload button first"
 
 
 class NoFrame(Conflict):

@@ -40,6 +40,7 @@ from .supervisor import BrowserSupervisor
 from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
 from .system import System
 from .token import load_or_create_token
+from .uploads import UploadPolicy
 
 __all__ = [
     "DRAIN_S", "PRUNE_EVERY_S", "check_bind_policy", "configure_logging", "run_service",
@@ -106,6 +107,12 @@ async def run_service(
         check_gateway_port(settings.effective_cdp_port)
     retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
                           max_age_s=settings.media_max_age_s)
+    uploads = UploadPolicy.from_settings(settings, paths)
+    try:
+        uploads.ensure_roots()
+    except OSError as exc:
+        raise ConfigError(f"cannot create the upload root: {exc}") from None
+    log.info("upload roots: %s", ", ".join(uploads.describe()))
     async with open_media_store(paths.media_dir, retention) as media:
         downloads = _download_store(settings, paths)
         url_policy = _url_policy(settings)
@@ -113,7 +120,7 @@ async def run_service(
                                        downloads=downloads)
         system = System(
             settings=settings, paths=paths, supervisor=supervisor, media=media,
-            url_policy=url_policy, downloads=downloads, token=token,
+            url_policy=url_policy, downloads=downloads, uploads=uploads, token=token,
         )
         app = wrap(create_app(system), system, token)
         config = HypercornConfig()

@@ -15,6 +15,7 @@ from .downloads import DownloadStore
 from .media import MediaStore
 from .paths import Paths
 from .supervisor import BrowserSupervisor
+from .uploads import UploadPolicy
 from .urlpolicy import UrlPolicy
 
 __all__ = ["System"]
@@ -22,7 +23,8 @@ __all__ = ["System"]
 
 @attrs.frozen(kw_only=True)
 class System:
-    """The service-wide handles: settings, paths, the supervisor, media, URL policy, token."""
+    """The service-wide handles: settings, paths, the supervisor, media, URL and upload
+    policies, downloads, token."""
 
     settings: Settings
     paths: Paths
@@ -30,5 +32,6 @@ class System:
     media: MediaStore
     url_policy: UrlPolicy
     downloads: DownloadStore
+    uploads: UploadPolicy
     token: str = attrs.field(repr=False)
     started_at: float = attrs.field(factory=time.time)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from browserd import __version__
-from browserd.cli import LOCAL_COMMANDS, build_parser
+from browserd.cli import HAND_WRITTEN, LOCAL_COMMANDS, build_parser
 from browserd.cli_routes import SKIP, commands_from_openapi, commands_from_routes
 from browserd.cli_state import STATE_COMMANDS
 from browserd.http.routes import all_routes
@@ -17,8 +17,8 @@ def test_every_route_is_a_command() -> None:
     names = [c.name for c in commands]
     assert len(names) == len(set(names)), "two routes got one command name"
     assert not set(names) & set(LOCAL_COMMANDS)
-    assert not set(names) & set(STATE_COMMANDS)
-    all_names = set(names) | set(STATE_COMMANDS)
+    assert not set(names) & set(HAND_WRITTEN)
+    all_names = set(names) | set(HAND_WRITTEN)
     covered = {(c.path, c.method) for c in commands}
     for route in all_routes():
         path = route.path.replace("<", "{").replace(">", "}")
@@ -33,6 +33,8 @@ def test_every_route_is_a_command() -> None:
         assert verb in names, verb
     for verb in ("cookies", "storage", "state", "emulate"):
         assert verb in STATE_COMMANDS
+    for verb in ("upload", "drag", "mouse", "keyboard"):
+        assert verb in HAND_WRITTEN
 
 
 def test_a_path_with_a_route_per_method_gets_a_command_per_route() -> None:

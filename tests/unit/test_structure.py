@@ -77,14 +77,20 @@ PINNED = {
                              "wait_load_state"],
     "browserd.tabs.history": ["go_back", "go_forward", "reload"],
     "browserd.tabs.actions": [
-        "ACTION_KINDS", "LOAD_STATES", "MODIFIER_BITS", "Action", "AnswerDialog", "Click",
-        "ElementTarget", "Hover", "Navigate", "Observer", "Press", "Progress", "Select", "Step",
-        "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
-        "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
-        "type_text", "wait"],
+        "ACTION_KINDS", "KEY_ACTIONS", "LOAD_STATES", "MODIFIER_BITS", "MOUSE_ACTIONS", "Action",
+        "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput", "MouseInput",
+        "Navigate", "Observer", "Press", "Progress", "Select", "Step", "TypeText", "Upload",
+        "Wait", "act", "click", "click_upload", "drag", "drop_files", "glob_regex",
+        "handle_dialog", "hover", "key_spec", "keyboard", "locate", "modifier_mask", "mouse",
+        "observing", "parse_chord", "perform", "press", "select", "type_text", "upload",
+        "wait"],
     "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
                              "media_routes", "navigation_routes", "page_routes", "service_routes",
                              "state_routes", "tab_routes"],
+    "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
+                               "checked_files", "gesture_action"],
+    "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
+    "browserd.tabs.inputstate": ["BUTTON_BITS", "FileChooser", "InputState"],
     "browserd.http.tabwork": ["on_tab"],
     "browserd.cli_routes": ["NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec",
                             "RouteCommand", "add_route_commands", "commands_from_openapi",
@@ -103,7 +109,7 @@ def test_action_records_are_what_the_actions_package_exports() -> None:
     from browserd.tabs.actions import records
 
     for record in ("Click", "Hover", "TypeText", "Press", "Select", "Wait", "Navigate",
-                   "AnswerDialog"):
+                   "AnswerDialog", "Upload", "Drag", "MouseInput", "KeyInput"):
         assert getattr(actions, record) is getattr(records, record)
         assert getattr(records, record).kind in actions.ACTION_KINDS
 
@@ -172,8 +178,9 @@ def area(name: str) -> str:
 #: supervisor, http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies
 #: and storage). ``downloads`` sits between the supervisor (which starts its follower per
 #: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
-#: media and download stores.
-_CLI = {"cli", "cli_state", "cli_routes", "cli_format"}
+#: media and download stores. ``uploads`` (the upload-roots policy) is a leaf used by
+#: http: the tabs only ever see paths it already checked.
+_CLI = {"cli", "cli_state", "cli_input", "cli_routes", "cli_format"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
                  "downloads"} | _CLI
 FORBIDDEN = {
@@ -183,7 +190,8 @@ FORBIDDEN = {
     "browser": _ABOVE_LEAVES | {"tabs", "snapshot"},  # process runs CDP over its pipe
     "snapshot": _ABOVE_LEAVES | {"browser", "cdp", "tabs"},
     "media": (_ABOVE_LEAVES - {"media"}) | {"browser", "cdp", "tabs", "snapshot"},
-    "tabs": _ABOVE_LEAVES | {"browser"},
+    "tabs": _ABOVE_LEAVES | {"browser", "uploads"},
+    "uploads": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot"},
     "downloads": (_ABOVE_LEAVES - {"downloads"}) | {"browser", "snapshot"},
     "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
     "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
@@ -207,8 +215,11 @@ def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
     assert not imports_of("browserd.tabs.state") & in_tabs
     # The actor holds the connection's navigation guard, itself a leaf of tabs.
     assert not imports_of("browserd.tabs.navguard") & in_tabs
+    # The actor holds the tab's input state (file chooser, held keys), also a leaf.
+    assert not imports_of("browserd.tabs.inputstate") & in_tabs
     assert imports_of("browserd.tabs.actor") & in_tabs <= {
-        "browserd.tabs.remote", "browserd.tabs.state", "browserd.tabs.navguard"}
+        "browserd.tabs.inputstate", "browserd.tabs.remote", "browserd.tabs.state",
+        "browserd.tabs.navguard"}
 
 
 def test_the_ref_engine_does_not_import_what_is_built_on_it() -> None:

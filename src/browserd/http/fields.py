@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ..tabs import settle
 from .schema import Field
 
 __all__ = ["MODIFIERS", "REF", "REQUIRED_TARGET", "SELECTOR", "TARGET", "TEXT_TARGET",
-           "timeout_field"]
+           "WAIT_UNTIL", "timeout_field"]
 
 TARGET = Field(name="targetId", type="string", max_length=200,
                description="a tab's targetId or a unique prefix (≥ 4 chars); "
@@ -17,6 +18,10 @@ TEXT_TARGET = Field(name="text", type="string", max_length=2000,
                     description="visible text of the element (buttons and links first)")
 MODIFIERS = Field(name="modifiers", type="array", items="string",
                   description="held modifiers: any of Alt, Control, Meta, Shift")
+WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
+                   enum=settle.WAIT_UNTIL,
+                   description="if the action navigates: wait (within timeoutMs) until the new "
+                   "document reaches this; effects.loadState says where it got to")
 
 
 def timeout_field(default_ms: int, maximum_ms: int = 300_000) -> Field:

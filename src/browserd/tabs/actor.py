@@ -28,6 +28,7 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from .inputstate import InputState
 from .remote import exception_text, remote_text
 from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
 
@@ -46,6 +47,7 @@ _EVENTS = frozenset({
     "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Inspector.targetCrashed",
     "Inspector.detached", "Target.attachedToTarget", "Target.detachedFromTarget",
     "Runtime.executionContextsCleared", "Log.entryAdded", "Inspector.targetReloadedAfterCrash",
+    "Page.fileChooserOpened",
 })
 #: What may still be sent to a crashed tab: a navigation brings its renderer back.
 _CRASH_RECOVERY = frozenset({"Page.navigate", "Page.reload"})
@@ -114,6 +116,7 @@ class TabActor:
         self.navigations = 0
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
+        self.input = InputState()  # file chooser (events), held keys/buttons (work slot)
         self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
         self._queue_limit = queue_limit
         self._waiting = 0
@@ -122,6 +125,8 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
+        self._nursery: trio.Nursery | None = None  # the event task's: per-OOPIF watchers
+        self._child_watchers: dict[str, trio.CancelScope] = {}  # OOPIF session id -> watcher
         #: The connection's navigation guard (read-only here): what it blocked
         #: on this tab, for /navigate's 403 and the effects of input.
         self.navguard = navguard
@@ -150,6 +155,7 @@ class TabActor:
                 task_status.started(self)
                 try:
                     async with trio.open_nursery() as nursery:
+                        self._nursery = nursery
                         nursery.start_soon(self._finish_enable, pending)
                         await self._follow(events)
                         nursery.cancel_scope.cancel()
@@ -170,6 +176,8 @@ class TabActor:
             ("Runtime.enable", {}),
             ("Inspector.enable", {}),
             ("Emulation.setFocusEmulationEnabled", {"enabled": True}),
+            # No native file dialog ever opens: Page.fileChooserOpened instead (uploads).
+            ("Page.setInterceptFileChooserDialog", {"enabled": True}),
             ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False,
                                       "flatten": True}),
             ("Page.getFrameTree", {}),
@@ -201,6 +209,36 @@ class TabActor:
                                                or LoadState.LOADING)
         self._enabled.set()
         self._notify()
+
+    async def _watch_child_choosers(self, session_id: str, scope: trio.CancelScope) -> None:
+        """Intercept the file choosers of one out-of-process iframe while it is attached.
+
+        Ends when the frame detaches (its scope is cancelled) or its session
+        fails; errors end this watcher only, never the tab's actor.
+        """
+        with scope:
+            session = self.connection.session(session_id)
+            events = session.subscribe(frozenset({"Page.fileChooserOpened"}), buffer=16)
+            try:
+                await session.send("Page.enable", {})
+                await session.send("Page.setInterceptFileChooserDialog", {"enabled": True})
+                async for event in events:
+                    self._note_chooser(event.params, session_id)
+            except BrowserdError as exc:
+                log.debug("tab %s: frame session %s: no chooser interception: %s",
+                          self.target_id, session_id, exc)
+            finally:
+                self.connection.unsubscribe(events)
+                if self._child_watchers.get(session_id) is scope:
+                    del self._child_watchers[session_id]
+
+    def _note_chooser(self, p: dict[str, Any], session_id: str | None) -> None:
+        node = p.get("backendNodeId")
+        if isinstance(node, int):
+            self.input.chooser_opened(frame_id=str(p.get("frameId", "")), backend_node_id=node,
+                                      multiple=p.get("mode") == "selectMultiple",
+                                      session_id=session_id)
+            self._notify()
 
     async def wait_enabled(self) -> None:
         """Wait until the tab's domains are enabled (bounded by the enable itself)."""
@@ -255,6 +293,7 @@ class TabActor:
                 if frame.get("loaderId") != self.loader_id:
                     self.loader_id = frame.get("loaderId")
                     self.navigations += 1
+                    self.input.forget_chooser()
                 if p.get("type") == "BackForwardCacheRestore" and self.loader_id:
                     # A restored document was complete when cached; no lifecycle events follow.
                     self._lifecycle[self.loader_id] = LoadState.LOAD
@@ -289,6 +328,8 @@ class TabActor:
                 level="error", text=text, url=details.get("url"),
                 line=details.get("lineNumber"), timestamp=time.time(), source="exception",
             ))
+        elif method == "Page.fileChooserOpened":
+            self._note_chooser(p, None)
         elif method == "Inspector.targetCrashed":
             self.mark_crashed()
         elif method == "Inspector.targetReloadedAfterCrash":
@@ -297,10 +338,20 @@ class TabActor:
             info = p.get("targetInfo", {})
             if info.get("type") == "iframe":
                 self.child_sessions[info.get("targetId", "")] = p.get("sessionId", "")
+                sid = p.get("sessionId")
+                if self._nursery is not None and sid and sid not in self._child_watchers:
+                    scope = self._child_watchers[sid] = trio.CancelScope()
+                    self._nursery.start_soon(self._watch_child_choosers, sid, scope)
         elif method == "Target.detachedFromTarget":
             for key, sid in list(self.child_sessions.items()):
                 if sid == p.get("sessionId"):
                     del self.child_sessions[key]
+            watcher = self._child_watchers.pop(str(p.get("sessionId")), None)
+            if watcher is not None:
+                watcher.cancel()
+            chooser = self.input.chooser
+            if chooser is not None and chooser.session_id == p.get("sessionId"):
+                self.input.forget_chooser()
         self._notify()
 
     @property

@@ -1,4 +1,5 @@
-"""Routes for page input: click, type, press, hover, select, wait, act, dialog.
+"""Routes for page input: click, type, press, hover, select, wait, act, dialog,
+and the gestures (upload, drag, mouse, keyboard: :mod:`browserd.http.gestures`).
 
 Each handler validates its fields (the route table below, plus the rules
 a table cannot say: exactly one target, modifiers ⊆ Alt|Control|Meta|Shift),
@@ -20,11 +21,12 @@ from ...downloads import wait_next_download
 from ...errors import BadRequest, EvalDisabled, Timeout
 from ...system import System
 from ...tabs import actions as inp
-from ...tabs import page, settle
+from ...tabs import page
 from ...tabs.actions.records import Action
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
-from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, timeout_field
+from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, WAIT_UNTIL, timeout_field
+from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
 from ..schema import Field, Route, parse_args
 from ..tabwork import on_tab
 
@@ -34,17 +36,12 @@ GRACE_S = 3.0
 """Time beyond ``timeoutMs`` for recovering a hung page and answering."""
 MAX_ACTIONS = 100
 
-WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
-                   enum=settle.WAIT_UNTIL,
-                   description="if the action navigates: wait (within timeoutMs) until the new "
-                   "document reaches this; effects.loadState says where it got to")
-
 _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "click": (REF, SELECTOR, TEXT_TARGET,
               Field(name="button", type="string", default="left",
                     enum=("left", "right", "middle")),
               Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
-              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
+              MODIFIERS, FILES, WAIT_UNTIL, timeout_field(15_000)),
     "type": (Field(name="text", type="string", required=True, max_length=100_000,
                    description="the text to type"),
              REF, SELECTOR,
@@ -82,6 +79,7 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "dialog": (Field(name="accept", type="boolean", required=True),
                Field(name="promptText", type="string", max_length=100_000),
                WAIT_UNTIL, timeout_field(10_000)),
+    **GESTURE_FIELDS,
 }
 
 
@@ -105,8 +103,9 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDow
     if kind == "click":
         target = _target(args)
         target.check()
+        files = None if args.get("files") is None else checked_files(system, args["files"])
         return inp.Click(target=target, button=args["button"], click_count=args["clickCount"],
-                         modifiers=modifiers, wait_until=args["waitUntil"])
+                         modifiers=modifiers, files=files, wait_until=args["waitUntil"])
     if kind == "hover":
         target = _target(args)
         target.check()
@@ -152,6 +151,8 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDow
     if kind == "dialog":
         return inp.AnswerDialog(accept=args["accept"], prompt_text=args.get("promptText"),
                                 wait_until=args["waitUntil"])
+    if kind in GESTURE_FIELDS:
+        return gesture_action(kind, args, system)
     raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
                      field="kind")
 
@@ -232,9 +233,10 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             if isinstance(action_record, WaitDownload):
                 raise BadRequest("download waits are for POST /wait, not /act",
                                  field="actions")
-        except BadRequest as exc:
-            raise BadRequest(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
-                             field="actions", index=index) from None
+        except BadRequest as exc:  # keeps its code (e.g. FILE_NOT_FOUND) and details
+            details = {**exc.details, "field": "actions", "index": index}
+            raise type(exc)(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
+                            **details) from None
         steps.append(inp.Step(action=action_record, timeout_s=args["timeoutMs"] / 1000))
     return steps
 
@@ -264,6 +266,7 @@ _SUMMARIES = {
     "select": "Choose options of a <select> by value or label",
     "wait": "Wait for a selector, text, text gone, URL or load state",
     "dialog": "Accept or dismiss the open JavaScript dialog",
+    **GESTURE_SUMMARIES,
 }
 
 
@@ -278,7 +281,7 @@ def input_routes() -> list[Route]:
         summary="Run a batch of actions in order on one tab; stop at the first failure",
         fields=(TARGET,
                 Field(name="actions", type="array", items="object", required=True,
-                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog,"
-                                  " ...that kind's fields}]"),
+                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog|"
+                                  "upload|drag|mouse|keyboard, ...that kind's fields}]"),
                 timeout_field(60_000))))
     return routes

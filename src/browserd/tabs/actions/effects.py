@@ -1,4 +1,4 @@
-"""What an action causes: navigation, new tabs, a dialog, downloads, blocked requests.
+"""What an action causes: navigation, new tabs, a dialog, a file chooser, downloads, blocks.
 
 Events are collected from just before the input until a short settle time
 after it (:data:`SETTLE_S`, or longer while a main-frame navigation the
@@ -9,7 +9,9 @@ navigation that ends without committing waits :data:`DOWNLOAD_GRACE_S` for
 its download); ``blocked`` the requests the navigation guard
 (:mod:`browserd.tabs.navguard`) stopped on this tab or on a popup it opened
 (a new popup's first request is waited for, ≤ :data:`POPUP_DECIDE_S`).
-A popup the guard closed is not in ``newTabs``.
+A popup the guard closed is not in ``newTabs``. ``fileChooser`` is a file
+chooser the page opened since the Observer was created and that is still
+unanswered (:class:`browserd.tabs.inputstate.FileChooser`).
 
 The Observer also records the main frame's last commit (:class:`Commit`:
 a new document, one restored from the back/forward cache, or a
@@ -28,6 +30,7 @@ import trio
 
 from ...errors import CdpError, unwrap_group
 from ..actor import TabActor
+from ..inputstate import FileChooser
 
 __all__ = [
     "COMMIT_WAIT_S",
@@ -73,7 +76,8 @@ class Commit:
 
 
 class Observer:
-    """Collects what an action causes: navigation, new tabs, a dialog, downloads, blocks.
+    """Collects what an action causes: navigation, new tabs, a dialog, a file chooser,
+    downloads, blocked requests.
 
     Created (subscribed) before the input is sent, so nothing is missed;
     events wait in bounded buffers until :meth:`settle` reads them.
@@ -83,6 +87,7 @@ class Observer:
         self._tab = tab
         self._before_loader = tab.loader_id
         self._before_navigations = tab.navigations
+        self._before_choosers = tab.input.choosers_seen
         self.new_tabs: list[str] = []
         self.requested: str | None = None  # URL of a main-frame navigation not yet committed
         self.committed = False
@@ -230,6 +235,9 @@ class Observer:
             out["newTabs"] = new_tabs
         if tab.dialog is not None:
             out["dialog"] = {"type": tab.dialog.type, "message": tab.dialog.message}
+        chooser = self.new_chooser()
+        if chooser is not None:
+            out["fileChooser"] = chooser.to_json()
         if self.downloads:
             out["downloads"] = list(self.downloads)
         if guard is not None:
@@ -238,6 +246,13 @@ class Observer:
             if blocked:
                 out["blocked"] = [b.to_json() for b in blocked]
         return out
+
+    def new_chooser(self) -> FileChooser | None:
+        """The file chooser opened since the observer was created, if still pending."""
+        chooser = self._tab.input.chooser
+        if chooser is None or chooser.serial <= self._before_choosers:
+            return None
+        return chooser
 
 
 def _commit(method: str, params: dict[str, Any]) -> Commit:
