@@ -76,6 +76,7 @@ class Settings:
     media_max_bytes: int = 500 * 1024 * 1024
     media_max_age_s: float = 24 * 3600.0
     tab_queue_limit: int = 8
+    network_capture: bool = True
     max_concurrent_captures: int = 4
     restart_budget: int = 5
     restart_window_s: float = 60.0

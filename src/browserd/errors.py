@@ -18,7 +18,8 @@ Tree::
     ├── NotFound                           404 NOT_FOUND
     │   ├── TabNotFound                    404 TAB_NOT_FOUND
     │   ├── RefNotFound                    404 REF_NOT_FOUND
-    │   └── NoMatch                        404 NO_MATCH
+    │   ├── NoMatch                        404 NO_MATCH
+    │   └── RequestNotFound                404 REQUEST_NOT_FOUND
     ├── MethodNotAllowed                   405 METHOD_NOT_ALLOWED
     ├── Conflict                           409 CONFLICT
     │   ├── AmbiguousTarget                409 AMBIGUOUS_TARGET
@@ -64,7 +65,7 @@ __all__ = [
     "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
     "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
     "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoMatch", "NotFound", "Overloaded",
-    "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
+    "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "RequestNotFound", "StaleRef",
     "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
     "Unavailable", "UnsupportedMediaType", "UrlBlocked", "unwrap_group"
 ]
@@ -144,6 +145,11 @@ class RefNotFound(NotFound):
 
 class NoMatch(NotFound):
     code = "NO_MATCH"
+
+
+class RequestNotFound(NotFound):
+    code = "REQUEST_NOT_FOUND"
+    default_hint = "ids come from GET /network; the ring keeps the tab's last 1000 requests"
 
 
 class MethodNotAllowed(BrowserdError):

@@ -61,8 +61,8 @@ PINNED = {
         "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
         "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
         "type_text", "wait"],
-    "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "page_routes",
-                             "service_routes", "tab_routes"],
+    "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "network_routes",
+                             "page_routes", "service_routes", "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
 }
 
@@ -173,9 +173,10 @@ def test_imports_point_down_the_tree() -> None:
 
 def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
     assert not any(m.startswith("browserd.tabs") for m in imports_of("browserd.tabs.state"))
+    assert not any(m.startswith("browserd.tabs") for m in imports_of("browserd.tabs.netlog"))
     assert imports_of("browserd.tabs.actor") & {
         m for m in all_modules() if m.startswith("browserd.tabs")} <= {
-        "browserd.tabs.remote", "browserd.tabs.state"}
+        "browserd.tabs.remote", "browserd.tabs.state", "browserd.tabs.netlog"}
 
 
 @pytest.mark.parametrize("name", all_modules())

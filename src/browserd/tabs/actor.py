@@ -18,16 +18,18 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from ..cdp import CdpConnection, CdpEvent, CdpSession
+from ..cdp import CdpConnection, CdpEvent, CdpSession, Subscription
 from ..cdp.connection import PendingReply
 from ..errors import (
     BrowserdError,
     BrowserGone,
+    CdpError,
     DialogOpen,
     TabBusy,
     TargetCrashed,
     unwrap_group,
 )
+from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NetworkLog
 from .remote import exception_text, remote_text
 from .state import ConsoleEntry, ConsoleLog, LoadState, RefMap
 
@@ -44,6 +46,8 @@ _EVENTS = frozenset({
     "Inspector.detached", "Target.attachedToTarget", "Target.detachedFromTarget",
     "Runtime.executionContextsCleared", "Log.entryAdded", "Inspector.targetReloadedAfterCrash",
 })
+#: Network events may come in bursts (a page of 1000 requests); they have their own stream.
+_NETWORK_BUFFER = 20_000
 #: What may still be sent to a crashed tab: a navigation brings its renderer back.
 _CRASH_RECOVERY = frozenset({"Page.navigate", "Page.reload"})
 
@@ -91,6 +95,7 @@ class TabActor:
         url: str = "",
         queue_limit: int = 8,
         headless_viewport: tuple[int, int] | None = None,
+        network_capture: bool = True,
     ) -> None:
         self.connection = connection
         self.target_id = target_id
@@ -110,6 +115,8 @@ class TabActor:
         self.navigations = 0
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
+        self.network = NetworkLog()  # fed by the network task; controls set in the work slot
+        self._network_capture = network_capture
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()
@@ -137,12 +144,14 @@ class TabActor:
             )
             self.session = self.connection.session(result["sessionId"])
             events = self.session.subscribe(_EVENTS, buffer=5000)
+            network = self.session.subscribe(NETWORK_EVENTS, buffer=_NETWORK_BUFFER)
             try:
                 pending = await self._post_enables()
                 task_status.started(self)
                 try:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._finish_enable, pending)
+                        nursery.start_soon(self._follow_network, network)
                         await self._follow(events)
                         nursery.cancel_scope.cancel()
                 except* BrowserdError as group:
@@ -151,6 +160,7 @@ class TabActor:
                     log.warning("tab %s: actor ended: %s", self.target_id, group.exceptions[0])
             finally:
                 self.connection.unsubscribe(events)
+                self.connection.unsubscribe(network)
                 self.closed = True
                 self._enabled.set()
                 self._notify()
@@ -167,6 +177,9 @@ class TabActor:
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
+        if self._network_capture:
+            calls.append(("Network.enable", dict(NETWORK_ENABLE)))
+            self.network.enabled = True
         if self.headless_viewport is not None:
             width, height = self.headless_viewport
             calls.append(("Emulation.setDeviceMetricsOverride", {
@@ -203,6 +216,27 @@ class TabActor:
     async def _follow(self, events: Any) -> None:
         async for event in events:
             self._on_event(event)
+
+    async def _follow_network(self, network: Subscription) -> None:
+        """Feed the network ring. A stream that fell behind is counted and reopened.
+
+        (Network events have their own stream so a burst of requests can
+        never end the tab's actor: the ring just misses some events.)
+        """
+        try:
+            while True:
+                try:
+                    async for event in network:
+                        self.network.on_event(event.method, event.params)
+                    return
+                except CdpError:
+                    self.network.note_gap()
+                    log.info("tab %s: network events fell behind; resubscribed",
+                             self.target_id)
+                    self.connection.unsubscribe(network)
+                    network = self.session.subscribe(NETWORK_EVENTS, buffer=_NETWORK_BUFFER)
+        finally:
+            self.connection.unsubscribe(network)
 
     def _notify(self) -> None:
         self._changed.set()

@@ -1,0 +1,368 @@
+"""The tab's network ring: the last requests, fed from ``Network.*`` events.
+
+:class:`NetworkLog` is typed tab state like :mod:`browserd.tabs.state`: one
+per :class:`~browserd.tabs.actor.TabActor`, changed only through its own
+methods (the actor's network task calls :meth:`NetworkLog.on_event`; routes
+in the tab's work slot call :meth:`NetworkLog.set_controls`). Nothing here
+does I/O, so all of it is unit-testable without a browser.
+
+Each request hop is one :class:`NetworkEntry` (a frozen record replaced on
+every event). A redirect closes the hop it answers (status 3xx) and opens a
+new entry for the next hop under the same CDP ``requestId``. Entries get
+service-side ids (1, 2, …) that never repeat within the tab. The ring keeps
+at most ``capacity`` entries and about ``max_bytes`` of text; the oldest go
+first and are counted in :attr:`NetworkLog.dropped`.
+
+Page content is untrusted: URLs, headers and post data are capped per
+entry (:data:`URL_CAP`, :data:`HEADERS_CAP`, :data:`POST_DATA_CAP`) and
+header values are kept out of ``repr`` so they cannot reach a log line by
+accident (Authorization, Cookie and Set-Cookie carry secrets).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS", "POST_DATA_CAP",
+           "RESOURCE_TYPES", "URL_CAP", "NetworkControls", "NetworkEntry", "NetworkLog"]
+
+NETWORK_BUFFER = 1000
+"""Requests kept per tab (the oldest go first)."""
+RING_BYTES = 16 * 1024 * 1024
+"""About this much URL, header and post-data text is kept per tab."""
+URL_CAP = 8192
+"""URLs longer than this (``data:`` URLs…) are cut; the entry says ``urlTruncated``."""
+HEADERS_CAP = 32 * 1024
+"""Header text kept per header set (names + values); the rest is dropped."""
+POST_DATA_CAP = 16 * 1024
+"""Post data kept in the ring; larger bodies are fetched from Chromium on demand."""
+
+NETWORK_ENABLE: Mapping[str, int] = {
+    "maxTotalBufferSize": 20 * 1024 * 1024, "maxResourceBufferSize": 5 * 1024 * 1024,
+    "maxPostDataSize": POST_DATA_CAP,
+}
+"""``Network.enable`` parameters: the renderer keeps up to 20 MiB of response bodies per
+tab (5 MiB per response) for ``GET /network/{id}``; post data up to the ring's cap
+comes inline with the request event."""
+
+NETWORK_EVENTS = frozenset({
+    "Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished",
+    "Network.loadingFailed", "Network.requestServedFromCache",
+})
+
+RESOURCE_TYPES = ("document", "stylesheet", "image", "media", "font", "script", "texttrack",
+                  "xhr", "fetch", "prefetch", "eventsource", "websocket", "manifest",
+                  "signedexchange", "ping", "cspviolationreport", "preflight", "fedcm", "other")
+"""Chromium's resource types, lower-cased as the API spells them."""
+
+
+def _cap_headers(raw: Any) -> dict[str, str]:
+    """Headers as str → str, at most :data:`HEADERS_CAP` characters of them."""
+    out: dict[str, str] = {}
+    if not isinstance(raw, Mapping):
+        return out
+    used = 0
+    for name, value in raw.items():
+        name, text = str(name), str(value)
+        used += len(name) + len(text)
+        if used > HEADERS_CAP:
+            break
+        out[name] = text
+    return out
+
+
+def _headers_size(headers: Mapping[str, str]) -> int:
+    return sum(len(k) + len(v) for k, v in headers.items())
+
+
+@attrs.frozen(kw_only=True)
+class NetworkEntry:
+    """One request hop as the ring keeps it.
+
+    ``start_ts``/``end_ts`` are Chromium's monotonic seconds (for durations);
+    ``started_at`` is wall-clock seconds. ``session_id`` None is the tab's
+    own session. Header and post-data fields never appear in ``repr``.
+    """
+
+    id: int
+    request_id: str
+    session_id: str | None = None
+    method: str
+    url: str
+    url_truncated: bool = False
+    resource_type: str
+    frame_id: str | None = None
+    started_at: float
+    start_ts: float
+    request_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    post_data: str | None = attrs.field(default=None, repr=False)
+    has_post_data: bool = False
+    status: int | None = None
+    status_text: str = ""
+    mime_type: str | None = None
+    response_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    protocol: str | None = None
+    remote_address: str | None = None
+    timing: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
+    from_cache: bool = False
+    end_ts: float | None = None
+    encoded_bytes: int | None = None
+    finished: bool = False
+    failed: bool = False
+    error_text: str | None = None
+    blocked_reason: str | None = None
+    redirect_to: int | None = None
+
+    @property
+    def duration_ms(self) -> float | None:
+        if self.end_ts is None:
+            return None
+        return round(max(0.0, self.end_ts - self.start_ts) * 1000, 1)
+
+    @property
+    def cost(self) -> int:
+        """About how many characters the entry holds (for the ring's byte budget)."""
+        return (200 + len(self.url) + _headers_size(self.request_headers)
+                + _headers_size(self.response_headers) + len(self.post_data or ""))
+
+    def matches(self, *, url_contains: str | None, resource_type: str | None,
+                status: int | None, failed: bool | None) -> bool:
+        if url_contains is not None and url_contains.lower() not in self.url.lower():
+            return False
+        if resource_type is not None and self.resource_type != resource_type.lower():
+            return False
+        if status is not None and self.status != status:
+            return False
+        return failed is None or self.failed == failed
+
+    def summary(self) -> dict[str, Any]:
+        """The ``GET /network`` item: no headers, no bodies."""
+        out: dict[str, Any] = {
+            "id": self.id, "method": self.method, "url": self.url,
+            "resourceType": self.resource_type, "status": self.status,
+            "mimeType": self.mime_type, "fromCache": self.from_cache,
+            "startedAt": self.started_at, "durationMs": self.duration_ms,
+            "encodedBytes": self.encoded_bytes, "failed": self.failed,
+        }
+        if self.error_text is not None:
+            out["errorText"] = self.error_text
+        if self.blocked_reason is not None:
+            out["blockedReason"] = self.blocked_reason
+        if not self.finished:
+            out["pending"] = True
+        if self.redirect_to is not None:
+            out["redirectedTo"] = self.redirect_to
+        if self.url_truncated:
+            out["urlTruncated"] = True
+        return out
+
+
+@attrs.frozen(kw_only=True)
+class NetworkControls:
+    """What the agent set on the tab's network: blocked URL patterns, extra headers.
+
+    Header values are secrets as far as logs go: they never appear in ``repr``.
+    """
+
+    blocked: tuple[str, ...] = ()
+    extra_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """Patterns and header *names* only (values are not echoed back)."""
+        return {"blocked": list(self.blocked), "extraHeaders": sorted(self.extra_headers)}
+
+
+class NetworkLog:
+    """A ring of the tab's recent requests, plus its network controls.
+
+    ``enabled`` says whether the tab's Network domain is on (events flow);
+    ``gaps`` counts the times the tab's network stream fell behind and
+    events were missed (the ring then misses or half-knows some requests).
+    """
+
+    def __init__(self, capacity: int = NETWORK_BUFFER, max_bytes: int = RING_BYTES) -> None:
+        self._entries: OrderedDict[int, NetworkEntry] = OrderedDict()
+        self._live: dict[tuple[str | None, str], int] = {}  # (session, requestId) → entry id
+        self._capacity = capacity
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._next_id = 1
+        self.dropped = 0
+        self.gaps = 0
+        self.enabled = False
+        self.controls = NetworkControls()
+
+    # -- reading ---------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, entry_id: int) -> NetworkEntry | None:
+        return self._entries.get(entry_id)
+
+    def entries(self) -> list[NetworkEntry]:
+        """Every entry, oldest first."""
+        return list(self._entries.values())
+
+    def query(self, *, url_contains: str | None = None, resource_type: str | None = None,
+              status: int | None = None, failed: bool | None = None,
+              limit: int = 100) -> list[NetworkEntry]:
+        """The newest ``limit`` entries that match, oldest first."""
+        found: list[NetworkEntry] = []
+        for entry in reversed(self._entries.values()):
+            if len(found) >= limit:
+                break
+            if entry.matches(url_contains=url_contains, resource_type=resource_type,
+                             status=status, failed=failed):
+                found.append(entry)
+        found.reverse()
+        return found
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
+
+    # -- changing --------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Forget every entry (``dropped`` is reset too); controls stay."""
+        self._entries.clear()
+        self._live.clear()
+        self._bytes = 0
+        self.dropped = 0
+
+    def set_controls(self, controls: NetworkControls) -> None:
+        self.controls = controls
+
+    def note_gap(self) -> None:
+        """Record that events were missed (the network stream overflowed)."""
+        self.gaps += 1
+
+    def on_event(self, method: str, params: Mapping[str, Any],
+                 session_id: str | None = None) -> None:
+        """Apply one ``Network.*`` event; unknown requests and methods are ignored."""
+        request_id = params.get("requestId")
+        if not isinstance(request_id, str):
+            return
+        key = (session_id, request_id)
+        if method == "Network.requestWillBeSent":
+            self._on_request(key, params)
+            return
+        entry_id = self._live.get(key)
+        entry = self._entries.get(entry_id) if entry_id is not None else None
+        if entry is None:
+            return
+        if method == "Network.responseReceived":
+            entry = _with_response(entry, params.get("response") or {})
+            if isinstance(params.get("type"), str):
+                entry = attrs.evolve(entry, resource_type=params["type"].lower())
+        elif method == "Network.requestServedFromCache":
+            entry = attrs.evolve(entry, from_cache=True)
+        elif method == "Network.loadingFinished":
+            entry = attrs.evolve(entry, end_ts=_float(params.get("timestamp")),
+                                 encoded_bytes=_int(params.get("encodedDataLength")),
+                                 finished=True)
+            self._live.pop(key, None)
+        elif method == "Network.loadingFailed":
+            blocked = params.get("blockedReason")
+            text = str(params.get("errorText") or "")[:500]
+            if not text and blocked:
+                text = f"blocked ({blocked})"
+            if params.get("canceled") and not text:
+                text = "canceled"
+            entry = attrs.evolve(entry, end_ts=_float(params.get("timestamp")), finished=True,
+                                 failed=True, error_text=text or "failed",
+                                 blocked_reason=str(blocked) if blocked else None)
+            self._live.pop(key, None)
+        else:
+            return
+        self._replace(entry)
+
+    def _on_request(self, key: tuple[str | None, str], p: Mapping[str, Any]) -> None:
+        request = p.get("request") or {}
+        timestamp = _float(p.get("timestamp")) or 0.0
+        previous_id = self._live.get(key)
+        previous = self._entries.get(previous_id) if previous_id is not None else None
+        redirect = p.get("redirectResponse")
+        new_id = self._next_id
+        self._next_id += 1
+        if previous is not None:
+            # A redirect (or a reused id): the previous hop ends here.
+            if isinstance(redirect, Mapping):
+                previous = _with_response(previous, redirect)
+                previous = attrs.evolve(
+                    previous, encoded_bytes=_int(redirect.get("encodedDataLength")))
+            previous = attrs.evolve(previous, end_ts=timestamp, finished=True,
+                                    redirect_to=new_id)
+            self._replace(previous)
+        url = str(request.get("url") or "") + str(request.get("urlFragment") or "")
+        post = request.get("postData")
+        post_text = str(post)[:POST_DATA_CAP] if post is not None else None
+        entry = NetworkEntry(
+            id=new_id, request_id=key[1], session_id=key[0],
+            method=str(request.get("method") or "GET"),
+            url=url[:URL_CAP], url_truncated=len(url) > URL_CAP,
+            resource_type=str(p.get("type") or "Other").lower(),
+            frame_id=p.get("frameId") if isinstance(p.get("frameId"), str) else None,
+            started_at=_float(p.get("wallTime")) or 0.0, start_ts=timestamp,
+            request_headers=_cap_headers(request.get("headers")),
+            post_data=post_text,
+            has_post_data=bool(request.get("hasPostData")) or post is not None,
+        )
+        self._live[key] = new_id
+        self._entries[new_id] = entry
+        self._bytes += entry.cost
+        self._evict()
+
+    def _replace(self, entry: NetworkEntry) -> None:
+        old = self._entries.get(entry.id)
+        if old is None:
+            return
+        self._bytes += entry.cost - old.cost
+        self._entries[entry.id] = entry
+
+    def _evict(self) -> None:
+        while self._entries and (len(self._entries) > self._capacity
+                                 or self._bytes > self._max_bytes):
+            entry_id, entry = self._entries.popitem(last=False)
+            self._bytes -= entry.cost
+            key = (entry.session_id, entry.request_id)
+            if self._live.get(key) == entry_id:
+                del self._live[key]
+            self.dropped += 1
+
+    def feed(self, events: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+        """Apply several ``(method, params)`` events of the tab's own session (tests, benches)."""
+        for method, params in events:
+            self.on_event(method, params)
+
+
+def _with_response(entry: NetworkEntry, response: Mapping[str, Any]) -> NetworkEntry:
+    from_cache = bool(response.get("fromDiskCache") or response.get("fromPrefetchCache"))
+    timing = response.get("timing")
+    return attrs.evolve(
+        entry,
+        status=_int(response.get("status")),
+        status_text=str(response.get("statusText") or "")[:200],
+        mime_type=str(response["mimeType"])[:200] if response.get("mimeType") else None,
+        response_headers=_cap_headers(response.get("headers")),
+        protocol=str(response["protocol"])[:32] if response.get("protocol") else None,
+        remote_address=(f"{response['remoteIPAddress']}:{response.get('remotePort', '')}"
+                        if response.get("remoteIPAddress") else None),
+        timing=dict(timing) if isinstance(timing, Mapping) else None,
+        from_cache=entry.from_cache or from_cache,
+    )
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
