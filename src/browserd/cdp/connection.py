@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import attrs
@@ -24,12 +24,16 @@ from .protocol import (
     PendingCall,
     Protocol,
     ProtocolStatistics,
+    Sink,
     Subscription,
 )
 
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_SIZE = 512 * 1024 * 1024
+#: Bytes read from the socket at once (trio-websocket's default is 4 KiB: a burst of
+#: events or a screenshot would take hundreds of reads and parser wake-ups).
+RECEIVE_BUFFER = 256 * 1024
 DEFAULT_COMMAND_DEADLINE_S = 30.0
 _SEND_DEADLINE_S = 5.0
 
@@ -106,6 +110,19 @@ class CdpConnection:
 
     def unsubscribe(self, sub: Subscription) -> None:
         self._protocol.unsubscribe(sub)
+
+    def add_sink(self, session_id: str | None, methods: frozenset[str],
+                 fn: Callable[[CdpEvent], None]) -> Sink:
+        """Call ``fn`` from the reader for each of the session's ``methods`` events.
+
+        For high-volume events that only update state: no channel and no task
+        switch per event, so ``fn`` must be quick and must not block. A sink
+        that raises is removed (its ``error`` says why).
+        """
+        return self._protocol.add_sink(session_id, methods, fn)
+
+    def remove_sink(self, sink: Sink) -> None:
+        self._protocol.remove_sink(sink)
 
     def fail_session(self, session_id: str, error: BaseException) -> None:
         self._protocol.fail_session(session_id, error)
@@ -211,7 +228,8 @@ async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
         try:
             with trio.fail_after(10):
                 ws = await trio_websocket.connect_websocket_url(
-                    nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE
+                    nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE,
+                    receive_buffer_size=RECEIVE_BUFFER,
                 )
         except (trio_websocket.HandshakeError, OSError, trio.TooSlowError) as exc:
             raise BrowserGone(f"cannot connect to the browser at {ws_url}: {exc}") from None
@@ -240,6 +258,7 @@ __all__ = [
     "CdpError",
     "CdpEvent",
     "CdpSession",
+    "Sink",
     "Subscription",
     "open_cdp_connection",
     "open_cdp_over",

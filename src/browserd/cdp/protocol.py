@@ -59,6 +59,7 @@ class ProtocolStatistics:
     received_events: int
     pending: int
     unmatched_replies: int
+    skipped_events: int = 0
 
 
 class Subscription:
@@ -120,13 +121,53 @@ class Subscription:
         self._recv.close()
 
 
+class Sink:
+    """A synchronous consumer of one session's events (see :meth:`Protocol.add_sink`).
+
+    ``fn`` runs in the connection's reader for each matching event, so it
+    must be quick and bounded (it updates state, nothing more). If it raises,
+    the sink is removed and the exception kept in ``error``.
+    """
+
+    def __init__(self, session_id: str | None, methods: frozenset[str],
+                 fn: Callable[[CdpEvent], None]) -> None:
+        self.session_id = session_id
+        self.methods = methods
+        self.fn = fn
+        self.error: BaseException | None = None
+
+
+_EVENT_PREFIX = '{"method":"'
+
+
+def _peek_method(data: bytes | str) -> str | None:
+    """An event's method read from its first bytes, without parsing (None: not that shape).
+
+    Chromium writes events as ``{"method":"Domain.event",…}``; anything else
+    (replies, other spacing) is parsed in full.
+    """
+    text = data[:128] if isinstance(data, str) else data[:128].decode("latin-1")
+    if not text.startswith(_EVENT_PREFIX):
+        return None
+    end = text.find('"', len(_EVENT_PREFIX))
+    return text[len(_EVENT_PREFIX):end] if end > 0 else None
+
+
 class Protocol:
-    """Ids, pending replies and subscriptions of one CDP connection."""
+    """Ids, pending replies and subscriptions of one CDP connection.
+
+    Events that no subscription or sink asks for (Chromium sends many:
+    ``Network.dataReceived``, ``*ExtraInfo``…) are recognised from their
+    first bytes and dropped without being parsed.
+    """
 
     def __init__(self, *, on_unroutable: Callable[[CdpEvent], None] | None = None) -> None:
         self._next_id = 0
         self._pending: dict[int, PendingCall] = {}
         self._subscriptions: list[Subscription] = []
+        self._sinks: list[Sink] = []
+        self._wanted: frozenset[str] | None = None  # methods someone wants; None: parse all
+        self._skipped = 0
         self._closed: BaseException | None = None
         self._on_unroutable = on_unroutable
         self._sent = self._replies = self._events = self._unmatched = 0
@@ -159,7 +200,12 @@ class Protocol:
         self._pending.pop(call_id, None)
 
     def receive(self, data: bytes | str) -> None:
-        """Route one received frame to its pending call or its subscribers."""
+        """Route one received frame to its pending call, its subscribers and sinks."""
+        if self._wanted is not None and self._on_unroutable is None:
+            method = _peek_method(data)
+            if method is not None and method not in self._wanted:
+                self._skipped += 1
+                return
         try:
             message = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -191,11 +237,21 @@ class Protocol:
             method=method, params=message.get("params") or {}, session_id=message.get("sessionId")
         )
         routed = False
+        for sink in self._sinks:
+            if sink.session_id == event.session_id and method in sink.methods:
+                routed = True
+                try:
+                    sink.fn(event)
+                except Exception as exc:  # a broken sink must not break the reader
+                    sink.error = exc
+                    self.remove_sink(sink)
+                    break
         for sub in list(self._subscriptions):
             if sub.wants(event):
                 routed = True
                 if not sub.deliver(event):
                     self._subscriptions.remove(sub)
+                    self._update_wanted()
         if not routed and self._on_unroutable is not None:
             self._on_unroutable(event)
 
@@ -207,12 +263,44 @@ class Protocol:
             sub.close()
         else:
             self._subscriptions.append(sub)
+            self._update_wanted()
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subscriptions:
             self._subscriptions.remove(sub)
+            self._update_wanted()
         sub.unsubscribe()
+
+    def add_sink(self, session_id: str | None, methods: frozenset[str],
+                 fn: Callable[[CdpEvent], None]) -> Sink:
+        """Call ``fn(event)`` from the reader for each of the session's ``methods`` events.
+
+        For high-volume events that only update state (no channel, no task
+        switch per event). Sinks end with the connection or :meth:`remove_sink`.
+        """
+        sink = Sink(session_id, methods, fn)
+        if self._closed is None:
+            self._sinks.append(sink)
+            self._update_wanted()
+        return sink
+
+    def remove_sink(self, sink: Sink) -> None:
+        """Stop calling ``sink`` (idempotent)."""
+        if sink in self._sinks:
+            self._sinks.remove(sink)
+            self._update_wanted()
+
+    def _update_wanted(self) -> None:
+        wanted: set[str] = set()
+        for sub in self._subscriptions:
+            if sub.methods is None:
+                self._wanted = None
+                return
+            wanted |= sub.methods
+        for sink in self._sinks:
+            wanted |= sink.methods
+        self._wanted = frozenset(wanted)
 
     def fail_calls(self, session_id: str, error: BaseException) -> None:
         """Fail the session's pending calls; its subscriptions go on (a crashed tab)."""
@@ -228,6 +316,8 @@ class Protocol:
             if sub.session_id == session_id:
                 self._subscriptions.remove(sub)
                 sub.close()
+        self._sinks = [sink for sink in self._sinks if sink.session_id != session_id]
+        self._update_wanted()
 
     def close(self, reason: BaseException) -> None:
         """Fail every pending call with ``reason`` and end every subscription. Idempotent."""
@@ -240,6 +330,7 @@ class Protocol:
         subs, self._subscriptions = self._subscriptions, []
         for sub in subs:
             sub.close()
+        self._sinks = []
 
     def statistics(self) -> ProtocolStatistics:
         return ProtocolStatistics(
@@ -248,6 +339,7 @@ class Protocol:
             received_events=self._events,
             pending=len(self._pending),
             unmatched_replies=self._unmatched,
+            skipped_events=self._skipped,
         )
 
 

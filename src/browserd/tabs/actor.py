@@ -18,12 +18,11 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from ..cdp import CdpConnection, CdpEvent, CdpSession, Subscription
+from ..cdp import CdpConnection, CdpEvent, CdpSession
 from ..cdp.connection import PendingReply
 from ..errors import (
     BrowserdError,
     BrowserGone,
-    CdpError,
     DialogOpen,
     TabBusy,
     TargetCrashed,
@@ -46,8 +45,6 @@ _EVENTS = frozenset({
     "Inspector.detached", "Target.attachedToTarget", "Target.detachedFromTarget",
     "Runtime.executionContextsCleared", "Log.entryAdded", "Inspector.targetReloadedAfterCrash",
 })
-#: Network events may come in bursts (a page of 1000 requests); they have their own stream.
-_NETWORK_BUFFER = 20_000
 #: What may still be sent to a crashed tab: a navigation brings its renderer back.
 _CRASH_RECOVERY = frozenset({"Page.navigate", "Page.reload"})
 
@@ -144,14 +141,16 @@ class TabActor:
             )
             self.session = self.connection.session(result["sessionId"])
             events = self.session.subscribe(_EVENTS, buffer=5000)
-            network = self.session.subscribe(NETWORK_EVENTS, buffer=_NETWORK_BUFFER)
+            # Network events come in bursts (~5 per request): they update the ring
+            # straight from the reader, with no channel or task switch per event.
+            network = self.connection.add_sink(self.session.session_id, NETWORK_EVENTS,
+                                               self._on_network_event)
             try:
                 pending = await self._post_enables()
                 task_status.started(self)
                 try:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._finish_enable, pending)
-                        nursery.start_soon(self._follow_network, network)
                         await self._follow(events)
                         nursery.cancel_scope.cancel()
                 except* BrowserdError as group:
@@ -160,7 +159,7 @@ class TabActor:
                     log.warning("tab %s: actor ended: %s", self.target_id, group.exceptions[0])
             finally:
                 self.connection.unsubscribe(events)
-                self.connection.unsubscribe(network)
+                self.connection.remove_sink(network)
                 self.closed = True
                 self._enabled.set()
                 self._notify()
@@ -217,26 +216,9 @@ class TabActor:
         async for event in events:
             self._on_event(event)
 
-    async def _follow_network(self, network: Subscription) -> None:
-        """Feed the network ring. A stream that fell behind is counted and reopened.
-
-        (Network events have their own stream so a burst of requests can
-        never end the tab's actor: the ring just misses some events.)
-        """
-        try:
-            while True:
-                try:
-                    async for event in network:
-                        self.network.on_event(event.method, event.params)
-                    return
-                except CdpError:
-                    self.network.note_gap()
-                    log.info("tab %s: network events fell behind; resubscribed",
-                             self.target_id)
-                    self.connection.unsubscribe(network)
-                    network = self.session.subscribe(NETWORK_EVENTS, buffer=_NETWORK_BUFFER)
-        finally:
-            self.connection.unsubscribe(network)
+    def _on_network_event(self, event: CdpEvent) -> None:
+        """Feed the network ring (called by the connection's reader: quick, never blocks)."""
+        self.network.on_event(event.method, event.params)
 
     def _notify(self) -> None:
         self._changed.set()

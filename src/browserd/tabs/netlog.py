@@ -116,6 +116,8 @@ class NetworkEntry:
     error_text: str | None = None
     blocked_reason: str | None = None
     redirect_to: int | None = None
+    size: int = attrs.field(default=0, repr=False, eq=False)
+    """About how many characters the entry holds (the ring's byte budget; set by the ring)."""
 
     @property
     def duration_ms(self) -> float | None:
@@ -123,11 +125,10 @@ class NetworkEntry:
             return None
         return round(max(0.0, self.end_ts - self.start_ts) * 1000, 1)
 
-    @property
-    def cost(self) -> int:
-        """About how many characters the entry holds (for the ring's byte budget)."""
-        return (200 + len(self.url) + _headers_size(self.request_headers)
-                + _headers_size(self.response_headers) + len(self.post_data or ""))
+    def measured(self) -> NetworkEntry:
+        """This entry with its ``size`` computed (after its headers changed)."""
+        return attrs.evolve(self, size=200 + len(self.url) + _headers_size(self.request_headers)
+                            + _headers_size(self.response_headers) + len(self.post_data or ""))
 
     def matches(self, *, url_contains: str | None, resource_type: str | None,
                 status: int | None, failed: bool | None) -> bool:
@@ -179,9 +180,7 @@ class NetworkControls:
 class NetworkLog:
     """A ring of the tab's recent requests, plus its network controls.
 
-    ``enabled`` says whether the tab's Network domain is on (events flow);
-    ``gaps`` counts the times the tab's network stream fell behind and
-    events were missed (the ring then misses or half-knows some requests).
+    ``enabled`` says whether the tab's Network domain is on (events flow).
     """
 
     def __init__(self, capacity: int = NETWORK_BUFFER, max_bytes: int = RING_BYTES) -> None:
@@ -192,7 +191,6 @@ class NetworkLog:
         self._bytes = 0
         self._next_id = 1
         self.dropped = 0
-        self.gaps = 0
         self.enabled = False
         self.controls = NetworkControls()
 
@@ -238,10 +236,6 @@ class NetworkLog:
     def set_controls(self, controls: NetworkControls) -> None:
         self.controls = controls
 
-    def note_gap(self) -> None:
-        """Record that events were missed (the network stream overflowed)."""
-        self.gaps += 1
-
     def on_event(self, method: str, params: Mapping[str, Any],
                  session_id: str | None = None) -> None:
         """Apply one ``Network.*`` event; unknown requests and methods are ignored."""
@@ -257,9 +251,8 @@ class NetworkLog:
         if entry is None:
             return
         if method == "Network.responseReceived":
-            entry = _with_response(entry, params.get("response") or {})
-            if isinstance(params.get("type"), str):
-                entry = attrs.evolve(entry, resource_type=params["type"].lower())
+            entry = _with_response(entry, params.get("response") or {},
+                                   resource_type=params.get("type")).measured()
         elif method == "Network.requestServedFromCache":
             entry = attrs.evolve(entry, from_cache=True)
         elif method == "Network.loadingFinished":
@@ -293,9 +286,9 @@ class NetworkLog:
         if previous is not None:
             # A redirect (or a reused id): the previous hop ends here.
             if isinstance(redirect, Mapping):
-                previous = _with_response(previous, redirect)
                 previous = attrs.evolve(
-                    previous, encoded_bytes=_int(redirect.get("encodedDataLength")))
+                    _with_response(previous, redirect),
+                    encoded_bytes=_int(redirect.get("encodedDataLength"))).measured()
             previous = attrs.evolve(previous, end_ts=timestamp, finished=True,
                                     redirect_to=new_id)
             self._replace(previous)
@@ -312,24 +305,24 @@ class NetworkLog:
             request_headers=_cap_headers(request.get("headers")),
             post_data=post_text,
             has_post_data=bool(request.get("hasPostData")) or post is not None,
-        )
+        ).measured()
         self._live[key] = new_id
         self._entries[new_id] = entry
-        self._bytes += entry.cost
+        self._bytes += entry.size
         self._evict()
 
     def _replace(self, entry: NetworkEntry) -> None:
         old = self._entries.get(entry.id)
         if old is None:
             return
-        self._bytes += entry.cost - old.cost
+        self._bytes += entry.size - old.size
         self._entries[entry.id] = entry
 
     def _evict(self) -> None:
         while self._entries and (len(self._entries) > self._capacity
                                  or self._bytes > self._max_bytes):
             entry_id, entry = self._entries.popitem(last=False)
-            self._bytes -= entry.cost
+            self._bytes -= entry.size
             key = (entry.session_id, entry.request_id)
             if self._live.get(key) == entry_id:
                 del self._live[key]
@@ -341,11 +334,15 @@ class NetworkLog:
             self.on_event(method, params)
 
 
-def _with_response(entry: NetworkEntry, response: Mapping[str, Any]) -> NetworkEntry:
+def _with_response(entry: NetworkEntry, response: Mapping[str, Any], *,
+                   resource_type: Any = None) -> NetworkEntry:
+    """``entry`` with the response's fields (call :meth:`NetworkEntry.measured` after)."""
     from_cache = bool(response.get("fromDiskCache") or response.get("fromPrefetchCache"))
     timing = response.get("timing")
     return attrs.evolve(
         entry,
+        resource_type=(resource_type.lower() if isinstance(resource_type, str)
+                       else entry.resource_type),
         status=_int(response.get("status")),
         status_text=str(response.get("statusText") or "")[:200],
         mime_type=str(response["mimeType"])[:200] if response.get("mimeType") else None,

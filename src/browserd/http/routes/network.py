@@ -57,8 +57,6 @@ async def list_requests(system: System, args: dict[str, Any]) -> dict[str, Any]:
                            "requests": [e.summary() for e in found],
                            "dropped": ring.dropped, "kept": len(ring),
                            **ring.controls.to_json()}
-    if ring.gaps:
-        out["gaps"] = ring.gaps
     if args["clear"]:
         ring.clear()
     return out
