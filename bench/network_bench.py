@@ -5,9 +5,10 @@ Run from the repository root::
     .venv/bin/python -m bench.network_bench [--loads 20] [--rounds 5]
 
 It starts two private ``browserd serve`` instances side by side (temporary
-``BROWSERD_HOME`` each, headless): one with ``network_capture = true`` (the
-default: every tab's Network domain on, the ring fed from its events) and
-one with ``network_capture = false``. A local thread serves a page that
+``BROWSERD_HOME`` each, headless): one with ``network_capture = "always"``
+(every tab's Network domain on, the ring fed from its events) and one with
+the default ``"on-demand"``, where a tab no network route touched does not
+record. A local thread serves a page that
 makes 100 requests (the document, 40 images, 20 scripts, 10 stylesheets,
 29 fetches whose bodies it reads; ``Cache-Control: no-store``). Each round
 loads the page ``--loads`` times in one tab of each service (``POST
@@ -110,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/page.html"
     homes = {"on": temp_dir("bench-net-on-"), "off": temp_dir("bench-net-off-")}
-    services = {side: Service(home, env={"BROWSERD_NETWORK_CAPTURE": "1" if side == "on"
-                                         else "0"})
+    services = {side: Service(home, env={"BROWSERD_NETWORK_CAPTURE": "always" if side == "on"
+                                         else "on-demand"})
                 for side, home in homes.items()}
     results: dict[str, list[float]] = {"on": [], "off": []}
     try:

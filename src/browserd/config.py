@@ -76,7 +76,7 @@ class Settings:
     media_max_bytes: int = 500 * 1024 * 1024
     media_max_age_s: float = 24 * 3600.0
     tab_queue_limit: int = 8
-    network_capture: bool = True
+    network_capture: str = "on-demand"
     max_concurrent_captures: int = 4
     restart_budget: int = 5
     restart_window_s: float = 60.0
@@ -215,6 +215,8 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         )
     if not _COLOR_RE.fullmatch(s.color):
         raise fail("color", f"{s.color!r}: use #RRGGBB")
+    if s.network_capture not in ("on-demand", "always"):
+        raise fail("network_capture", f"{s.network_capture!r}: use on-demand or always")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
                 "max_concurrent_captures", "restart_budget"):
         if getattr(s, key) < 1:

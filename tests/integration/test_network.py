@@ -105,8 +105,12 @@ def _routes() -> None:
 
 async def load(api: httpx.AsyncClient, tab: str, pages: PageServer, path: str,
                html: str) -> None:
-    """Serve ``html`` at ``path`` and load it; wait for its ``window.done`` promise if any."""
+    """Serve ``html`` at ``path`` and load it; wait for its ``window.done`` promise if any.
+
+    (The tab records from the first network call on it: ``GET /network`` first.)
+    """
     add_route(path, html_route(html))
+    await requests(api, tab)
     await navigate(api, tab, pages.url(path))
     r = await api.post("/eval", json={"targetId": tab, "js": "window.done || 'done'",
                                       "await": True})
@@ -128,6 +132,19 @@ async def wait_for(api: httpx.AsyncClient, tab: str, url_part: str,
         if found and not found[-1].get("pending"):
             return found[-1]
         await trio.sleep(0.05)
+
+
+async def test_a_tab_records_from_the_first_network_call(api: httpx.AsyncClient, tab: str,
+                                                         pages: PageServer) -> None:
+    with trio.fail_after(60):
+        await navigate(api, tab, pages.url("/hello.html"))
+        first = await requests(api, tab)
+        assert first["requests"] == [] and "from now on" in first["note"]
+        assert isinstance(first["recordingSince"], float)
+        await navigate(api, tab, pages.url("/hello.html"))
+        second = await requests(api, tab)
+        assert "note" not in second and second["recordingSince"] == first["recordingSince"]
+        assert second["requests"][0]["url"] == pages.url("/hello.html")
 
 
 async def test_lists_failed_and_post_requests(api: httpx.AsyncClient, tab: str,

@@ -92,7 +92,7 @@ class TabActor:
         url: str = "",
         queue_limit: int = 8,
         headless_viewport: tuple[int, int] | None = None,
-        network_capture: bool = True,
+        network_capture: bool = False,
     ) -> None:
         self.connection = connection
         self.target_id = target_id
@@ -178,7 +178,7 @@ class TabActor:
         ]
         if self._network_capture:
             calls.append(("Network.enable", dict(NETWORK_ENABLE)))
-            self.network.enabled = True
+            self.network.mark_recording(time.time())
         if self.headless_viewport is not None:
             width, height = self.headless_viewport
             calls.append(("Emulation.setDeviceMetricsOverride", {

@@ -180,7 +180,8 @@ class NetworkControls:
 class NetworkLog:
     """A ring of the tab's recent requests, plus its network controls.
 
-    ``enabled`` says whether the tab's Network domain is on (events flow).
+    :attr:`recording_since` is when the tab's Network domain was switched on
+    (wall-clock seconds; None while it is off): the ring knows nothing older.
     """
 
     def __init__(self, capacity: int = NETWORK_BUFFER, max_bytes: int = RING_BYTES) -> None:
@@ -191,7 +192,7 @@ class NetworkLog:
         self._bytes = 0
         self._next_id = 1
         self.dropped = 0
-        self.enabled = False
+        self.recording_since: float | None = None
         self.controls = NetworkControls()
 
     # -- reading ---------------------------------------------------------------
@@ -232,6 +233,15 @@ class NetworkLog:
         self._live.clear()
         self._bytes = 0
         self.dropped = 0
+
+    @property
+    def recording(self) -> bool:
+        return self.recording_since is not None
+
+    def mark_recording(self, since: float) -> None:
+        """Record that the tab's Network domain is on (events flow) since ``since``."""
+        if self.recording_since is None:
+            self.recording_since = since
 
     def set_controls(self, controls: NetworkControls) -> None:
         self.controls = controls

@@ -3,9 +3,10 @@
 Everything here runs in the tab's work slot (see :func:`browserd.http.tabwork.on_tab`)
 and uses the tab's own CDP session; the ring itself is :class:`~browserd.tabs.netlog.NetworkLog`.
 
-- :func:`ensure_enabled` switches the tab's Network domain on when capture is
-  off by setting (``network_capture = false``): blocking and extra headers
-  need it, and from then on the ring records.
+- :func:`ensure_enabled` switches the tab's Network domain on (with
+  ``network_capture = "on-demand"``, the default, the first network route
+  used on a tab does): blocking and extra headers need it, and from then on
+  the ring records that tab.
 - :func:`request_detail` answers ``GET /network/{id}``: headers, post data
   and the response body. Chromium keeps bodies in the renderer only while
   the document that loaded them is alive and within its buffer (20 MiB per
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,10 +58,10 @@ _GONE = ("Chromium no longer has this response's body: it keeps bodies only whil
 
 async def ensure_enabled(tab: TabActor) -> None:
     """Switch the tab's Network domain on (a no-op when it is on already)."""
-    if tab.network.enabled:
+    if tab.network.recording:
         return
     await tab.send("Network.enable", dict(NETWORK_ENABLE))
-    tab.network.enabled = True
+    tab.network.mark_recording(time.time())
 
 
 def _entry(tab: TabActor, entry_id: int) -> NetworkEntry:

@@ -1,10 +1,13 @@
 """Network routes: the tab's request ring, one request in detail, blocking, headers, HAR.
 
 ``GET /network`` reads the ring the tab's actor keeps (no work slot, so it
-answers beside an open dialog); with ``network_capture = false`` the first
-call switches the tab's Network domain on in its work slot (from then on
-the ring records). ``GET /network/{id}`` holds the work slot (409
-DIALOG_OPEN beside a dialog: Chromium reads bodies from the renderer).
+answers beside an open dialog). With ``network_capture = "on-demand"`` (the
+default) a tab records from the first network route used on it: the first
+``GET /network`` switches its Network domain on in its work slot and says
+so in ``note``; ``"always"`` records every tab from its first request (it
+costs the service CPU on every page load: see docs/benchmarks.md).
+``GET /network/{id}`` holds the work slot (409 DIALOG_OPEN beside a
+dialog: Chromium reads bodies from the renderer).
 ``/network/block`` and ``/network/headers`` replace the tab's whole set
 (an empty list/object clears it) and answer the tab's current controls:
 patterns and header *names* (values are never echoed, logged or audited).
@@ -46,7 +49,8 @@ async def list_requests(system: System, args: dict[str, Any]) -> dict[str, Any]:
     rt = system.supervisor.require_runtime()
     with trio.fail_after(LIST_DEADLINE_S):
         tab = await rt.tabs.resolve(args["targetId"])
-        if not tab.network.enabled:
+        started = not tab.network.recording
+        if started:
             await on_tab(system, tab.target_id, network.ensure_enabled,
                          deadline_s=LIST_DEADLINE_S)
     tab.check_usable(allow_crashed=True, allow_dialog=True)
@@ -56,7 +60,11 @@ async def list_requests(system: System, args: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"targetId": tab.target_id,
                            "requests": [e.summary() for e in found],
                            "dropped": ring.dropped, "kept": len(ring),
+                           "recordingSince": ring.recording_since,
                            **ring.controls.to_json()}
+    if started:
+        out["note"] = ("the ring records this tab from now on; reload or navigate to see "
+                       "the page's requests")
     if args["clear"]:
         ring.clear()
     return out
