@@ -7,6 +7,7 @@ import socket
 import struct
 import threading
 import zlib
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ import trio
 
 from tests.conftest import PageServer, ServiceInfo, add_route
 from tests.integration.helpers import html_route, navigate
+from tests.integration.test_cli import fails, ok
 
 SECRET = "s3cret-bearer-value-42"
 
@@ -334,3 +336,34 @@ window.done = (async () => {
         assert len(cleared["requests"]) == 1
         after = await requests(api, tab)
         assert after["kept"] == 0 and after["dropped"] == 0
+
+
+async def test_cli_network_verbs(service: ServiceInfo, api: httpx.AsyncClient, tab: str,
+                                 pages: PageServer) -> None:
+    with trio.fail_after(90):
+        r = await api.post("/tabs/focus", json={"targetId": tab})  # the CLI's current tab
+        assert r.status_code == 200, r.text
+        run = await ok(service, "network", "--target", tab)
+        assert "no requests recorded" in run.out and "from now on" in run.out
+        await load(api, tab, pages, "/net/main.html", main_page(closed_port()))
+        await wait_for(api, tab, "/net/pixel.png")
+        run = await ok(service, "network", "--failed", "--target", tab)
+        assert "FAIL" in run.out and "net::ERR_CONNECTION_REFUSED" in run.out
+        listed = (await ok(service, "network", "--url", "/net/echo", "--json",
+                           "--target", tab)).json()
+        post = next(r for r in listed["requests"] if r["method"] == "POST")
+        run = await ok(service, "network", "show", str(post["id"]), "--target", tab)
+        assert "post data:\nname=ada&secret=1" in run.out and '"got"' in run.out
+        run = await ok(service, "network", "block", "*://*:*/net/pixel.png", "--target", tab)
+        assert "blocked: *://*:*/net/pixel.png" in run.out
+        run = await ok(service, "network", "block", "--target", tab)
+        assert "blocked: -" in run.out
+        run = await ok(service, "network", "headers", "X-Cli: 1", "--target", tab)
+        assert "extra headers: X-Cli" in run.out
+        bad = await fails(service, "network", "headers", "NoColon", "--target", tab)
+        assert "Name: value" in bad.err
+        run = await ok(service, "network", "har", "--target", tab)
+        har = json.loads(Path(run.out.strip()).read_text())
+        assert har["log"]["entries"]
+        missing = await fails(service, "network", "show", "424242", "--target", tab)
+        assert "no request 424242" in missing.err
