@@ -367,3 +367,29 @@ async def test_cli_network_verbs(service: ServiceInfo, api: httpx.AsyncClient, t
         assert har["log"]["entries"]
         missing = await fails(service, "network", "show", "424242", "--target", tab)
         assert "no request 424242" in missing.err
+
+
+async def test_out_of_process_frames_record_and_block_too(
+        api: httpx.AsyncClient, tab: str, pages: PageServer, other_origin: PageServer) -> None:
+    with trio.fail_after(60):
+        inner = other_origin.url("/net/inner.html")
+        add_route("/net/inner.html", html_route(
+            '<img id="px" src="/net/pixel.png?inner=1"><script>fetch("/net/echo?inner=1")'
+            '.then(r => r.text())</script>'))
+        outer = ('<iframe id="f" src="INNER"></iframe><script>window.done = new Promise(r => '
+                 'f.onload = () => r("done"));</script>').replace("INNER", inner)
+        await load(api, tab, pages, "/net/outer.html", outer)
+        # The cross-site frame's own requests are in the tab's ring, bodies included.
+        echo = await wait_for(api, tab, "/net/echo?inner=1")
+        assert echo["status"] == 200 and echo["url"].startswith(other_origin.base_url)
+        detail = (await api.get(f"/network/{echo['id']}", params={"targetId": tab})).json()
+        assert json.loads(detail["body"])["method"] == "GET"
+        pixel = await wait_for(api, tab, "pixel.png?inner=1")
+        assert pixel["status"] == 200
+        # Blocking reaches the frame's session: set now, and for frames attached later.
+        r = await api.post("/network/block", json={"targetId": tab,
+                                                   "patterns": ["*://*:*/net/pixel.png*"]})
+        assert r.status_code == 200, r.text
+        await load(api, tab, pages, "/net/outer.html", outer)
+        blocked = await wait_for(api, tab, "pixel.png?inner=1")
+        assert blocked["failed"] is True and blocked["blockedReason"] == "inspector"

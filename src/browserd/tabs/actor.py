@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from ..cdp import CdpConnection, CdpEvent, CdpSession
+from ..cdp import CdpConnection, CdpEvent, CdpSession, Sink
 from ..cdp.connection import PendingReply
 from ..errors import (
     BrowserdError,
@@ -111,6 +111,8 @@ class TabActor:
         self.console = ConsoleLog()
         self.navigations = 0
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
+        self._child_sinks: dict[str, Sink] = {}  # OOPIF session id -> its network sink
+        self._nursery: trio.Nursery | None = None
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
         self.network = NetworkLog()  # fed by the network task; controls set in the work slot
         self._network_capture = network_capture
@@ -150,6 +152,7 @@ class TabActor:
                 task_status.started(self)
                 try:
                     async with trio.open_nursery() as nursery:
+                        self._nursery = nursery
                         nursery.start_soon(self._finish_enable, pending)
                         await self._follow(events)
                         nursery.cancel_scope.cancel()
@@ -159,7 +162,10 @@ class TabActor:
                     log.warning("tab %s: actor ended: %s", self.target_id, group.exceptions[0])
             finally:
                 self.connection.unsubscribe(events)
+                self._nursery = None
                 self.connection.remove_sink(network)
+                for sink in self._child_sinks.values():
+                    self.connection.remove_sink(sink)
                 self.closed = True
                 self._enabled.set()
                 self._notify()
@@ -171,7 +177,9 @@ class TabActor:
             ("Runtime.enable", {}),
             ("Inspector.enable", {}),
             ("Emulation.setFocusEmulationEnabled", {"enabled": True}),
-            ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False,
+            # Frames and workers start paused until _child_attached resumes them,
+            # so an OOPIF's network set-up lands before its first request.
+            ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True,
                                       "flatten": True}),
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
@@ -218,7 +226,45 @@ class TabActor:
 
     def _on_network_event(self, event: CdpEvent) -> None:
         """Feed the network ring (called by the connection's reader: quick, never blocks)."""
-        self.network.on_event(event.method, event.params)
+        own = event.session_id == self.session.session_id
+        self.network.on_event(event.method, event.params, None if own else event.session_id)
+
+    def _child_attached(self, session_id: str, *, iframe: bool, waiting: bool) -> None:
+        """A child target attached (paused when ``waiting``): set it up, then resume it.
+
+        An OOPIF's network events feed the ring; when the tab records, its
+        recording and controls are switched on before it runs.
+        """
+        if iframe:
+            self._child_sinks[session_id] = self.connection.add_sink(
+                session_id, NETWORK_EVENTS, self._on_network_event)
+        if self._nursery is not None and (waiting or (iframe and self.network.recording)):
+            self._nursery.start_soon(self._start_child, session_id, iframe, waiting)
+
+    async def _start_child(self, session_id: str, iframe: bool, waiting: bool) -> None:
+        if iframe and self.network.recording:
+            await self.configure_child_network(session_id)
+        if waiting:
+            with trio.move_on_after(5):
+                try:
+                    await self.connection.send("Runtime.runIfWaitingForDebugger",
+                                               session_id=session_id)
+                except BrowserdError:
+                    pass  # the target went away
+
+    async def configure_child_network(self, session_id: str) -> None:
+        """Switch recording on in an OOPIF session with the tab's controls (best effort, 5 s).
+
+        Errors (the frame went away) are logged without values and dropped.
+        """
+        session = self.connection.session(session_id)
+        try:
+            with trio.fail_after(5):
+                for method, params in self.network.controls.commands():
+                    await session.send(method, params)
+        except (BrowserdError, trio.TooSlowError) as exc:
+            log.info("tab %s: network set-up of a frame failed: %s", self.target_id,
+                     type(exc).__name__)
 
     def _notify(self) -> None:
         self._changed.set()
@@ -302,12 +348,18 @@ class TabActor:
             self.crashed = False
         elif method == "Target.attachedToTarget":
             info = p.get("targetInfo", {})
-            if info.get("type") == "iframe":
+            iframe = info.get("type") == "iframe"
+            if iframe:
                 self.child_sessions[info.get("targetId", "")] = p.get("sessionId", "")
+            self._child_attached(p.get("sessionId", ""), iframe=iframe,
+                                 waiting=bool(p.get("waitingForDebugger")))
         elif method == "Target.detachedFromTarget":
             for key, sid in list(self.child_sessions.items()):
                 if sid == p.get("sessionId"):
                     del self.child_sessions[key]
+            sink = self._child_sinks.pop(p.get("sessionId", ""), None)
+            if sink is not None:
+                self.connection.remove_sink(sink)
         self._notify()
 
     @property

@@ -28,7 +28,8 @@ from typing import Any
 import attrs
 
 __all__ = ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS", "POST_DATA_CAP",
-           "RESOURCE_TYPES", "URL_CAP", "NetworkControls", "NetworkEntry", "NetworkLog"]
+           "RESOURCE_TYPES", "URL_CAP", "NetworkControls", "NetworkEntry", "NetworkLog",
+           "blocked_params"]
 
 NETWORK_BUFFER = 1000
 """Requests kept per tab (the oldest go first)."""
@@ -162,6 +163,11 @@ class NetworkEntry:
         return out
 
 
+def blocked_params(patterns: Iterable[str]) -> dict[str, Any]:
+    """``Network.setBlockedURLs`` parameters for URLPattern strings."""
+    return {"urlPatterns": [{"urlPattern": p, "block": True} for p in patterns]}
+
+
 @attrs.frozen(kw_only=True)
 class NetworkControls:
     """What the agent set on the tab's network: blocked URL patterns, extra headers.
@@ -171,6 +177,15 @@ class NetworkControls:
 
     blocked: tuple[str, ...] = ()
     extra_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+
+    def commands(self) -> list[tuple[str, dict[str, Any]]]:
+        """The CDP commands that switch recording on with these controls, for one session."""
+        out: list[tuple[str, dict[str, Any]]] = [("Network.enable", dict(NETWORK_ENABLE))]
+        if self.blocked:
+            out.append(("Network.setBlockedURLs", blocked_params(self.blocked)))
+        if self.extra_headers:
+            out.append(("Network.setExtraHTTPHeaders", {"headers": dict(self.extra_headers)}))
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """Patterns and header *names* only (values are not echoed back)."""

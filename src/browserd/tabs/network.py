@@ -13,8 +13,10 @@ and uses the tab's own CDP session; the ring itself is :class:`~browserd.tabs.ne
   tab, 5 MiB per response); otherwise the answer says ``bodyUnavailable``
   with the reason instead of failing.
 - :func:`set_blocked` / :func:`set_extra_headers` apply to the tab's session
-  and stay across its navigations (Chromium keeps them per session).
-  Out-of-process iframes have sessions of their own and are not covered.
+  and stay across its navigations (Chromium keeps them per session). Out-of-
+  process iframes have sessions of their own: the actor switches recording
+  on in each as it attaches, with the tab's controls, and changes reach the
+  ones attached already (best effort: a frame that goes away is skipped).
 
 Errors: CdpError / Timeout / BrowserGone of the CDP calls; BadRequest for a
 pattern Chromium cannot parse or a header browserd refuses. Cancellation
@@ -36,7 +38,8 @@ import trio
 from ..errors import BadRequest, BrowserdError, CdpError, RequestNotFound
 from .actor import TabActor
 from .har import HarBody, body_for_har, build_har
-from .netlog import NETWORK_ENABLE, NetworkControls, NetworkEntry
+from .netlog import NETWORK_ENABLE, NetworkControls, NetworkEntry, blocked_params
+from .routing import send_in, session_by_id
 
 __all__ = ["MAX_HEADERS", "REFUSED_HEADERS", "check_headers", "ensure_enabled", "export_har",
            "request_detail", "set_blocked", "set_extra_headers"]
@@ -57,11 +60,18 @@ _GONE = ("Chromium no longer has this response's body: it keeps bodies only whil
 
 
 async def ensure_enabled(tab: TabActor) -> None:
-    """Switch the tab's Network domain on (a no-op when it is on already)."""
+    """Switch the tab's Network domain on, in its OOPIF sessions too (no-op when on)."""
     if tab.network.recording:
         return
     await tab.send("Network.enable", dict(NETWORK_ENABLE))
     tab.network.mark_recording(time.time())
+    await _configure_children(tab)
+
+
+async def _configure_children(tab: TabActor) -> None:
+    """Apply the tab's recording and controls to its OOPIF sessions (best effort)."""
+    for session_id in list(tab.child_sessions.values()):
+        await tab.configure_child_network(session_id)
 
 
 def _entry(tab: TabActor, entry_id: int) -> NetworkEntry:
@@ -92,7 +102,8 @@ async def _post_data(tab: TabActor, entry: NetworkEntry) -> dict[str, Any]:
     if entry.post_data is not None and len(entry.post_data) < 16 * 1024:
         return {"postData": entry.post_data}
     try:
-        reply = await tab.send("Network.getRequestPostData", {"requestId": entry.request_id})
+        reply = await send_in(tab, session_by_id(tab, entry.session_id),
+                              "Network.getRequestPostData", {"requestId": entry.request_id})
         return {"postData": str(reply.get("postData", ""))}
     except CdpError:
         return {"postData": entry.post_data, "postDataTruncated": True}
@@ -121,7 +132,8 @@ async def request_detail(tab: TabActor, entry_id: int, *, max_bytes: int) -> dic
         reason = "the tab's renderer crashed"
     if reason is None:
         try:
-            reply = await tab.send("Network.getResponseBody", {"requestId": entry.request_id})
+            reply = await send_in(tab, session_by_id(tab, entry.session_id),
+                                  "Network.getResponseBody", {"requestId": entry.request_id})
         except CdpError as exc:
             reason = f"{_GONE} ({exc.message})"
         else:
@@ -144,8 +156,7 @@ async def set_blocked(tab: TabActor, patterns: list[str]) -> NetworkControls:
             raise BadRequest("a pattern must be 1 to 4096 characters", field="patterns")
     await ensure_enabled(tab)
     try:
-        await tab.send("Network.setBlockedURLs", {
-            "urlPatterns": [{"urlPattern": p, "block": True} for p in patterns]})
+        await tab.send("Network.setBlockedURLs", blocked_params(patterns))
     except CdpError as exc:
         if exc.cdp_code == -32602:
             raise BadRequest(
@@ -157,6 +168,7 @@ async def set_blocked(tab: TabActor, patterns: list[str]) -> NetworkControls:
     controls = NetworkControls(blocked=tuple(patterns),
                                extra_headers=tab.network.controls.extra_headers)
     tab.network.set_controls(controls)
+    await _configure_children(tab)
     return controls
 
 
@@ -202,6 +214,7 @@ async def set_extra_headers(tab: TabActor, headers: Mapping[str, Any]) -> Networ
     await tab.send("Network.setExtraHTTPHeaders", {"headers": checked})
     controls = NetworkControls(blocked=tab.network.controls.blocked, extra_headers=checked)
     tab.network.set_controls(controls)
+    await _configure_children(tab)
     return controls
 
 
@@ -215,8 +228,9 @@ async def _har_bodies(tab: TabActor, entries: list[NetworkEntry],
             continue
         try:
             with trio.fail_after(5):
-                reply = await tab.send("Network.getResponseBody",
-                                       {"requestId": entry.request_id})
+                reply = await send_in(tab, session_by_id(tab, entry.session_id),
+                                      "Network.getResponseBody",
+                                      {"requestId": entry.request_id})
         except (BrowserdError, trio.TooSlowError):
             continue
         body = body_for_har(str(reply.get("body", "")), bool(reply.get("base64Encoded")))
