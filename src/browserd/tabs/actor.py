@@ -4,7 +4,12 @@ Work on one tab is serialised through :meth:`TabActor.work` (a bounded
 queue: when ``queue_limit`` requests already wait, the next gets 429
 TAB_BUSY at once); different tabs run in parallel. The actor's event task
 keeps the tab's state current: main-frame document (loaderId), load state,
-the open JavaScript dialog, a console ring buffer and crash status.
+the open JavaScript dialog, a console ring buffer and crash status. The
+network ring (:class:`~browserd.tabs.netlog.NetworkLog`) is fed by CDP sinks
+straight from the connection's reader, for the tab's session and its OOPIF
+sessions. Child targets (OOPIFs, workers) start paused and are resumed once
+set up, so an OOPIF records and obeys the tab's network controls from its
+first request.
 """
 
 from __future__ import annotations
@@ -114,7 +119,7 @@ class TabActor:
         self._child_sinks: dict[str, Sink] = {}  # OOPIF session id -> its network sink
         self._nursery: trio.Nursery | None = None
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
-        self.network = NetworkLog()  # fed by the network task; controls set in the work slot
+        self.network = NetworkLog()  # fed by CDP sinks; controls set in the work slot
         self._network_capture = network_capture
         self._queue_limit = queue_limit
         self._waiting = 0
