@@ -8,10 +8,9 @@
 - browserd: :class:`Service` starts a private ``browserd serve`` on free
   ports under a temporary ``BROWSERD_HOME`` and times process start →
   ``/healthz`` saying ``browser: "open"``.
-- raw CDP: :func:`raw_browser` launches Chromium itself with browserd's own
-  command line (:func:`browserd.browser.process.build_argv`, lifeline pipe
-  included) and connects with :func:`browserd.cdp.open_cdp_connection`, a
-  thin websocket client.
+- raw CDP: :func:`raw_browser` launches Chromium exactly as browserd does
+  (:func:`browserd.browser.process.run_browser`: CDP over the pipe, no TCP
+  port) and drives it with :class:`browserd.cdp.CdpConnection` directly.
 - Threads: the raw side runs in a :class:`TrioWorker` (its own ``trio.run``),
   Playwright's async API in an :class:`AsyncioWorker` (its own event loop);
   each operation is timed *inside* its worker, so the thread hop is never
@@ -27,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import shutil
 import signal
 import statistics
@@ -46,14 +44,13 @@ import trio
 from supervision.harness import free_port_pair as free_port_pair
 from supervision.invariants import cpu_seconds as cpu_seconds
 
-from browserd.browser.process import LaunchSpec, build_argv
+from browserd.browser.process import BrowserProcess, LaunchSpec, run_browser
 from browserd.browser.profile import profile_pids
-from browserd.cdp import CdpConnection, open_cdp_connection
+from browserd.cdp import CdpConnection, open_cdp_over
 
 T = TypeVar("T")
 
 CHROMIUM = "/usr/lib/chromium/chromium"
-_DEVTOOLS = re.compile(rb"DevTools listening on (ws://\S+)")
 
 
 # -- timing ------------------------------------------------------------------------------------
@@ -276,92 +273,34 @@ class Service:
 
 @attrs.define
 class RawBrowser:
-    """A Chromium launched by the bench with browserd's flags, and one CDP connection."""
+    """A Chromium launched by the bench exactly as browserd launches it, and one CDP
+    connection over its pipe (there is no DevTools port)."""
 
-    proc: trio.Process
+    process: BrowserProcess
     conn: CdpConnection
     profile_dir: Path
-    ws_url: str
 
     @property
     def pid(self) -> int:
-        return self.proc.pid
-
-
-async def _drain(stream: Any, found: trio.Event, box: list[str]) -> None:
-    buf = b""
-    while True:
-        chunk = await stream.receive_some(65536)
-        if not chunk:
-            break
-        if not found.is_set():
-            buf += chunk
-            m = _DEVTOOLS.search(buf)
-            if m:
-                box.append(m.group(1).decode())
-                found.set()
-                buf = b""
-    found.set()
+        return self.process.pid
 
 
 @contextlib.asynccontextmanager
 async def raw_browser(profile_dir: Path, cdp_port: int) -> AsyncIterator[RawBrowser]:
     """Launch Chromium exactly as browserd would, connect, yield once CDP answers.
 
-    Ready means: DevTools line on stderr, websocket open, ``Browser.getVersion``
-    answered. On exit (or cancellation) the browser is closed with
-    ``Browser.close`` and SIGKILLed (whole group) if it lingers past 5 s.
-    Raises RuntimeError if it exits before DevTools is ready.
+    Ready means: ``Browser.getVersion`` answered over the pipe. On exit (or
+    cancellation) browserd's own stop ladder runs (Browser.close, then
+    signals). ``cdp_port`` is unused (kept for callers): nothing listens on TCP.
     """
-    spec = LaunchSpec(executable=Path(CHROMIUM), profile_dir=profile_dir, cdp_port=cdp_port,
+    spec = LaunchSpec(executable=Path(CHROMIUM), profile_dir=profile_dir,
                       headless=True, no_sandbox=os.geteuid() == 0)
     profile_dir.mkdir(parents=True, exist_ok=True)
-    child_in, ours_write = os.pipe()
-    ours_read, child_out = os.pipe()
-
-    def place_pipes() -> None:
-        os.dup2(child_in, 3)
-        os.dup2(child_out, 4)
-
-    proc = await trio.lowlevel.open_process(
-        build_argv(spec), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, start_new_session=True, preexec_fn=place_pipes,
-        pass_fds=(3, 4), cwd=str(profile_dir))
-    os.close(child_in)
-    os.close(child_out)
-    try:
-        async with trio.open_nursery() as nursery:
-            found, box = trio.Event(), list[str]()
-            nursery.start_soon(_drain, proc.stderr, found, box)
-            with trio.fail_after(30):
-                await found.wait()
-            if not box:
-                raise RuntimeError(f"raw Chromium exited before DevTools ({proc.returncode})")
-            async with open_cdp_connection(box[0]) as conn:
-                with trio.fail_after(10):
-                    await conn.send("Browser.getVersion")
-                try:
-                    yield RawBrowser(proc=proc, conn=conn, profile_dir=profile_dir,
-                                     ws_url=box[0])
-                finally:
-                    with trio.CancelScope(shield=True), trio.move_on_after(2), \
-                            contextlib.suppress(Exception):
-                        await conn.send("Browser.close")
-            with trio.CancelScope(shield=True):
-                with trio.move_on_after(5):
-                    await proc.wait()
-                if proc.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    await proc.wait()
-            nursery.cancel_scope.cancel()
-    finally:
-        for fd in (ours_write, ours_read):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+    async with trio.open_nursery() as nursery:
+        process: BrowserProcess = await nursery.start(run_browser, spec)
+        async with open_cdp_over(process.transport, "pipe", close_transport=False) as conn:
+            yield RawBrowser(process=process, conn=conn, profile_dir=profile_dir)
+        nursery.cancel_scope.cancel()
 
 
 @attrs.define

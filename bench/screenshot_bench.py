@@ -130,10 +130,13 @@ async def run(n: int, warmup: int, height: int) -> str:
                 "targetId": target,
                 "js": "[document.documentElement.scrollWidth,"
                       " document.documentElement.scrollHeight]"})).json()["result"]
-            async with httpx.AsyncClient(timeout=10) as plain:
+            # The CDP port is browserd's gateway: the same token.
+            async with httpx.AsyncClient(timeout=10, headers=service.headers) as plain:
                 version = (await plain.get(f"http://127.0.0.1:{cdp_port}/json/version")).json()
+            auth = [(k.lower().encode(), v.encode()) for k, v in service.headers.items()]
             async with trio_websocket.open_websocket_url(
-                    version["webSocketDebuggerUrl"], max_message_size=MAX_MESSAGE) as ws:
+                    version["webSocketDebuggerUrl"], max_message_size=MAX_MESSAGE,
+                    extra_headers=auth) as ws:
                 cdp = RawCdp(ws)
                 attached = await cdp.send("Target.attachToTarget",
                                           {"targetId": target, "flatten": True})

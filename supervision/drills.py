@@ -1,5 +1,7 @@
 """Fault drills F1-F15: start browserd on a real Chromium, inject one fault, check recovery.
 
+(S11, the hostile neighbour, lives in neighbour.py and is registered here.)
+
 Each drill is ``async def fN(d: Drill) -> None``. It records checks
 (:meth:`Drill.check`), measured figures (:meth:`Drill.figure`) and notes;
 any failed check or exception makes the drill FAIL. Every drill ends with
@@ -323,12 +325,12 @@ def _file_set(profile_dir: Path) -> set[str]:
     return {name for name in _GUARDED if os.path.lexists(profile_dir / name)}
 
 
-async def _send_cdp_session(port: int, target_id: str, method: str) -> float:
+async def _send_cdp_session(port: int, token: str, target_id: str, method: str) -> float:
     """Attach to ``target_id`` over a raw CDP socket and fire ``method`` (no reply awaited).
 
     Returns the ``time.perf_counter()`` at which it was sent.
     """
-    async with open_raw_cdp(port) as cdp:
+    async with open_raw_cdp(port, token=token) as cdp:
         with trio.fail_after(5):
             attached = await cdp.send("Target.attachToTarget",
                                       {"targetId": target_id, "flatten": True})
@@ -521,8 +523,8 @@ def _cookie_rows(profile_dir: Path, name: str) -> list[tuple[str, str]]:
     return [(str(h), str(n)) for h, n in rows]
 
 
-async def _get_cookie(port: int, name: str) -> dict[str, Any] | None:
-    async with open_raw_cdp(port) as cdp:
+async def _get_cookie(port: int, token: str, name: str) -> dict[str, Any] | None:
+    async with open_raw_cdp(port, token=token) as cdp:
         with trio.fail_after(5):
             result = await cdp.send("Storage.getCookies")
     for cookie in result.get("cookies", []):
@@ -536,7 +538,7 @@ async def f4(d: Drill) -> None:
     """A persistent cookie survives a graceful restart; another profile does not see it."""
     svc = await d.start()
     name, value = "drill_f4", f"v{int(time.time())}"
-    async with open_raw_cdp(svc.info.cdp_port) as cdp:
+    async with open_raw_cdp(svc.info.cdp_port, token=svc.info.token) as cdp:
         with trio.fail_after(5):
             await cdp.send("Storage.setCookies", {"cookies": [{
                 "name": name, "value": value, "domain": "127.0.0.1", "path": "/",
@@ -550,13 +552,13 @@ async def f4(d: Drill) -> None:
     r = await svc.post("/start")
     d.check(r.status == 200 and r.body.get("state") == "running", f"/start: {r.brief()}")
     d.figure("restart", time.perf_counter() - t0, " s")
-    cookie = await _get_cookie(svc.info.cdp_port, name)
+    cookie = await _get_cookie(svc.info.cdp_port, svc.info.token, name)
     d.check(cookie is not None and cookie.get("value") == value,
             f"cookie after restart via CDP: {cookie}")
     d.figure("cookie_after_restart", "present" if cookie else "missing")
 
     other = await d.start(env={"BROWSERD_PROFILE": "other"}, log_name="serve-other.log")
-    leaked = await _get_cookie(other.info.cdp_port, name)
+    leaked = await _get_cookie(other.info.cdp_port, other.info.token, name)
     d.check(leaked is None, f"profile 'other' sees the cookie: {leaked}")
     d.figure("other_profile", "clean" if leaked is None else "LEAKED")
     await d.invariants(svc, "after fault")
@@ -666,7 +668,7 @@ async def f7(d: Drill) -> None:
             nursery.start_soon(pending_eval)
             await trio.sleep(0.3)
             t0 = time.perf_counter()  # refined below to the moment Page.crash is sent
-            sent = await _send_cdp_session(svc.info.cdp_port, tab_a, "Page.crash")
+            sent = await _send_cdp_session(svc.info.cdp_port, svc.info.token, tab_a, "Page.crash")
         r = attrs.evolve(inflight[0], seconds=inflight[0].seconds - (sent - t0))
         d.figure("inflight_fail", r.seconds * 1000, " ms")
         d.check(r.status == 502, f"in-flight eval on the crashed tab: {r.brief()}")
@@ -695,7 +697,7 @@ async def f7(d: Drill) -> None:
             tabs = {t["targetId"]: t for t in await svc.tabs()}
             d.check(not tabs.get(tab_a, {}).get("crashed"), "A still marked crashed")
         # Crash it again and close it this time.
-        await _send_cdp_session(svc.info.cdp_port, tab_a, "Page.crash")
+        await _send_cdp_session(svc.info.cdp_port, svc.info.token, tab_a, "Page.crash")
         await trio.sleep(0.3)
         r = await svc.post("/tabs/close", {"targetId": tab_a}, timeout=15)
         d.check(r.status == 200, f"close of crashed A: {r.brief()}")
@@ -741,8 +743,8 @@ async def f8(d: Drill) -> None:
         await d.stop(svc)
 
 
-async def _resolve_dialog_raw(port: int, target_id: str) -> None:
-    async with open_raw_cdp(port) as cdp:
+async def _resolve_dialog_raw(port: int, token: str, target_id: str) -> None:
+    async with open_raw_cdp(port, token=token) as cdp:
         with trio.fail_after(5):
             attached = await cdp.send("Target.attachToTarget",
                                       {"targetId": target_id, "flatten": True})
@@ -770,7 +772,7 @@ async def f9(d: Drill) -> None:
             rr = await svc.post("/dialog", {"targetId": tab, "accept": True}, timeout=10)
             d.check(rr.status == 200, f"/dialog: {rr.brief()}")
         else:
-            await _resolve_dialog_raw(svc.info.cdp_port, tab)
+            await _resolve_dialog_raw(svc.info.cdp_port, svc.info.token, tab)
 
     await resolve()
     if not have_dialog:
@@ -1100,6 +1102,13 @@ class DrillSpec:
     fast: bool
 
 
+async def s11(d: Drill) -> None:
+    """Another OS user (nobody) tries the gateway and looks for a DevTools listener."""
+    from .neighbour import hostile_neighbour
+
+    await hostile_neighbour(d)
+
+
 DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
     DrillSpec(key="F1", title="kill -9 the browser, requests in flight", fast=True, fn=f1,
               expectation="in-flight calls 502 BROWSER_GONE < 2 s; relaunch on the same "
@@ -1138,6 +1147,9 @@ DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
               expectation="browser stays up (or restarts); /tabs [] then /tabs/open works"),
     DrillSpec(key="F15", title="overload: 50 concurrent calls", fast=False, fn=f15,
               expectation="excess 429/503 quickly; nothing else breaks; RSS bounded"),
+    DrillSpec(key="S11", title="hostile neighbour: another OS user on the CDP port", fast=True,
+              fn=s11, expectation="401 on every gateway/control probe without the token; no "
+                                  "process of the browser group listens on TCP"),
 ]}
 
 FAST = tuple(k for k, s in DRILLS.items() if s.fast)

@@ -22,6 +22,7 @@ import contextlib
 import http.server
 import itertools
 import os
+import random
 import shutil
 import signal
 import socket
@@ -54,18 +55,25 @@ QUIET_FLAGS = (
 
 
 def free_port_pair() -> int:
-    """A port P such that P and P+1 are both free on 127.0.0.1."""
+    """A port P such that P and P+1 are both free on 127.0.0.1.
+
+    Drawn below the kernel's ephemeral range, so an outgoing connection of
+    some other process cannot take P or P+1 between this check and the
+    service's bind (both ports are listeners now: control API and gateway).
+    """
+    low = 32768
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port >= 65000 or port in (9221, 9222):
+        port = random.randrange(max(1024, low - 12000), low - 2)
+        if port in (9221, 9222):
             continue
-        with socket.socket() as s2:
-            try:
+        try:
+            with socket.socket() as s, socket.socket() as s2:
+                s.bind(("127.0.0.1", port))
                 s2.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
+        except OSError:
+            continue
         return port
     raise RuntimeError("no free port pair")
 
@@ -296,24 +304,32 @@ class RawCdp:
                 event.set()
 
 
-def browser_ws_url(cdp_port: int, host: str = "127.0.0.1") -> str:
-    """The browser websocket URL of a DevTools port (blocking GET /json/version)."""
-    r = httpx.get(f"http://{host}:{cdp_port}/json/version", timeout=5,
-                  headers={"Host": f"{host}:{cdp_port}"})
+def browser_ws_url(cdp_port: int, host: str = "127.0.0.1", *, token: str | None = None) -> str:
+    """The browser websocket URL of a DevTools port (blocking GET /json/version).
+
+    ``token``: browserd's CDP gateway wants ``Authorization: Bearer <token>``.
+    """
+    headers = {"Host": f"{host}:{cdp_port}"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    r = httpx.get(f"http://{host}:{cdp_port}/json/version", timeout=5, headers=headers)
     url: str = r.json()["webSocketDebuggerUrl"]
     return url
 
 
 @contextlib.asynccontextmanager
-async def open_cdp(ws_url: str) -> AsyncIterator[RawCdp]:
+async def open_cdp(ws_url: str, *, token: str | None = None) -> AsyncIterator[RawCdp]:
     """Connect to a DevTools websocket URL (browser or page); yield a :class:`RawCdp`.
+
+    ``token`` is sent as ``Authorization: Bearer`` (browserd's CDP gateway).
 
     Leaving the block cancels the reader and closes the socket. An exception
     from the body comes out as itself, not wrapped in a group.
     """
     try:
         async with (
-            open_websocket_url(ws_url, max_message_size=64 * 1024 * 1024) as ws,
+            open_websocket_url(ws_url, max_message_size=64 * 1024 * 1024,
+                               extra_headers=_auth_headers(token)) as ws,
             trio.open_nursery() as nursery,
         ):
             cdp = RawCdp(ws)
@@ -329,11 +345,17 @@ async def open_cdp(ws_url: str) -> AsyncIterator[RawCdp]:
 
 
 @contextlib.asynccontextmanager
-async def open_raw_cdp(cdp_port: int) -> AsyncIterator[RawCdp]:
-    """Connect to the browser endpoint on ``cdp_port``; closed on exit."""
-    url = await trio.to_thread.run_sync(browser_ws_url, cdp_port)
-    async with open_cdp(url) as cdp:
+async def open_raw_cdp(cdp_port: int, *, token: str | None = None) -> AsyncIterator[RawCdp]:
+    """Connect to the browser endpoint on ``cdp_port`` (browserd's gateway wants
+    ``token``); closed on exit."""
+    url = await trio.to_thread.run_sync(
+        lambda: browser_ws_url(cdp_port, token=token))
+    async with open_cdp(url, token=token) as cdp:
         yield cdp
+
+
+def _auth_headers(token: str | None) -> list[tuple[bytes, bytes]]:
+    return [] if token is None else [(b"authorization", f"Bearer {token}".encode())]
 
 
 # -- a TCP proxy that can be cut -----------------------------------------------------------

@@ -13,7 +13,9 @@ from typing import Any
 
 import orjson
 
-from .errors import BadRequest, BrowserdError
+from .cli_network import NETWORK_COMMANDS, add_network_commands, format_network
+from .cli_state import STATE_COMMANDS, add_state_commands
+from .errors import BrowserdError
 from .paths import Paths
 
 __all__ = ["Command", "build_parser", "main"]
@@ -126,40 +128,21 @@ def _format_dom_snapshot(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _format_network(r: dict[str, Any]) -> str:
+def _format_find(r: dict[str, Any]) -> str:
+    """/find answers: one line per match (ref, role, name, text, context)."""
     lines = []
-    for q in r["requests"]:
-        status = "FAIL" if q["failed"] else ("…" if q.get("pending") else str(q["status"]))
-        ms = f"{q['durationMs']:.0f}ms" if q.get("durationMs") is not None else "-"
-        tail = f"  {q['errorText']}" if q.get("errorText") else ""
-        lines.append(f"{q['id']:>5} {status:>4} {q['method']:<6} {q['resourceType']:<10} "
-                     f"{ms:>7}  {q['url'][:160]}{tail}")
-    if not lines:
-        lines.append("no requests recorded")
-    if r.get("dropped"):
-        lines.append(f"({r['dropped']} older requests dropped)")
-    if r.get("note"):
-        lines.append(f"note: {r['note']}")
-    return "\n".join(lines)
-
-
-def _format_request(r: dict[str, Any]) -> str:
-    lines = [f"{r['method']} {r['url']}",
-             f"status: {r.get('status')} {r.get('statusText') or ''}  type: {r['resourceType']}"
-             f"  mime: {r.get('mimeType')}"]
-    if r.get("errorText"):
-        lines.append(f"error: {r['errorText']}")
-    lines += ["request headers:", *(f"  {k}: {v}" for k, v in r["requestHeaders"].items())]
-    if r.get("postData") is not None:
-        lines += ["post data:", str(r["postData"])]
-    lines += ["response headers:", *(f"  {k}: {v}" for k, v in r["responseHeaders"].items())]
-    if r.get("body") is None:
-        lines.append(f"body: unavailable ({r.get('bodyUnavailable')})")
-    elif r.get("bodyEncoding") == "base64":
-        lines.append(f"body: {r['bodyBytes']} bytes of binary (base64; use --json)")
-    else:
-        cut = "  (truncated)" if r.get("bodyTruncated") else ""
-        lines += [f"body ({r['bodyBytes']} bytes){cut}:", str(r["body"])]
+    for m in r.get("matches", []):
+        line = f"[{m.get('ref')}] {m.get('role')}"
+        if m.get("name"):
+            line += f" \"{m['name']}\""
+        if m.get("text"):
+            line += f" text \"{m['text']}\""
+        if m.get("context"):
+            line += f"  (in {m['context']})"
+        lines.append(line)
+    shown = len(lines)
+    lines.append(f"{r.get('count', shown)} match(es)" + (f", {shown} shown" if r.get("truncated")
+                                                         else ""))
     return "\n".join(lines)
 
 
@@ -167,13 +150,9 @@ def _human(result: Any) -> str:
     if isinstance(result, str):
         return result
     if isinstance(result, dict):
-        if isinstance(result.get("requests"), list) and "dropped" in result:
-            return _format_network(result)
-        if "requestHeaders" in result and "responseHeaders" in result:
-            return _format_request(result)
-        if "blocked" in result and "extraHeaders" in result:
-            return (f"blocked: {' '.join(result['blocked']) or '-'}\n"
-                    f"extra headers: {' '.join(result['extraHeaders']) or '-'}")
+        network = format_network(result)
+        if network is not None:
+            return network
         if "state" in result and "controlUrl" in result:
             return _format_status(result)
         if isinstance(result.get("tabs"), list) and "running" in result:
@@ -181,11 +160,17 @@ def _human(result: Any) -> str:
         if "snapshotId" in result:
             if result.get("format") == "domSnapshot":
                 return _format_dom_snapshot(result)
+            text = str(result.get("text", "")).rstrip("\n")
             if result.get("format") == "read":
-                return (f"{result.get('title', '')}\n{result.get('url', '')}\n\n"
-                        f"{str(result.get('text', '')).rstrip()}\n\n"
-                        f"{str(result.get('snapshot', '')).rstrip()}")
-            return str(result.get("text", "")).rstrip("\n")
+                text = (f"{result.get('title', '')}\n{result.get('url', '')}"
+                        f"  [{result.get('loadState', '')}]\n\n{text}")
+            if result.get("loadState") == "loading":
+                text += "\n… (the page was still loading)"
+            if result.get("truncated"):
+                text += f"\n… (truncated: {result.get('hint', '')})"
+            return text
+        if "matches" in result and "count" in result:
+            return _format_find(result)
         if "path" in result and "mediaUrl" in result:
             return str(result["path"])
         if "result" in result and "url" in result:
@@ -256,6 +241,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("snapshot", help="accessibility snapshot with refs")
     p.add_argument("--format", default="aria", choices=("aria", "read", "domSnapshot"))
     p.add_argument("--interactive", action="store_true", default=None)
+    p.add_argument("--root", help="scope to a ref (e12) or a CSS selector")
+    p.add_argument("--max-chars", type=int, help="cap the text (0: no limit)")
+    p.add_argument("--line-chars", type=int, help="longest name / text line (0: whole)")
+    p.add_argument("--nodes", action="store_true", default=None, help="also the refs as JSON")
+    p.add_argument("--target")
+    p = sub.add_parser("find", help="find elements by role, name or text; prints their refs")
+    p.add_argument("text", nargs="?", help="part of the name or visible text")
+    p.add_argument("--role")
+    p.add_argument("--name", help="part of the accessible name")
+    p.add_argument("--exact", action="store_true", default=None)
+    p.add_argument("--limit", type=int)
+    p.add_argument("--root", help="scope to a ref (e12) or a CSS selector")
     p.add_argument("--target")
     p = sub.add_parser("click", help="click an element by ref")
     p.add_argument("ref")
@@ -278,54 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("js")
     p.add_argument("--await", dest="await_", action="store_true", default=None)
     p.add_argument("--target")
-    _network_parser(sub, common)
+    add_state_commands(sub)
+    add_network_commands(sub, common)
     return parser
-
-
-def _network_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("network", help="the tab's recent requests (see the sub-commands)")
-    p.add_argument("--url", help="only URLs containing this")
-    p.add_argument("--type", help="only this resource type (document, xhr, fetch, image…)")
-    p.add_argument("--status", type=int)
-    p.add_argument("--failed", action="store_true", default=None)
-    p.add_argument("--limit", type=int)
-    p.add_argument("--clear", action="store_true", default=None)
-    p.add_argument("--target")
-    actions = p.add_subparsers(dest="network_action")
-    show = actions.add_parser("show", parents=[common], help="one request: headers and body")
-    show.add_argument("id")
-    show.add_argument("--max-bytes", type=int)
-    block = actions.add_parser("block", parents=[common],
-                               help="block URL patterns (none: clear), e.g. '*://*:*/*.png'")
-    block.add_argument("patterns", nargs="*")
-    headers = actions.add_parser("headers", parents=[common],
-                                 help="extra headers on every request, 'Name: value' (none: clear)")
-    headers.add_argument("headers", nargs="*")
-    har = actions.add_parser("har", parents=[common], help="export a HAR file; prints its path")
-    har.add_argument("--bodies", action="store_true", default=None)
-    for action in (show, block, headers, har):
-        action.add_argument("--target", dest="action_target")
-
-
-def _network(c: Any, a: argparse.Namespace) -> Any:
-    target = getattr(a, "action_target", None) or a.target
-    action = a.network_action
-    if action == "show":
-        return c.get(f"/network/{a.id}", targetId=target, maxBytes=a.max_bytes)
-    if action == "block":
-        return c.post("/network/block", patterns=a.patterns, targetId=target)
-    if action == "headers":
-        pairs = {}
-        for item in a.headers:
-            name, sep, value = item.partition(":")
-            if not sep:
-                raise BadRequest(f"{name[:40]!r}: give headers as 'Name: value'")
-            pairs[name.strip()] = value.strip()
-        return c.post("/network/headers", headers=pairs, targetId=target)
-    if action == "har":
-        return c.post("/network/har", bodies=a.bodies, targetId=target)
-    return c.get("/network", urlContains=a.url, resourceType=a.type, status=a.status,
-                 failed=a.failed, limit=a.limit, clear=a.clear, targetId=target)
 
 
 _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
@@ -338,7 +290,10 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
     "close": lambda c, a: c.post("/tabs/close", targetId=a.target_id),
     "navigate": lambda c, a: c.post("/navigate", url=a.url, targetId=a.target),
     "snapshot": lambda c, a: c.get("/snapshot", format=a.format, interactive=a.interactive,
-                                   targetId=a.target),
+                                   root=a.root, maxChars=a.max_chars, lineChars=a.line_chars,
+                                   nodes=a.nodes, targetId=a.target),
+    "find": lambda c, a: c.get("/find", text=a.text, role=a.role, name=a.name, exact=a.exact,
+                               limit=a.limit, root=a.root, targetId=a.target),
     "click": lambda c, a: c.post("/click", ref=a.ref, targetId=a.target),
     "type": lambda c, a: c.post("/type", ref=a.ref, text=a.text, submit=a.submit,
                                 targetId=a.target),
@@ -347,7 +302,8 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
                                       targetId=a.target),
     "pdf": lambda c, a: c.post("/pdf", targetId=a.target),
     "eval": lambda c, a: c.post("/eval", js=a.js, targetId=a.target, **{"await": a.await_}),
-    "network": _network,
+    **STATE_COMMANDS,
+    **NETWORK_COMMANDS,
 }
 
 

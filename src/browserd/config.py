@@ -12,6 +12,7 @@ import ipaddress
 import math
 import os
 import re
+import stat
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -63,6 +64,7 @@ class Settings:
     control_url: str = f"http://127.0.0.1:{DEFAULT_CONTROL_PORT}"
     cdp_port: int | None = None
     cdp_url: str | None = None
+    cdp_gateway: bool = True
     attach_only: bool = False
     headless: bool | None = None
     executable: str | None = None
@@ -78,8 +80,15 @@ class Settings:
     tab_queue_limit: int = 8
     network_capture: str = "on-demand"
     max_concurrent_captures: int = 4
+    eval_max_bytes: int = 8 * 1024 * 1024
     restart_budget: int = 5
     restart_window_s: float = 60.0
+    # Downloads (kept under <data>/downloads/<profile>/; see docs/operations.md).
+    downloads_enabled: bool = True
+    download_max_bytes: int = 512 * 1024 * 1024
+    download_max_files: int = 200
+    download_max_total_bytes: int = 2 * 1024 * 1024 * 1024
+    download_max_age_s: float = 24 * 3600.0
 
     # -- derived -------------------------------------------------------------
 
@@ -118,6 +127,12 @@ class Settings:
     def is_attach(self) -> bool:
         """Connect to an existing browser instead of launching one."""
         return self.is_attach_only or bool(self.cdp_url)
+
+    @property
+    def gateway_active(self) -> bool:
+        """browserd serves its CDP gateway on the CDP port (launched browsers only:
+        when attaching, that port is the other browser's)."""
+        return self.cdp_gateway and not self.is_attach
 
     def effective_headless(self, environ: Mapping[str, str] | None = None) -> bool:
         if self.headless is not None:
@@ -218,9 +233,12 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
     if s.network_capture not in ("on-demand", "always"):
         raise fail("network_capture", f"{s.network_capture!r}: use on-demand or always")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
-                "max_concurrent_captures", "restart_budget"):
+                "max_concurrent_captures", "restart_budget", "eval_max_bytes",
+                "download_max_bytes", "download_max_files", "download_max_total_bytes"):
         if getattr(s, key) < 1:
             raise fail(key, "must be at least 1")
+    if s.download_max_age_s <= 0:
+        raise fail("download_max_age_s", "must be more than 0")
 
 
 def load_settings(
@@ -237,10 +255,11 @@ def load_settings(
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     file = paths.config_file
-    if file.exists():
+    text = read_config_text(file)
+    if text is not None:
         try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"cannot read {file}: {exc}") from None
         for key, raw in data.items():
             if key not in _FIELDS:
@@ -264,9 +283,45 @@ def load_settings(
     return settings
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def read_config_text(path: Path) -> str | None:
+    """The config file's text, or None when there is none.
+
+    Only a regular file is read: a FIFO, a directory or a device is a
+    ConfigError at once, never a hang (the file is opened non-blocking and
+    checked with fstat, so a swap after a check cannot slip a FIFO in).
+    Raises ConfigError when it cannot be read, is over 1 MiB or is not UTF-8.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path} is not a regular file",
+                              hint="config.toml must be a plain TOML file")
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+        while len(data) <= MAX_CONFIG_BYTES and (more := os.read(fd, MAX_CONFIG_BYTES)):
+            data += more
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path} is larger than 1 MiB; it is not a browserd config")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
 def read_config_keys(path: Path) -> list[str]:
     """The keys a config file sets (for diagnostics)."""
     try:
-        return sorted(tomllib.loads(path.read_text(encoding="utf-8")))
-    except (OSError, tomllib.TOMLDecodeError):
+        return sorted(tomllib.loads(read_config_text(path) or ""))
+    except (ConfigError, tomllib.TOMLDecodeError):
         return []

@@ -26,10 +26,12 @@ Tree::
     │   ├── StaleRef                       409 STALE_REF
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
-    │   └── NoDialog                       409 NO_DIALOG
+    │   ├── NoDialog                       409 NO_DIALOG
+    │   └── NoFrame                        409 NO_FRAME
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
+    ├── ResultTooLarge                     422 RESULT_TOO_LARGE
     ├── TabBusy                            429 TAB_BUSY
     ├── BrowserGone                        502 BROWSER_GONE
     │   └── TargetCrashed                  502 TARGET_CRASHED
@@ -41,6 +43,7 @@ Tree::
     ├── Timeout                            504 TIMEOUT
     ├── InsufficientStorage                507 INSUFFICIENT_STORAGE
     ├── CdpError                           502 CDP_ERROR
+    │   └── CdpUndecodable                 502 CDP_UNDECODABLE
     └── StartupError                       500 STARTUP_FAILED
         ├── PortInUse                      500 PORT_IN_USE
         ├── ProfileInUse                   500 PROFILE_IN_USE
@@ -179,6 +182,12 @@ class NoDialog(Conflict):
     code = "NO_DIALOG"
 
 
+class NoFrame(Conflict):
+    """The tab has no frame of the origin whose per-tab state was asked for."""
+
+    code = "NO_FRAME"
+
+
 class AttachOnly(Conflict):
     code = "ATTACH_ONLY"
     default_hint = "browserd is in attach-only mode; start the browser yourself"
@@ -186,6 +195,13 @@ class AttachOnly(Conflict):
 
 class BodyTooLarge(BrowserdError):
     status, code = 413, "BODY_TOO_LARGE"
+
+
+class ResultTooLarge(BrowserdError):
+    """A page result above a size limit (``eval_max_bytes``); it never left the page."""
+
+    status, code = 422, "RESULT_TOO_LARGE"
+    default_hint = "return less (a slice, a count, a summary) or raise eval_max_bytes"
 
 
 class UnsupportedMediaType(BrowserdError):
@@ -221,6 +237,12 @@ class CdpError(BrowserdError):
         super().__init__(message, method=method)
         self.cdp_code = cdp_code
         self.method = method
+
+
+class CdpUndecodable(CdpError):
+    """The browser's reply to a command was not JSON, even after repair."""
+
+    code = "CDP_UNDECODABLE"
 
 
 class Unavailable(BrowserdError):

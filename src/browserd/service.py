@@ -2,17 +2,20 @@
 
 Service (one_for_one)
 ├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app
+├── CdpGateway   hypercorn.trio.serve of the guarded CDP gateway (cdp_gateway)
 ├── MediaStore   (a handle; its pruning runs here)
+├── DownloadStore (a handle: <data>/downloads/<profile>/; its pruning runs here)
 └── BrowserSupervisor — restart loop over the browser subtree
 
 SIGTERM/SIGINT: the browser is stopped through its ladder first, then the
 HTTP server drains (bounded), and the process exits 0. A refusal at start
-(config, token file mode, control port taken, non-loopback without opt-in)
+(config, token file mode, control or gateway port taken, non-loopback without opt-in)
 exits non-zero with the reason on stderr.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import logging.handlers
 import signal
@@ -26,10 +29,13 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from .browser.ports import find_port_holder, port_is_free
 from .config import Settings, is_loopback_host, load_settings
-from .errors import BrowserdError, ConfigError, PortInUse
+from .downloads import DownloadStore
+from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
+from .gateway import check_gateway_port, serve_gateway
 from .http.app import create_app, wrap
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
+from .redact import RedactingFilter
 from .supervisor import BrowserSupervisor
 from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
 from .system import System
@@ -67,6 +73,8 @@ def configure_logging(paths: Paths, *, verbose: bool = False) -> None:
         paths.log_dir / "audit.log", maxBytes=5_000_000, backupCount=5)
     audit_file.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     audit.addHandler(audit_file)
+    for handler in (stderr, main_file, audit_file):
+        handler.addFilter(RedactingFilter())  # no URL keeps userinfo, query or fragment
     for noisy in ("hypercorn.access", "trio-websocket", "hypercorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -94,14 +102,18 @@ async def run_service(
         holder = find_port_holder(port)
         raise PortInUse(f"control port {port} is already held by {holder.describe()}",
                         hint="is another browserd running? `browserd status`, or set control_url")
+    if settings.gateway_active:
+        check_gateway_port(settings.effective_cdp_port)
     retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
                           max_age_s=settings.media_max_age_s)
     async with open_media_store(paths.media_dir, retention) as media:
-        supervisor = BrowserSupervisor(settings, paths)
+        downloads = _download_store(settings, paths)
+        url_policy = _url_policy(settings)
+        supervisor = BrowserSupervisor(settings, paths, url_policy=url_policy,
+                                       downloads=downloads)
         system = System(
             settings=settings, paths=paths, supervisor=supervisor, media=media,
-            url_policy=_url_policy(settings),
-            token=token,
+            url_policy=url_policy, downloads=downloads, token=token,
         )
         app = wrap(create_app(system), system, token)
         config = HypercornConfig()
@@ -115,9 +127,13 @@ async def run_service(
         async with trio.open_nursery() as nursery:
             await nursery.start(supervisor.run)
             await nursery.start(_serve_http, app, config, shutdown, http_done)
-            log.info("browserd listening on http://%s:%d (cdp port %d)", host, port,
-                     settings.effective_cdp_port)
+            if settings.gateway_active:
+                await nursery.start(serve_gateway, system, token, shutdown)
+            log.info("browserd listening on http://%s:%d (cdp port %d: %s)", host, port,
+                     settings.effective_cdp_port,
+                     "CDP gateway" if settings.gateway_active else "no gateway")
             nursery.start_soon(_prune_media, media)
+            nursery.start_soon(_prune_media, downloads)
             if settings.enabled and settings.auto_start:
                 nursery.start_soon(_auto_start, supervisor)
             task_status.started(system)
@@ -130,6 +146,16 @@ async def run_service(
             with trio.move_on_after(DRAIN_S + 1):
                 await http_done.wait()
             nursery.cancel_scope.cancel()
+
+
+def _download_store(settings: Settings, paths: Paths) -> DownloadStore:
+    """The downloads of this service's profile: ``<data>/downloads/<profile>/``."""
+    retention = Retention(max_files=settings.download_max_files,
+                          max_bytes=settings.download_max_total_bytes,
+                          max_age_s=settings.download_max_age_s)
+    return DownloadStore(paths.downloads_dir(settings.profile), retention,
+                         max_bytes=settings.download_max_bytes,
+                         enabled=settings.downloads_enabled)
 
 
 def _url_policy(settings: Settings) -> Any:
@@ -178,9 +204,15 @@ def serve(overrides: Mapping[str, Any] | None = None, *, verbose: bool = False) 
     configure_logging(paths, verbose=verbose)
     try:
         trio.run(run_service, settings, paths)
-    except BrowserdError as exc:
-        log.error("%s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
-        return 1
     except KeyboardInterrupt:
         return 0
+    except BaseException as exc:  # one clear line for a refusal, never a raw group
+        inner = unwrap_group(exc)
+        if isinstance(inner, OSError) and inner.errno == errno.EADDRINUSE:
+            inner = PortInUse(f"control port {settings.control_port} is already in use",
+                              hint="is another browserd running? `browserd status`")
+        if not isinstance(inner, BrowserdError):
+            raise
+        log.error("%s%s", inner.message, f" ({inner.hint})" if inner.hint else "")
+        return 1
     return 0

@@ -11,6 +11,7 @@ import time
 import attrs
 
 from .config import Settings
+from .downloads import DownloadStore
 from .media import MediaStore
 from .paths import Paths
 from .supervisor import BrowserSupervisor
@@ -28,5 +29,6 @@ class System:
     supervisor: BrowserSupervisor
     media: MediaStore
     url_policy: UrlPolicy
+    downloads: DownloadStore
     token: str = attrs.field(repr=False)
     started_at: float = attrs.field(factory=time.time)

@@ -2,7 +2,7 @@
 
 Each test runs one drill end to end (a private browserd on a real Chromium,
 one injected fault, recovery and the invariants checked, a graceful stop)
-and fails with the drill's report. ``python -m supervision`` runs all 15.
+and fails with the drill's report. ``python -m supervision`` runs them all.
 """
 
 from __future__ import annotations
@@ -51,3 +51,7 @@ async def test_f11_crash_loop_backs_off_then_fails_with_bounded_spawns() -> None
 
 async def test_f14_closing_the_last_tab_keeps_the_browser_usable() -> None:
     await drill("F14")
+
+
+async def test_s11_hostile_neighbour_gets_nothing() -> None:
+    await drill("S11")

@@ -50,8 +50,8 @@ def test_start_runs_our_browser_in_its_own_group_on_our_profile_and_port(
     assert os.getpgid(pid) == pid, "the browser leads its own process group"
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     assert f"--user-data-dir={status['userDataDir']}".encode() in cmdline
-    assert f"--remote-debugging-port={private.cdp_port}".encode() in cmdline
-    assert b"--remote-debugging-port=9222" not in cmdline
+    assert b"--remote-debugging-pipe" in cmdline
+    assert not any(arg.startswith(b"--remote-debugging-port") for arg in cmdline)
     assert not any(arg.startswith(b"--remote-allow-origins") for arg in cmdline)
     assert status["ports"] == {"control": private.port, "cdp": private.cdp_port}
     assert status["profile"] == "clawd" and status["color"] == "#FF4500"
@@ -148,24 +148,40 @@ def test_disabled_answers_503_at_once_and_launches_nothing(tmp_path: Path) -> No
 
 
 def test_cdp_port_held_by_another_listener_is_a_clear_error(tmp_path: Path) -> None:
+    """The CDP port is the gateway's: taken, the service refuses to start and names
+    the holder (as for the control port); nothing is launched."""
     port = free_port_pair()
     squatter = socket.socket()
     squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     squatter.bind(("127.0.0.1", port + 1))
     squatter.listen()
     try:
-        info = start_service(tmp_path / "home", port=port, wait_browser=False)
+        with pytest.raises(RuntimeError, match="browserd exited 1") as refused:
+            start_service(tmp_path / "home", port=port, wait_browser=False)
+        log = str(refused.value)
+        assert f"CDP gateway port {port + 1} is already held by pid {os.getpid()}" in log, log
+        assert "Traceback" not in log
+        assert not profile_processes(tmp_path / "home" / "data" / "profiles" / "clawd")
+    finally:
+        squatter.close()
+
+
+def test_without_the_gateway_a_held_cdp_port_does_not_matter(tmp_path: Path) -> None:
+    """cdp_gateway = false: nothing listens on the CDP port, so a squatter there is harmless."""
+    port = free_port_pair()
+    squatter = socket.socket()
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    squatter.bind(("127.0.0.1", port + 1))
+    squatter.listen()
+    try:
+        info = start_service(tmp_path / "home", port=port,
+                             env={"BROWSERD_CDP_GATEWAY": "false"})
         try:
             with info.sync_client() as api:
-                status = wait_for(lambda: (s := api.get("/status").json())["state"] == "failed"
-                                  and s, timeout=10)
-            err = status["lastError"]
-            assert err["code"] == "PORT_IN_USE"
-            assert str(port + 1) in err["error"] and f"pid {os.getpid()}" in err["error"]
-            assert status["spawns"] == 0, "nothing was launched"
-            assert not profile_processes(tmp_path / "home" / "data" / "profiles" / "clawd")
+                assert api.get("/status").json()["state"] == "running"
+                assert api.post("/tabs/open", json={"url": "about:blank"}).status_code == 200
         finally:
-            stop_service(info)
+            assert stop_service(info) == 0
     finally:
         squatter.close()
 

@@ -132,7 +132,8 @@ async def observe(api: httpx.AsyncClient, cdp_port: int) -> World:
     r = await api.get("/tabs")
     assert r.status_code == 200, r.text
     status = (await api.get("/status")).json()
-    async with httpx.AsyncClient(timeout=10) as raw:
+    # The CDP port is browserd's gateway now: the same token, the listed tabs.
+    async with httpx.AsyncClient(timeout=10, headers=api.headers) as raw:
         targets = (await raw.get(f"http://127.0.0.1:{cdp_port}/json/list")).json()
     tabs = frozenset(t["targetId"] for t in r.json()["tabs"])
     return World(
@@ -494,9 +495,9 @@ def assert_guard_refused_the_attacks(service: ServiceInfo, before: dict[tuple[st
         assert (request, origin) in new, (request, new)
 
 
-async def browser_ws_id(cdp_port: int) -> str:
-    async with httpx.AsyncClient(timeout=10) as raw:
-        version = (await raw.get(f"http://127.0.0.1:{cdp_port}/json/version")).json()
+async def browser_ws_id(service: ServiceInfo) -> str:
+    async with httpx.AsyncClient(timeout=10, headers=service.headers) as raw:
+        version = (await raw.get(f"http://127.0.0.1:{service.cdp_port}/json/version")).json()
     return str(version["webSocketDebuggerUrl"]).rsplit("/", 1)[1]
 
 
@@ -530,7 +531,7 @@ async def test_s6_attack_page_in_a_separate_browser(
     """
     tag, control_tag = new_tag(), new_tag()
     with trio.fail_after(60):
-        bid = await browser_ws_id(service.cdp_port)
+        bid = await browser_ws_id(service)
         before = await observe(api, service.cdp_port)
         logged = refusals(service)
         url = attack_url(other_origin, pages, cp=service.port, dp=service.cdp_port, bid=bid,
@@ -576,7 +577,7 @@ async def test_s6_attack_page_inside_the_managed_browser(
     """The same page opened in the browser browserd drives reaches nothing either."""
     tag = new_tag()
     with trio.fail_after(60):
-        bid = await browser_ws_id(service.cdp_port)
+        bid = await browser_ws_id(service)
         before = await observe(api, service.cdp_port)
         logged = refusals(service)
         url = attack_url(other_origin, pages, cp=service.port, dp=service.cdp_port, bid=bid,
@@ -699,6 +700,8 @@ async def plain_chromium(cdp_port: int, profile: Path) -> AsyncIterator[subproce
 
 
 async def test_s8_another_chrome_on_the_cdp_port_is_refused_untouched(tmp_path: Path) -> None:
+    """The CDP port is browserd's gateway: another Chrome holding it stops the service
+    at start with PORT_IN_USE naming it; nothing is launched and nobody drives it."""
     port = free_port_pair()
     with trio.fail_after(60):
         async with (
@@ -710,22 +713,12 @@ async def test_s8_another_chrome_on_the_cdp_port_is_refused_untouched(tmp_path: 
                              for t in (await devtools.get("/json/list")).json())
             assert targets, "the other Chrome has a page"
             home = tmp_path / "home"
-            info = await trio.to_thread.run_sync(functools.partial(
-                start_service, home, port=port, wait_browser=False))
-            try:
-                async with info.client(timeout=10) as api:
-                    while (status := (await api.get("/status")).json())["state"] != "failed":
-                        assert status["state"] in ("starting", "stopped", "restarting"), status
-                        await trio.sleep(0.05)
-                    r = await api.post("/tabs/open", json={"url": "about:blank"})
-                    assert (r.status_code, r.json()["code"]) == (503, "BROWSER_NOT_RUNNING")
-                    assert f"pid {chrome.pid}" in r.json()["error"]
-            finally:
-                await trio.to_thread.run_sync(stop_service, info)
-            error = status["lastError"]
-            assert error["code"] == "PORT_IN_USE", error
-            assert f"pid {chrome.pid}" in error["error"] and str(port + 1) in error["error"]
-            assert status["spawns"] == 0 and status["pid"] is None
+            with pytest.raises(RuntimeError, match="browserd exited 1") as refused:
+                await trio.to_thread.run_sync(functools.partial(
+                    start_service, home, port=port, wait_browser=False))
+            log = str(refused.value)
+            assert "PORT_IN_USE" in log or "already held" in log, log
+            assert f"CDP gateway port {port + 1} is already held by pid {chrome.pid}" in log
             assert not profile_processes(home / "data" / "profiles" / "clawd")
             # The other Chrome is alive and nobody drove it: same browser, same targets.
             assert chrome.poll() is None
@@ -733,7 +726,8 @@ async def test_s8_another_chrome_on_the_cdp_port_is_refused_untouched(tmp_path: 
             after = sorted((t["id"], t["type"], t["url"])
                            for t in (await devtools.get("/json/list")).json())
             assert after == targets
-            assert info.token not in info.log_text()
+            token = (home / "config" / "token").read_text().strip()
+            assert token not in log
 
 
 # -- S9: capabilities, URL policy, argv -------------------------------------------------
@@ -762,9 +756,9 @@ async def test_s9_eval_disabled_is_403_and_runs_nothing(
                 r = await api.post("/eval", json={"js": eval_payload(pages, tag, f"off{i}"),
                                                   **extra})
                 assert_refused(r, 403, "EVAL_DISABLED")
-            # Ask the browser itself (our raw client sends no Origin, so DevTools accepts it).
+            # Ask the browser itself, through the CDP gateway (token, no Origin).
             ws = f"ws://127.0.0.1:{locked_down.cdp_port}/devtools/page/{target}"
-            async with open_cdp(ws) as cdp:
+            async with open_cdp(ws, token=locked_down.token) as cdp:
                 reply = await cdp.send("Runtime.evaluate", {
                     "expression": "[typeof window.__sec_pwned, document.title]",
                     "returnByValue": True})

@@ -51,6 +51,18 @@ def test_defaults(paths: Paths) -> None:
     assert s.headless is None and s.url_allow == ()
 
 
+def test_cdp_gateway_is_on_by_default_and_only_for_a_launched_browser(paths: Paths) -> None:
+    assert load(paths).cdp_gateway is True and load(paths).gateway_active
+    assert not load(paths, {"BROWSERD_CDP_GATEWAY": "false"}).gateway_active
+    attached = load(paths, cdp_url="http://127.0.0.1:9333")
+    assert attached.cdp_gateway and not attached.gateway_active  # the port is the other's
+    write_toml(paths, "cdp_gateway = false\n")
+    assert load(paths).cdp_gateway is False
+    write_toml(paths, 'cdp_gateway = "maybe"\n')
+    with pytest.raises(ConfigError, match="cdp_gateway"):
+        load(paths)
+
+
 def test_cdp_port_follows_control_port(paths: Paths) -> None:
     s = load(paths, {"BROWSERD_CONTROL_URL": "http://127.0.0.1:20000"})
     assert (s.control_port, s.effective_cdp_port) == (20000, 20001)

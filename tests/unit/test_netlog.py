@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from browserd.cdp.protocol import CdpEvent, Protocol
+from browserd.cdp.protocol import CdpEvent, Protocol, Subscription
 from browserd.errors import BadRequest
 from browserd.tabs.har import body_for_har, build_har
 from browserd.tabs.netlog import HEADERS_CAP, URL_CAP, NetworkControls, NetworkLog
@@ -228,3 +228,19 @@ def test_events_nobody_wants_are_dropped_unparsed() -> None:
     proto.receive(event("Network.dataReceived"))
     assert proto.statistics().received_events == 2
     proto.unsubscribe(every)
+
+
+def test_a_tap_for_every_method_turns_the_pre_filter_off() -> None:
+    """A prebuilt subscription (the CDP gateway's tap) with no method list sees every event."""
+    proto = Protocol()
+    proto.subscribe("S", frozenset({"Page.loadEventFired"}), 10)
+    proto.receive(event("Network.dataReceived"))
+    assert proto.statistics().skipped_events == 1
+    tap = Subscription("CLIENT", None, 10)
+    proto.add_subscription(tap)
+    proto.receive(event("Network.dataReceived", session="CLIENT"))
+    stats = proto.statistics()
+    assert stats.skipped_events == 1 and stats.received_events == 1
+    proto.unsubscribe(tap)
+    proto.receive(event("Network.dataReceived", session="CLIENT"))
+    assert proto.statistics().skipped_events == 2

@@ -9,7 +9,7 @@ import trio
 
 from browserd.tabs.actor import TabActor
 from browserd.tabs.netlog import NetworkControls
-from tests.fakecdp import FakeCdpPeer, connected, tab_peer
+from tests.fakecdp import FakeCdpPeer, Refuse, connected, tab_peer
 
 SID = "S-T1"
 
@@ -87,3 +87,27 @@ async def test_on_demand_records_nothing_until_asked_but_still_resumes_children(
             assert await commands_of(peer, "F", 4) == [
                 "Network.enable", "Network.setBlockedURLs", "Network.setExtraHTTPHeaders",
                 "Runtime.runIfWaitingForDebugger"]
+
+
+async def test_a_frame_whose_set_up_fails_is_resumed_all_the_same() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        peer.on("Network.enable",
+                lambda p, s: Refuse("no such session") if s == "GONE" else {})
+        async with running_tab(peer, capture=True) as tab:
+            await peer.emit("Target.attachedToTarget", {
+                "sessionId": "GONE", "waitingForDebugger": True,
+                "targetInfo": {"targetId": "F3", "type": "iframe"}}, SID)
+            assert await commands_of(peer, "GONE", 2) == [
+                "Network.enable", "Runtime.runIfWaitingForDebugger"]
+            assert tab.child_sessions == {"F3": "GONE"}
+
+
+async def test_a_held_target_is_released_even_by_a_cancelled_caller() -> None:
+    with trio.fail_after(10):
+        peer = tab_peer()
+        async with connected(peer) as conn:
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                assert await conn.session("HELD").run_if_waiting() is True
+            assert await commands_of(peer, "HELD", 1) == ["Runtime.runIfWaitingForDebugger"]

@@ -4,13 +4,18 @@ Shape of :func:`trio.run_process`: :func:`run_browser` is started with
 ``nursery.start``, hands back the live :class:`BrowserProcess` once CDP is
 ready, returns (by raising :class:`~browserd.errors.BrowserGone`) when the
 browser exits on its own, and on cancellation runs the stop ladder:
-``Browser.close`` over the lifeline pipe → SIGTERM to the process group →
-SIGKILL to the group → reap, each step bounded, all shielded.
+``Browser.close`` over the pipe → SIGTERM to the process group → SIGKILL to
+the group → reap, each step bounded, all shielded.
 
-Lifeline: Chromium is also given ``--remote-debugging-pipe``. browserd holds
-the pipe's other ends and never writes to it except to close the browser;
-if browserd dies (even by SIGKILL) the kernel closes them and Chromium exits
-by itself within ~25 ms, so no browser outlives its supervisor.
+No TCP port: Chromium gets ``--remote-debugging-pipe`` only, so nothing but
+browserd can drive it (a DevTools TCP port takes no credentials: any local
+user could). CDP runs over that pipe (:class:`~browserd.cdp.PipeTransport`,
+owned by the process; the connection borrows it). Ready = the pipe answers
+``Browser.getVersion`` within READY_TIMEOUT_S.
+
+Lifeline: if browserd dies (even by SIGKILL) the kernel closes our ends of
+the pipe and Chromium exits by itself within ~25 ms, so no browser outlives
+its supervisor.
 """
 
 from __future__ import annotations
@@ -19,17 +24,17 @@ import collections
 import fcntl
 import logging
 import os
-import re
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 import attrs
+import orjson
 import trio
 
-from ..errors import BrowserGone, PortInUse, ProfileInUse, StartupError
-from .ports import find_port_holder
+from ..cdp.transport import PipeTransport
+from ..errors import BrowserGone, ProfileInUse, StartupError
 from .profile import user_data_dir_arg
 
 log = logging.getLogger(__name__)
@@ -39,8 +44,11 @@ CLOSE_WAIT_S = 3.0
 TERM_WAIT_S = 2.0
 KILL_WAIT_S = 2.0
 STOP_BUDGET_S = CLOSE_WAIT_S + TERM_WAIT_S + KILL_WAIT_S + 1.0
-_DEVTOOLS_LINE = re.compile(rb"DevTools listening on (ws://(\S+?):(\d+)(/devtools/browser/\S+))")
 _PROFILE_IN_USE_EXIT = 21
+#: Ids of the two commands this module sends itself; the connection's own
+#: ids count up from 1 and never reach them.
+_READY_ID = 2_000_000_001
+_CLOSE_ID = 2_000_000_002
 
 
 @attrs.frozen(kw_only=True)
@@ -49,20 +57,17 @@ class LaunchSpec:
 
     executable: Path
     profile_dir: Path
-    cdp_port: int
     headless: bool
     window_size: tuple[int, int] = (1280, 720)
     no_sandbox: bool = False
 
 
 def build_argv(spec: LaunchSpec) -> list[str]:
-    """The full command line: a quiet agent browser on its own profile and port."""
+    """The full command line: a quiet agent browser on its own profile, CDP on the pipe only."""
     width, height = spec.window_size
     argv = [
         str(spec.executable),
         user_data_dir_arg(spec.profile_dir),
-        f"--remote-debugging-port={spec.cdp_port}",
-        "--remote-debugging-address=127.0.0.1",
         "--remote-debugging-pipe",
         "--no-first-run",
         "--no-default-browser-check",
@@ -87,26 +92,27 @@ def build_argv(spec: LaunchSpec) -> list[str]:
         argv.append("--no-sandbox")
     if spec.headless:
         argv += ["--headless=new", "--disable-gpu"]
-    # No window at start: DevTools is ready ~90 ms sooner; the first tab is
+    # No window at start: CDP is ready ~90 ms sooner; the first tab is
     # opened on demand (in a new window), as Playwright does.
     argv.append("--no-startup-window")
     return argv
 
 
 class BrowserProcess:
-    """Handle to a launched, ready browser. Only its own tasks change its state."""
+    """Handle to a launched, ready browser. Only its own tasks change its state.
 
-    def __init__(self, proc: trio.Process, spec: LaunchSpec, lifeline: tuple[int, int]) -> None:
+    ``transport`` is the CDP pipe; the CdpConnection borrows it (and must not
+    close it), the stop ladder sends ``Browser.close`` through it and closes it.
+    """
+
+    def __init__(self, proc: trio.Process, spec: LaunchSpec, transport: PipeTransport) -> None:
         self._proc = proc
         self.spec = spec
         self.pid: int = proc.pid
         self.started_at = time.time()
-        self.ws_url: str | None = None
+        self.transport = transport
+        self.version: dict[str, object] = {}
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
-        self._ready = trio.Event()
-        self._stderr_done = trio.Event()
-        self._lifeline_write, self._lifeline_read = lifeline
-        self._stopping = False
 
     @property
     def returncode(self) -> int | None:
@@ -132,61 +138,42 @@ class BrowserProcess:
         finally:
             if buf:
                 self._note_line(buf)
-            self._stderr_done.set()
 
     def _note_line(self, line: bytes) -> None:
-        if not self._ready.is_set():
-            match = _DEVTOOLS_LINE.search(line)
-            if match:
-                host, port = match.group(2).decode(), int(match.group(3))
-                if host == "127.0.0.1" and port == self.spec.cdp_port:
-                    self.ws_url = match.group(1).decode()
-                    self._ready.set()
-                else:
-                    self.stderr_tail.append(
-                        f"[browserd] DevTools bound {host}:{port}, "
-                        f"not 127.0.0.1:{self.spec.cdp_port}"
-                    )
-                    self._stderr_done.set()
-                return
         text = line.decode(errors="replace").rstrip()
         if (text and not text.startswith("[")) or "ERROR" in text or "FATAL" in text:
             self.stderr_tail.append(text[:500])
 
-    async def _wait_ready(self) -> str:
-        """Wait for the DevTools line from *our* child's stderr.
+    async def _wait_ready(self) -> None:
+        """Ask ``Browser.getVersion`` over the pipe and wait for its reply.
 
-        Chromium prints it only after binding the port itself; if another
-        process held 127.0.0.1:port it binds ::1 or nothing, which we refuse.
+        Messages before it (there are none on a fresh browser) are skipped.
+        Raises ProfileInUse (exit code 21: another browser holds the profile)
+        or StartupError when the pipe closes first. The caller bounds it.
         """
-        async with trio.open_nursery() as nursery:
-            async def watch_ready() -> None:
-                await self._ready.wait()
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(watch_ready)
-            await self._stderr_done.wait()
-            nursery.cancel_scope.cancel()
-        if self.ws_url is None:
-            with trio.move_on_after(1.0):
-                await self._proc.wait()
-            code = self._proc.returncode
-            if code == _PROFILE_IN_USE_EXIT:
-                raise ProfileInUse(
-                    f"profile {self.spec.profile_dir} is in use by another browser process",
-                    stderr=self.stderr_text(),
-                )
-            holder = find_port_holder(self.spec.cdp_port)
-            if holder.pid is not None and holder.pid != self.pid:
-                raise PortInUse(
-                    f"DevTools port {self.spec.cdp_port} is held by {holder.describe()}",
-                    hint="choose another cdp_port, or attach to that browser with cdp_url",
-                )
-            raise StartupError(
-                f"the browser exited before DevTools was ready (exit code {code})",
+        try:
+            await self.transport.send(
+                orjson.dumps({"id": _READY_ID, "method": "Browser.getVersion"}))
+            while True:
+                message = orjson.loads(await self.transport.receive())
+                if isinstance(message, dict) and message.get("id") == _READY_ID:
+                    result = message.get("result")
+                    self.version = result if isinstance(result, dict) else {}
+                    return
+        except (BrowserGone, orjson.JSONDecodeError):
+            pass
+        with trio.move_on_after(1.0):
+            await self._proc.wait()
+        code = self._proc.returncode
+        if code == _PROFILE_IN_USE_EXIT:
+            raise ProfileInUse(
+                f"profile {self.spec.profile_dir} is in use by another browser process",
                 stderr=self.stderr_text(),
             )
-        return self.ws_url
+        raise StartupError(
+            f"the browser exited before CDP was ready (exit code {code})",
+            stderr=self.stderr_text(),
+        )
 
     async def wait(self) -> int:
         return await self._proc.wait()
@@ -206,47 +193,40 @@ class BrowserProcess:
         Returns the step that ended the browser: "exited", "close", "sigterm"
         or "sigkill". Leftover members of the process group (renderers whose
         parent died) are killed too; the browser's own session is ours alone.
+        While waiting, the pipe is drained so a browser writing its last
+        events never blocks on a full pipe.
         """
         step = "exited"
         with trio.CancelScope(shield=True):
-            if self._proc.returncode is None:
-                step = "close"
-                self._send_close()
-                with trio.move_on_after(CLOSE_WAIT_S):
-                    await self._proc.wait()
-            if self._proc.returncode is None:
-                step = "sigterm"
-                self._signal_group(signal.SIGTERM)
-                with trio.move_on_after(TERM_WAIT_S):
-                    await self._proc.wait()
-            if self._proc.returncode is None:
-                step = "sigkill"
-                self._signal_group(signal.SIGKILL)
-                with trio.move_on_after(KILL_WAIT_S):
-                    await self._proc.wait()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self.transport.drain)
+                if self._proc.returncode is None:
+                    step = "close"
+                    await self._send_close()
+                    with trio.move_on_after(CLOSE_WAIT_S):
+                        await self._proc.wait()
+                if self._proc.returncode is None:
+                    step = "sigterm"
+                    self._signal_group(signal.SIGTERM)
+                    with trio.move_on_after(TERM_WAIT_S):
+                        await self._proc.wait()
+                if self._proc.returncode is None:
+                    step = "sigkill"
+                    self._signal_group(signal.SIGKILL)
+                    with trio.move_on_after(KILL_WAIT_S):
+                        await self._proc.wait()
+                nursery.cancel_scope.cancel()
             # Renderers/zygotes orphaned by a crash stay in our group: end them.
             self._signal_group(signal.SIGKILL)
-            self._close_lifeline()
+            await self.transport.aclose()
         return step
 
-    def _send_close(self) -> None:
-        """Ask Chromium to close through the lifeline pipe (flushes cookies)."""
-        if self._lifeline_write < 0:
-            return
+    async def _send_close(self) -> None:
+        """Ask Chromium to close through the pipe (flushes cookies). Never raises."""
         try:
-            os.set_blocking(self._lifeline_write, False)
-            os.write(self._lifeline_write, b'{"id":1,"method":"Browser.close"}\0')
-        except OSError:
+            await self.transport.send(orjson.dumps({"id": _CLOSE_ID, "method": "Browser.close"}))
+        except BrowserGone:
             pass
-
-    def _close_lifeline(self) -> None:
-        for fd in (self._lifeline_write, self._lifeline_read):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._lifeline_write = self._lifeline_read = -1
 
 
 def _above_4(fd: int) -> int:
@@ -287,7 +267,7 @@ async def _spawn(spec: LaunchSpec) -> BrowserProcess:
         raise StartupError(f"cannot run {spec.executable}: {exc}") from None
     os.close(child_in)
     os.close(child_out)
-    return BrowserProcess(proc, spec, (ours_write, ours_read))
+    return BrowserProcess(proc, spec, PipeTransport(ours_write, ours_read))
 
 
 async def run_browser(
@@ -295,13 +275,13 @@ async def run_browser(
 ) -> None:
     """Launch and supervise one browser process.
 
-    ``task_status.started(process)`` once DevTools answers on our port. Raises
-    StartupError / ProfileInUse / PortInUse if it never gets ready, and
+    ``task_status.started(process)`` once CDP answers over the pipe. Raises
+    StartupError / ProfileInUse if it never gets ready, and
     BrowserGone when it exits on its own. Cancellation runs the stop ladder
     (shielded, bounded) before returning.
     """
     process = await _spawn(spec)
-    log.info("launched browser pid %d on port %d", process.pid, spec.cdp_port)
+    log.info("launched browser pid %d (CDP over the pipe)", process.pid)
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(process._read_stderr)
@@ -310,7 +290,7 @@ async def run_browser(
                     await process._wait_ready()
             except trio.TooSlowError:
                 raise StartupError(
-                    f"the browser did not open DevTools within {READY_TIMEOUT_S:.0f} s",
+                    f"the browser did not answer CDP within {READY_TIMEOUT_S:.0f} s",
                     stderr=process.stderr_text(),
                 ) from None
             task_status.started(process)
@@ -322,3 +302,7 @@ async def run_browser(
     finally:
         step = await process.stop()
         log.info("browser pid %d stopped (%s)", process.pid, step)
+
+
+__all__ = ["CLOSE_WAIT_S", "KILL_WAIT_S", "READY_TIMEOUT_S", "STOP_BUDGET_S", "TERM_WAIT_S",
+           "BrowserProcess", "LaunchSpec", "build_argv", "run_browser"]

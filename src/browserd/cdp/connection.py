@@ -1,6 +1,8 @@
-"""CdpConnection: the one websocket to a browser, many flattened sessions.
+"""CdpConnection: the one channel to a browser, many flattened sessions.
 
-The connection owns its reader task. Commands carry the caller's deadline
+The channel is a :class:`~browserd.cdp.transport.Transport`: the
+``--remote-debugging-pipe`` of a browser browserd launched, or a websocket
+to one it attached to. The connection owns its reader task. Commands carry the caller's deadline
 (and a default cap when the caller set none, so no call can wait forever);
 when the socket closes every pending command fails at once with
 :class:`~browserd.errors.BrowserGone` and every event subscription ends.
@@ -17,7 +19,7 @@ import attrs
 import trio
 import trio_websocket
 
-from ..errors import BrowserGone, CdpError, Timeout
+from ..errors import BrowserdError, BrowserGone, CdpError, Timeout
 from .protocol import (
     CdpEvent,
     JsonDict,
@@ -27,23 +29,28 @@ from .protocol import (
     Sink,
     Subscription,
 )
+from .transport import MAX_MESSAGE_BYTES, Transport, WebSocketTransport
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_SIZE = 512 * 1024 * 1024
-#: Bytes read from the socket at once (trio-websocket's default is 4 KiB: a burst of
-#: events or a screenshot would take hundreds of reads and parser wake-ups).
+MAX_MESSAGE_SIZE = MAX_MESSAGE_BYTES
+#: Bytes read from a websocket at once (trio-websocket's default is 4 KiB: a burst of
+#: events or a screenshot would take hundreds of reads and parser wake-ups). The pipe
+#: transport reads 1 MiB at a time.
 RECEIVE_BUFFER = 256 * 1024
 DEFAULT_COMMAND_DEADLINE_S = 30.0
-_SEND_DEADLINE_S = 5.0
+RESUME_DEADLINE_S = 2.0
+"""Bound on writing ``Runtime.runIfWaitingForDebugger`` (see :meth:`CdpSession.run_if_waiting`)."""
 
 
 class CdpConnection:
-    """Handle to one live CDP websocket. Create with :func:`open_cdp_connection`."""
+    """Handle to one live CDP channel. Create with :func:`open_cdp_connection`
+    (websocket) or :func:`open_cdp_over` (any transport, e.g. the pipe)."""
 
-    def __init__(self, ws: trio_websocket.WebSocketConnection, url: str) -> None:
-        self._ws = ws
+    def __init__(self, transport: Transport, url: str, *, close_transport: bool = True) -> None:
+        self._transport = transport
         self.url = url
+        self._close_transport = close_transport
         self._protocol = Protocol()
         self._closed = trio.Event()
 
@@ -82,16 +89,13 @@ class CdpConnection:
         return PendingReply(self._protocol, call, call_id)
 
     async def _send_frame(self, data: bytes) -> None:
-        # A half-written frame would corrupt the stream for every session, so
-        # the write itself is shielded (with its own short bound).
-        with trio.CancelScope(shield=True, deadline=trio.current_time() + _SEND_DEADLINE_S):
-            try:
-                await self._ws.send_message(data.decode())
-            except (trio_websocket.ConnectionClosed, trio.BrokenResourceError,
-                    trio.ClosedResourceError) as exc:
-                reason = BrowserGone(f"the browser connection closed ({exc})")
-                self._protocol.close(reason)
-                raise reason from None
+        # The transport writes whole messages only (locked, shielded, bounded):
+        # a half-written frame would corrupt the stream for every session.
+        try:
+            await self._transport.send(data)
+        except BrowserGone as reason:
+            self._protocol.close(reason)
+            raise
 
     def session(self, session_id: str | None) -> CdpSession:
         return CdpSession(connection=self, session_id=session_id)
@@ -110,6 +114,12 @@ class CdpConnection:
 
     def unsubscribe(self, sub: Subscription) -> None:
         self._protocol.unsubscribe(sub)
+
+    def add_tap(self, tap: Subscription) -> None:
+        """Register a prebuilt subscription whose ``wants``/``deliver`` decide
+        routing (the CDP gateway follows a changing set of sessions this way).
+        Its ``deliver`` runs in the reader, in wire order; it must not block."""
+        self._protocol.add_subscription(tap)
 
     def add_sink(self, session_id: str | None, methods: frozenset[str],
                  fn: Callable[[CdpEvent], None]) -> Sink:
@@ -152,27 +162,22 @@ class CdpConnection:
         reason: BaseException = BrowserGone("the browser connection closed")
         try:
             while True:
-                message = await self._ws.get_message()
+                message = await self._transport.receive()
                 self._protocol.receive(message)
-        except trio_websocket.ConnectionClosed as exc:
-            code = getattr(exc.reason, "code", None)
-            reason = BrowserGone(f"the browser connection closed (code {code})")
+        except BrowserdError as exc:
+            reason = exc
         finally:
             self._protocol.close(reason)
             self._closed.set()
 
     async def aclose(self) -> None:
-        """Close the websocket. Idempotent; never raises for an already-dead peer."""
+        """Close the connection (and the transport, if it owns it). Idempotent;
+        never raises for an already-dead peer; bounded (the transport's close is)."""
         self._protocol.close(BrowserGone("the browser connection was closed by browserd"))
         if self._closed.is_set():
             return
-        # The close handshake needs the reader, which is usually being
-        # cancelled with us: give it a brief chance, never more.
-        with trio.CancelScope(shield=True, deadline=trio.current_time() + 0.1):
-            try:
-                await self._ws.aclose()
-            except Exception:
-                pass
+        if self._close_transport:
+            await self._transport.aclose()
         self._closed.set()
 
 
@@ -210,6 +215,24 @@ class CdpSession:
     async def post(self, method: str, params: JsonDict | None = None) -> PendingReply:
         return await self.connection.post(method, params, session_id=self.session_id)
 
+    async def run_if_waiting(self) -> bool:
+        """Resume this session's target if ``waitForDebuggerOnStart`` holds it.
+
+        The one way browserd releases a held target (the navigation guard's
+        pages, a tab's child targets). The command is written, its reply
+        never awaited: it can lag behind the resume itself. Shielded and
+        bounded (:data:`RESUME_DEADLINE_S`), so a cancelled caller still
+        releases the target. Never raises: False when the command could
+        not be written (the connection is gone, and with it every hold).
+        """
+        with trio.CancelScope(shield=True), trio.move_on_after(RESUME_DEADLINE_S):
+            try:
+                await self.post("Runtime.runIfWaitingForDebugger")
+                return True
+            except BrowserdError:
+                return False
+        return False
+
     def subscribe(
         self, methods: frozenset[str] | None = None, *, buffer: int = 1000
     ) -> Subscription:
@@ -217,10 +240,13 @@ class CdpSession:
 
 
 @asynccontextmanager
-async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
+async def open_cdp_connection(
+    ws_url: str, *, headers: dict[str, str] | None = None
+) -> AsyncIterator[CdpConnection]:
     """Connect to a browser websocket endpoint and run its reader.
 
-    Sends no Origin header. Raises BrowserGone if the handshake fails (10 s
+    Sends no Origin header; ``headers`` are added to the handshake (e.g. the
+    ``Authorization`` a browserd CDP gateway wants). Raises BrowserGone if the handshake fails (10 s
     bound). On exit (or cancellation) the socket is closed and pending calls
     fail with BrowserGone.
     """
@@ -230,6 +256,7 @@ async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
                 ws = await trio_websocket.connect_websocket_url(
                     nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE,
                     receive_buffer_size=RECEIVE_BUFFER,
+                    extra_headers=[(k.encode(), v.encode()) for k, v in (headers or {}).items()],
                 )
         except (trio_websocket.HandshakeError, OSError, trio.TooSlowError) as exc:
             raise BrowserGone(f"cannot connect to the browser at {ws_url}: {exc}") from None
@@ -240,10 +267,23 @@ async def open_cdp_connection(ws_url: str) -> AsyncIterator[CdpConnection]:
 
 @asynccontextmanager
 async def open_cdp_over(
-    ws: trio_websocket.WebSocketConnection, url: str = "memory"
+    channel: trio_websocket.WebSocketConnection | Transport,
+    url: str = "memory",
+    *,
+    close_transport: bool = True,
 ) -> AsyncIterator[CdpConnection]:
-    """Run a CdpConnection over an already-open websocket (the test seam)."""
-    conn = CdpConnection(ws, url)
+    """Run a CdpConnection over an open websocket or transport (also the test seam).
+
+    ``close_transport=False`` leaves the transport open on exit (the pipe of a
+    launched browser belongs to its BrowserProcess, which still needs it to
+    send ``Browser.close``). On exit or cancellation pending calls fail with
+    BrowserGone and every subscription ends.
+    """
+    transport: Transport = (
+        WebSocketTransport(channel, url)
+        if isinstance(channel, trio_websocket.WebSocketConnection) else channel
+    )
+    conn = CdpConnection(transport, url, close_transport=close_transport)
     async with trio.open_nursery() as nursery:
         await nursery.start(conn._reader)
         try:

@@ -15,7 +15,8 @@ import attrs
 import orjson
 import trio
 
-from ..errors import BrowserGone, CdpError
+from .. import jsontext as decoding
+from ..errors import BrowserGone, CdpError, CdpUndecodable
 
 JsonDict = dict[str, Any]
 
@@ -59,7 +60,8 @@ class ProtocolStatistics:
     received_events: int
     pending: int
     unmatched_replies: int
-    skipped_events: int = 0
+    undecodable: int
+    skipped_events: int
 
 
 class Subscription:
@@ -170,7 +172,7 @@ class Protocol:
         self._skipped = 0
         self._closed: BaseException | None = None
         self._on_unroutable = on_unroutable
-        self._sent = self._replies = self._events = self._unmatched = 0
+        self._sent = self._replies = self._events = self._unmatched = self._undecodable = 0
 
     @property
     def closed_reason(self) -> BaseException | None:
@@ -200,15 +202,30 @@ class Protocol:
         self._pending.pop(call_id, None)
 
     def receive(self, data: bytes | str) -> None:
-        """Route one received frame to its pending call, its subscribers and sinks."""
+        """Route one received frame to its pending call, its subscribers and sinks.
+
+        Events nobody wants are recognised from their first bytes and dropped
+        unparsed (counted in ``skipped_events``). Page data never makes a
+        message vanish: lone surrogates and invalid UTF-8 are decoded as
+        U+FFFD (see :mod:`browserd.jsontext`). A frame that is still not JSON
+        is counted; if it is a reply, its own pending command fails at once
+        with :class:`CdpUndecodable` instead of waiting out its deadline.
+        """
         if self._wanted is not None and self._on_unroutable is None:
             method = _peek_method(data)
             if method is not None and method not in self._wanted:
                 self._skipped += 1
                 return
         try:
-            message = orjson.loads(data)
-        except orjson.JSONDecodeError:
+            message = decoding.loads(data)
+        except decoding.UndecodableMessage as exc:
+            self._undecodable += 1
+            broken_id = decoding.reply_id(data)
+            broken = self._pending.pop(broken_id, None) if broken_id is not None else None
+            if broken is not None:
+                broken.resolve(None, CdpUndecodable(
+                    f"{broken.method}: the browser's reply could not be decoded ({exc})",
+                    method=broken.method))
             return
         if not isinstance(message, dict):
             return
@@ -265,6 +282,18 @@ class Protocol:
             self._subscriptions.append(sub)
             self._update_wanted()
         return sub
+
+    def add_subscription(self, sub: Subscription) -> None:
+        """Register a prebuilt subscription (its own ``wants`` decides routing).
+
+        Its ``methods`` must cover every method its ``wants`` accepts (None:
+        any), since events no one lists are dropped unparsed.
+        """
+        if self._closed is not None:
+            sub.close()
+        else:
+            self._subscriptions.append(sub)
+            self._update_wanted()
 
     def unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subscriptions:
@@ -339,6 +368,7 @@ class Protocol:
             received_events=self._events,
             pending=len(self._pending),
             unmatched_replies=self._unmatched,
+            undecodable=self._undecodable,
             skipped_events=self._skipped,
         )
 
@@ -347,3 +377,7 @@ def deadline_left() -> float:
     """Seconds until the current effective deadline (inf when none)."""
     deadline = trio.current_effective_deadline()
     return math.inf if deadline == math.inf else max(0.0, deadline - trio.current_time())
+
+
+__all__ = ["CdpEvent", "JsonDict", "PendingCall", "Protocol", "ProtocolStatistics", "Sink",
+           "Subscription", "deadline_left"]

@@ -18,6 +18,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from .. import __version__
+from .. import jsontext as decoding
 from ..config import is_loopback_host
 from ..errors import (
     BadRequest,
@@ -27,6 +28,7 @@ from ..errors import (
     Timeout,
     unwrap_group,
 )
+from ..redact import loggable_url
 from ..system import System
 from ..token import token_id
 from .guard import Guard
@@ -40,7 +42,7 @@ audit_log = logging.getLogger("browserd.audit")
 
 
 def json_response(data: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), status=status,
+    return Response(decoding.dumps(data, option=orjson.OPT_NON_STR_KEYS), status=status,
                     mimetype="application/json")
 
 
@@ -152,7 +154,7 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
                     audit_field(request.path, system.token),
                     audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
-                    audit_field(url.split("?")[0], system.token) if isinstance(url, str)
+                    audit_field(loggable_url(url), system.token) if isinstance(url, str)
                     else "-", outcome, (time.perf_counter() - started) * 1000,
                 )
 

@@ -6,7 +6,9 @@ import attrs
 
 from ..browser.process import BrowserProcess
 from ..cdp import CdpConnection
+from ..downloads import DownloadFollower
 from ..tabs.capture_gate import CaptureGate
+from ..tabs.navguard import NavGuard
 from ..tabs.registry import TabRegistry
 
 __all__ = ["BrowserRuntime"]
@@ -17,7 +19,9 @@ class BrowserRuntime:
     """The live parts of one running attempt (valid until the attempt ends).
 
     ``process`` is None for an attached browser. ``captures`` is the
-    browser's capture admission and front lock.
+    browser's capture admission and front lock. ``navguard`` and
+    ``downloads`` are the connection's page guards (None when not
+    configured).
     """
 
     connection: CdpConnection
@@ -27,3 +31,5 @@ class BrowserRuntime:
     user_agent: str
     started_at: float
     captures: CaptureGate
+    navguard: NavGuard | None = None
+    downloads: DownloadFollower | None = None

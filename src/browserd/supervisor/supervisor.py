@@ -2,7 +2,8 @@
 
 One supervisor per profile. Its restart loop is the only task that launches
 (or attaches to) a browser. Each attempt is a ``one_for_all`` subtree —
-BrowserProcess (or nothing, when attaching), CdpConnection and TabRegistry —
+BrowserProcess (or nothing, when attaching), CdpConnection, the page guards
+(:mod:`.guards`: download follower, navigation guard) and TabRegistry —
 so if any part dies, all of it is torn down together and, while the user
 still wants a browser, started again after a backoff (0.5 s doubling to 30 s,
 with jitter, reset after 60 s healthy) within a budget (``restart_budget``
@@ -23,17 +24,16 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from ..browser.devtools_http import browser_ws_url
 from ..browser.executable import find_executable
-from ..browser.ports import find_port_holder, port_is_free
 from ..browser.process import BrowserProcess, LaunchSpec, run_browser
 from ..browser.profile import claim_profile, clear_stale_lock, prepare_preferences
-from ..cdp import open_cdp_connection
+from ..cdp import open_cdp_connection, open_cdp_over
 from ..config import Settings, default_headless
 from ..errors import (
     AttachOnly,
@@ -43,16 +43,20 @@ from ..errors import (
     BrowserGone,
     BrowserNotRunning,
     BrowserStarting,
-    PortInUse,
     unwrap_group,
 )
 from ..paths import Paths
 from ..tabs.capture_gate import CaptureGate
 from ..tabs.registry import open_tab_registry
+from .guards import open_page_guards
 from .leftovers import PidRecord
 from .policy import RestartHistory, RestartPolicy
 from .runtime import BrowserRuntime
 from .state import SupervisorState
+
+if TYPE_CHECKING:
+    from ..downloads import DownloadStore
+    from ..urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +92,13 @@ class BrowserSupervisor:
         rng: Callable[[], float] = random.random,
         subtree: Callable[[BrowserSupervisor], Awaitable[None]] | None = None,
         policy: RestartPolicy | None = None,
+        url_policy: UrlPolicy | None = None,
+        downloads: DownloadStore | None = None,
     ) -> None:
         self.settings = settings
+        # Each connection's page guards (the navigation guard, the download follower).
+        self.url_policy = url_policy
+        self.downloads = downloads
         self.paths = paths
         self._rng = rng
         self._subtree = subtree
@@ -290,19 +299,10 @@ class BrowserSupervisor:
         claim_profile(profile_dir)
         await self._pid_record.stop_leftover(profile_dir)
         clear_stale_lock(profile_dir)
-        port = settings.effective_cdp_port
-        if not port_is_free(port):
-            holder = find_port_holder(port)
-            raise PortInUse(
-                f"DevTools port {port} is already held by {holder.describe()}; "
-                "nothing was launched",
-                hint="stop that process, choose another cdp_port, or attach to it with cdp_url",
-            )
         prepare_preferences(profile_dir, name=settings.profile, color=settings.color)
         spec = LaunchSpec(
             executable=exe.path,
             profile_dir=profile_dir,
-            cdp_port=port,
             headless=self.headless,
             no_sandbox=hasattr(os, "geteuid") and os.geteuid() == 0,
         )
@@ -311,8 +311,7 @@ class BrowserSupervisor:
             process: BrowserProcess = await nursery.start(run_browser, spec)
             self._pid_record.write(process)
             try:
-                assert process.ws_url is not None
-                await self._serve_connection(process.ws_url, process)
+                await self._serve_connection(None, process)
             finally:
                 nursery.cancel_scope.cancel()
                 self._pid_record.clear()
@@ -322,13 +321,24 @@ class BrowserSupervisor:
             ws_url = await browser_ws_url(self.settings.effective_cdp_url)
         await self._serve_connection(ws_url, None)
 
-    async def _serve_connection(self, ws_url: str, process: BrowserProcess | None) -> None:
-        async with open_cdp_connection(ws_url) as conn:
+    async def _serve_connection(self, ws_url: str | None, process: BrowserProcess | None) -> None:
+        # A launched browser: CDP over its pipe (the process keeps the pipe);
+        # an attached one: its websocket.
+        opened = (
+            open_cdp_over(process.transport, "pipe", close_transport=False)
+            if process is not None else open_cdp_connection(str(ws_url))
+        )
+        async with opened as conn:
             with trio.fail_after(10):
                 version = await conn.send("Browser.getVersion")
-            async with open_tab_registry(
-                conn, settings=self.settings, headless=self.headless and process is not None
+            async with open_page_guards(
+                conn, url_policy=self.url_policy, downloads=self.downloads
+            ) as guards, open_tab_registry(
+                conn, settings=self.settings, headless=self.headless and process is not None,
+                navguard=guards.navguard,
             ) as tabs:
+                if guards.downloads is not None:
+                    guards.downloads.locate_tabs_with(tabs.locate_frame)
                 self.mark_running(BrowserRuntime(
                     connection=conn,
                     tabs=tabs,
@@ -337,6 +347,8 @@ class BrowserSupervisor:
                     user_agent=str(version.get("userAgent", "")),
                     started_at=time.time(),
                     captures=CaptureGate.with_capacity(self.settings.max_concurrent_captures),
+                    navguard=guards.navguard,
+                    downloads=guards.downloads,
                 ))
                 await conn.wait_closed()
                 reason = conn.close_reason

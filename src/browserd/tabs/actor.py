@@ -5,11 +5,11 @@ queue: when ``queue_limit`` requests already wait, the next gets 429
 TAB_BUSY at once); different tabs run in parallel. The actor's event task
 keeps the tab's state current: main-frame document (loaderId), load state,
 the open JavaScript dialog, a console ring buffer and crash status. The
-network ring (:class:`~browserd.tabs.netlog.NetworkLog`) is fed by CDP sinks
-straight from the connection's reader, for the tab's session and its OOPIF
-sessions. Child targets (OOPIFs, workers) start paused and are resumed once
-set up, so an OOPIF records and obeys the tab's network controls from its
-first request.
+network ring (:class:`~browserd.tabs.netlog.NetworkLog`) is fed by a CDP
+sink straight from the connection's reader. Child targets (OOPIFs, workers)
+start paused; :class:`~browserd.tabs.children.ChildTargets` sets each up and
+resumes it, so an OOPIF records and obeys the tab's network controls from
+its first request.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import trio
 
-from ..cdp import CdpConnection, CdpEvent, CdpSession, Sink
+from ..cdp import CdpConnection, CdpEvent, CdpSession
 from ..cdp.connection import PendingReply
 from ..errors import (
     BrowserdError,
@@ -33,11 +33,15 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from .children import AUTO_ATTACH, ChildTargets
 from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NetworkLog
 from .remote import exception_text, remote_text
-from .state import ConsoleEntry, ConsoleLog, LoadState, RefMap
+from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
 
 __all__ = ["DialogInfo", "TabActor", "TabInfo"]
+
+if TYPE_CHECKING:
+    from .navguard import NavGuard
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -97,6 +101,7 @@ class TabActor:
         url: str = "",
         queue_limit: int = 8,
         headless_viewport: tuple[int, int] | None = None,
+        navguard: NavGuard | None = None,
         network_capture: bool = False,
     ) -> None:
         self.connection = connection
@@ -115,11 +120,13 @@ class TabActor:
         self.frame_loaders: dict[str, str] = {}
         self.console = ConsoleLog()
         self.navigations = 0
-        self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
-        self._child_sinks: dict[str, Sink] = {}  # OOPIF session id -> its network sink
         self._nursery: trio.Nursery | None = None
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
+        self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
         self.network = NetworkLog()  # fed by CDP sinks; controls set in the work slot
+        self.children = ChildTargets(connection, target_id=target_id, network=self.network)
+        #: OOPIF frame/target id -> session id (kept by ``children``; read-only here).
+        self.child_sessions = self.children.sessions
         self._network_capture = network_capture
         self._queue_limit = queue_limit
         self._waiting = 0
@@ -128,6 +135,9 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
+        #: The connection's navigation guard (read-only here): what it blocked
+        #: on this tab, for /navigate's 403 and the effects of input.
+        self.navguard = navguard
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -169,8 +179,7 @@ class TabActor:
                 self.connection.unsubscribe(events)
                 self._nursery = None
                 self.connection.remove_sink(network)
-                for sink in self._child_sinks.values():
-                    self.connection.remove_sink(sink)
+                self.children.close()
                 self.closed = True
                 self._enabled.set()
                 self._notify()
@@ -182,20 +191,18 @@ class TabActor:
             ("Runtime.enable", {}),
             ("Inspector.enable", {}),
             ("Emulation.setFocusEmulationEnabled", {"enabled": True}),
-            # Frames and workers start paused until _child_attached resumes them,
+            # Frames and workers start paused until self.children resumes them,
             # so an OOPIF's network set-up lands before its first request.
-            ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True,
-                                      "flatten": True}),
+            ("Target.setAutoAttach", dict(AUTO_ATTACH)),
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
         if self._network_capture:
             calls.append(("Network.enable", dict(NETWORK_ENABLE)))
             self.network.mark_recording(time.time())
-        if self.headless_viewport is not None:
-            width, height = self.headless_viewport
-            calls.append(("Emulation.setDeviceMetricsOverride", {
-                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}))
+        metrics = self.device_metrics()
+        if metrics is not None:
+            calls.append(("Emulation.setDeviceMetricsOverride", metrics))
         return {method: await self.session.post(method, params) for method, params in calls}
 
     async def _finish_enable(self, pending: dict[str, PendingReply]) -> None:
@@ -215,9 +222,8 @@ class TabActor:
         # The current document's lifecycle events fired before we listened.
         ready = results["Runtime.evaluate"].get("result", {}).get("value")
         if self.loader_id and self.loader_id not in self._lifecycle:
-            self._lifecycle[self.loader_id] = {
-                "complete": LoadState.LOAD, "interactive": LoadState.DOMCONTENTLOADED,
-            }.get(ready, LoadState.LOADING)
+            self._lifecycle[self.loader_id] = (LoadState.from_ready_state(ready)
+                                               or LoadState.LOADING)
         self._enabled.set()
         self._notify()
 
@@ -231,45 +237,7 @@ class TabActor:
 
     def _on_network_event(self, event: CdpEvent) -> None:
         """Feed the network ring (called by the connection's reader: quick, never blocks)."""
-        own = event.session_id == self.session.session_id
-        self.network.on_event(event.method, event.params, None if own else event.session_id)
-
-    def _child_attached(self, session_id: str, *, iframe: bool, waiting: bool) -> None:
-        """A child target attached (paused when ``waiting``): set it up, then resume it.
-
-        An OOPIF's network events feed the ring; when the tab records, its
-        recording and controls are switched on before it runs.
-        """
-        if iframe:
-            self._child_sinks[session_id] = self.connection.add_sink(
-                session_id, NETWORK_EVENTS, self._on_network_event)
-        if self._nursery is not None and (waiting or (iframe and self.network.recording)):
-            self._nursery.start_soon(self._start_child, session_id, iframe, waiting)
-
-    async def _start_child(self, session_id: str, iframe: bool, waiting: bool) -> None:
-        if iframe and self.network.recording:
-            await self.configure_child_network(session_id)
-        if waiting:
-            with trio.move_on_after(5):
-                try:
-                    await self.connection.send("Runtime.runIfWaitingForDebugger",
-                                               session_id=session_id)
-                except BrowserdError:
-                    pass  # the target went away
-
-    async def configure_child_network(self, session_id: str) -> None:
-        """Switch recording on in an OOPIF session with the tab's controls (best effort, 5 s).
-
-        Errors (the frame went away) are logged without values and dropped.
-        """
-        session = self.connection.session(session_id)
-        try:
-            with trio.fail_after(5):
-                for method, params in self.network.controls.commands():
-                    await session.send(method, params)
-        except (BrowserdError, trio.TooSlowError) as exc:
-            log.info("tab %s: network set-up of a frame failed: %s", self.target_id,
-                     type(exc).__name__)
+        self.network.on_event(event.method, event.params)
 
     def _notify(self) -> None:
         self._changed.set()
@@ -352,19 +320,9 @@ class TabActor:
         elif method == "Inspector.targetReloadedAfterCrash":
             self.crashed = False
         elif method == "Target.attachedToTarget":
-            info = p.get("targetInfo", {})
-            iframe = info.get("type") == "iframe"
-            if iframe:
-                self.child_sessions[info.get("targetId", "")] = p.get("sessionId", "")
-            self._child_attached(p.get("sessionId", ""), iframe=iframe,
-                                 waiting=bool(p.get("waitingForDebugger")))
+            self.children.attached(p, self._nursery)
         elif method == "Target.detachedFromTarget":
-            for key, sid in list(self.child_sessions.items()):
-                if sid == p.get("sessionId"):
-                    del self.child_sessions[key]
-            sink = self._child_sinks.pop(p.get("sessionId", ""), None)
-            if sink is not None:
-                self.connection.remove_sink(sink)
+            self.children.detached(str(p.get("sessionId", "")))
         self._notify()
 
     @property
@@ -398,6 +356,31 @@ class TabActor:
     def mark_focused(self) -> None:
         """Record that this tab was just brought to the front."""
         self.last_focused_at = time.time()
+
+    def holds_frame(self, frame_id: str) -> bool:
+        """True when ``frame_id`` is this page or a frame of it that this actor has seen."""
+        return (frame_id in (self.target_id, self.main_frame_id)
+                or frame_id in self.frame_loaders or frame_id in self.child_sessions)
+
+    def device_metrics(self) -> dict[str, Any] | None:
+        """The ``Emulation.setDeviceMetricsOverride`` params the tab should have, or None.
+
+        The emulated viewport when ``/emulate`` set one, else browserd's own
+        headless viewport; None (no override) for a headed tab without one.
+        """
+        viewport = self.emulation.viewport
+        if viewport is not None:
+            return {"width": viewport.width, "height": viewport.height,
+                    "deviceScaleFactor": viewport.device_scale_factor,
+                    "mobile": viewport.mobile}
+        if self.headless_viewport is not None:
+            width, height = self.headless_viewport
+            return {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        return None
+
+    def note_emulation(self, emulation: Emulation) -> None:
+        """Record the emulation the tab now has (sent by :mod:`browserd.tabs.emulation`)."""
+        self.emulation = emulation
 
     def info(self, *, active: bool) -> TabInfo:
         return TabInfo(

@@ -65,13 +65,7 @@ async def ensure_enabled(tab: TabActor) -> None:
         return
     await tab.send("Network.enable", dict(NETWORK_ENABLE))
     tab.network.mark_recording(time.time())
-    await _configure_children(tab)
-
-
-async def _configure_children(tab: TabActor) -> None:
-    """Apply the tab's recording and controls to its OOPIF sessions (best effort)."""
-    for session_id in list(tab.child_sessions.values()):
-        await tab.configure_child_network(session_id)
+    await tab.children.configure_all()
 
 
 def _entry(tab: TabActor, entry_id: int) -> NetworkEntry:
@@ -168,7 +162,7 @@ async def set_blocked(tab: TabActor, patterns: list[str]) -> NetworkControls:
     controls = NetworkControls(blocked=tuple(patterns),
                                extra_headers=tab.network.controls.extra_headers)
     tab.network.set_controls(controls)
-    await _configure_children(tab)
+    await tab.children.configure_all()
     return controls
 
 
@@ -214,7 +208,7 @@ async def set_extra_headers(tab: TabActor, headers: Mapping[str, Any]) -> Networ
     await tab.send("Network.setExtraHTTPHeaders", {"headers": checked})
     controls = NetworkControls(blocked=tab.network.controls.blocked, extra_headers=checked)
     tab.network.set_controls(controls)
-    await _configure_children(tab)
+    await tab.children.configure_all()
     return controls
 
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from .. import jsontext as decoding
 from ..errors import BadRequest, BrowserdError, NoMatch
 from .actor import TabActor
 from .page import js_literal
@@ -99,7 +98,10 @@ def _parse(remote: dict[str, Any]) -> dict[str, Any]:
     value = remote.get("value")
     if not isinstance(value, str):
         raise BrowserdError("page inspection returned no result")
-    parsed = orjson.loads(value)
+    try:
+        parsed = decoding.loads(value)
+    except decoding.UndecodableMessage:
+        raise BrowserdError("page inspection returned malformed JSON") from None
     if not isinstance(parsed, dict):
         raise BrowserdError("page inspection returned no result")
     return parsed

@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 
@@ -26,12 +27,14 @@ from ..errors import (
     TabNotFound,
 )
 from .actor import TabActor, TabInfo
+from .navguard import NavGuard
 
 __all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
 log = logging.getLogger(__name__)
 
 MIN_PREFIX = 4
+ORIGINS_SEEN_MAX = 500
 _TARGET_EVENTS = frozenset({
     "Target.targetCreated", "Target.targetInfoChanged", "Target.targetDestroyed",
     "Target.targetCrashed", "Target.detachedFromTarget",
@@ -42,7 +45,7 @@ class TabRegistry:
     """Handle to the tabs of one browser connection."""
 
     def __init__(self, connection: CdpConnection, nursery: trio.Nursery, *,
-                 settings: Settings, headless: bool) -> None:
+                 settings: Settings, headless: bool, navguard: NavGuard | None = None) -> None:
         self.connection = connection
         self._nursery = nursery
         self._settings = settings
@@ -57,8 +60,15 @@ class TabRegistry:
         # Headless only: one pre-created, unlisted about:blank tab that
         # /tabs/open hands out at once (then replaces in the background).
         self._spare_wanted = headless
+        self._spare_enabled = headless
+        self._spare_holds = 0
         self._spare: str | None = None
         self._making_spare = False
+        # The connection's navigation guard, handed to every tab actor.
+        self._navguard = navguard
+        # Origins of pages and out-of-process frames seen since the browser
+        # started, most recent last (GET /state exports their localStorage).
+        self._origins_seen: dict[str, None] = {}
 
     # -- queries -------------------------------------------------------------
 
@@ -81,6 +91,18 @@ class TabRegistry:
             return max(focused, key=lambda t: t.last_focused_at or 0).target_id
         order = [t for t in self._order if t in listed]
         return order[0] if order else None
+
+    @property
+    def has_spare(self) -> bool:
+        """True while an unlisted spare tab is ready (headless, no gateway client)."""
+        return self._spare is not None and self._spare in self._tabs
+
+    def locate_frame(self, frame_id: str) -> str | None:
+        """The tab whose page holds the frame ``frame_id`` (known frames only), or None."""
+        for target_id, tab in self._tabs.items():
+            if tab.holds_frame(frame_id):
+                return target_id
+        return None
 
     def target_ids(self) -> list[str]:
         return [t for t in self._order if t != self._spare]
@@ -133,7 +155,9 @@ class TabRegistry:
         ``--no-startup-window`` browser, or the last tab was closed).
         """
         spare = self._spare
-        if url == "about:blank" and spare is not None and spare in self._tabs:
+        if url == "about:blank" and spare is not None and spare in self._tabs and (
+            self._spare_wanted  # not a spare being closed for a CDP gateway client
+        ):
             self._spare = None
             tab = self._tabs[spare]
             await self.connection.send("Target.activateTarget", {"targetId": spare})
@@ -167,11 +191,45 @@ class TabRegistry:
                 # Marked before it attaches, so it is never listed.
                 self._spare = await self._create("about:blank", background=True)
                 await self.wait_tab(self._spare)
+                if not self._spare_wanted:  # a CDP gateway client came meanwhile
+                    await self._close_spare()
         except (BrowserdError, trio.TooSlowError) as exc:
             log.info("no spare tab: %s", exc)
             self._spare = None
         finally:
             self._making_spare = False
+
+    async def suspend_spare(self) -> None:
+        """No unlisted spare tab while a CDP gateway client is connected.
+
+        A gateway client sees every page target; a page it may use must never
+        be the hidden spare, so the spare is closed (bounded, ≤ 5 s) and none
+        is made until every :meth:`suspend_spare` has its :meth:`resume_spare`.
+        Errors closing it are logged, not raised.
+        """
+        self._spare_holds += 1
+        self._spare_wanted = False
+        await self._close_spare()
+
+    def resume_spare(self) -> None:
+        """Undo one :meth:`suspend_spare`; the last one makes a spare again (headless)."""
+        self._spare_holds = max(0, self._spare_holds - 1)
+        if self._spare_holds == 0 and self._spare_enabled:
+            self._spare_wanted = True
+            self.replenish_spare()
+
+    async def _close_spare(self) -> None:
+        spare = self._spare
+        if spare is None or spare not in self._tabs:
+            return
+        with trio.move_on_after(5):
+            try:
+                await self.connection.send("Target.closeTarget", {"targetId": spare})
+            except BrowserdError as exc:
+                log.info("could not close the spare tab: %s", exc.message)
+                return
+            while spare in self._tabs:
+                await self.wait_changed()
 
     async def refresh_infos(self) -> None:
         """Re-read every page's title and URL (events can lag behind the page)."""
@@ -240,6 +298,8 @@ class TabRegistry:
             task_status.started()
             async for event in sub:
                 p = event.params
+                if "targetInfo" in p:
+                    self._note_origin(p["targetInfo"])
                 if event.method == "Target.targetCreated":
                     self._on_created(p["targetInfo"])
                 elif event.method == "Target.targetInfoChanged":
@@ -260,6 +320,31 @@ class TabRegistry:
         finally:
             self.connection.unsubscribe(sub)
 
+    def _note_origin(self, info: dict[str, Any]) -> None:
+        url = str(info.get("url", ""))
+        if info.get("type") not in ("page", "iframe") or not url.startswith(("http:", "https:")):
+            return
+        try:
+            parts = urlsplit(url)
+            host, port = parts.hostname, parts.port
+        except ValueError:
+            return
+        if host:
+            host = f"[{host}]" if ":" in host else host
+            self.remember_origin(f"{parts.scheme}://{host}"
+                                 + (f":{port}" if port is not None else ""))
+
+    def remember_origin(self, origin: str) -> None:
+        """Note ``origin`` as the most recently used (its localStorage was written)."""
+        self._origins_seen.pop(origin, None)
+        self._origins_seen[origin] = None
+        while len(self._origins_seen) > ORIGINS_SEEN_MAX:
+            del self._origins_seen[next(iter(self._origins_seen))]
+
+    def origins_seen(self) -> list[str]:
+        """Origins of pages and frames seen or written since the start, most recent last."""
+        return list(self._origins_seen)
+
     def _on_created(self, info: dict[str, Any]) -> None:
         if info.get("type") != "page":
             return
@@ -276,6 +361,7 @@ class TabRegistry:
         actor = TabActor(
             self.connection, target_id, title=title, url=url,
             queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
+            navguard=self._navguard,
             network_capture=self._settings.network_capture == "always",
         )
         try:
@@ -307,15 +393,18 @@ class TabRegistry:
 
 @asynccontextmanager
 async def open_tab_registry(
-    connection: CdpConnection, *, settings: Settings, headless: bool
+    connection: CdpConnection, *, settings: Settings, headless: bool,
+    navguard: NavGuard | None = None,
 ) -> AsyncIterator[TabRegistry]:
     """Run target discovery and the tab actors for one connection.
 
     Ready once discovery is on and the browser's existing pages are attached
-    (bounded). On exit every tab actor is cancelled.
+    (bounded). ``navguard`` (already running) is handed to every tab actor.
+    On exit every tab actor is cancelled.
     """
     async with trio.open_nursery() as nursery:
-        registry = TabRegistry(connection, nursery, settings=settings, headless=headless)
+        registry = TabRegistry(connection, nursery, settings=settings, headless=headless,
+                               navguard=navguard)
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)

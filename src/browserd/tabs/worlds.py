@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any, cast
 
-import orjson
 import trio
 
+from .. import jsontext
 from ..cdp import CdpSession
 from ..errors import BrowserdError, CdpError, Timeout
 from ..snapshot import WALKER_SOURCE
@@ -126,6 +126,10 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
                                  or _CONTEXT_DESTROYED in exc.message):
                 tab.refs.drop_world(key)
                 continue
+            if "terminated" in exc.message.lower():
+                # Runtime.evaluate's own timeout can also end as a protocol error.
+                raise Timeout("the page inspection did not finish within its deadline",
+                              hint="scope it with root, or lower limit/maxChars") from None
             raise
         details = result.get("exceptionDetails")
         if details:
@@ -141,6 +145,6 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
 def decode_value(remote: dict[str, Any]) -> Any:
     value = remote.get("value")
     if isinstance(value, str) and value[:1] in ("{", "["):
-        return orjson.loads(value)
+        return jsontext.loads(value)
     return value
 

@@ -1,4 +1,5 @@
-"""The route table, by concern: service, tabs, page (incl. inspection), input, media, network.
+"""The route table, by concern: service, tabs, page (incl. inspection), input, media,
+state (cookies, web storage, storage state), emulation, downloads and network.
 
 Each module exports one ``*_routes()`` function; :func:`all_routes` is the
 whole table, in the order ``/openapi.json`` lists it. No route module
@@ -9,18 +10,22 @@ work pattern in :mod:`browserd.http.tabwork`).
 from __future__ import annotations
 
 from ..schema import Route
+from .downloads import download_routes
+from .emulation import emulation_routes
 from .input import input_routes
 from .media import media_routes
 from .network import network_routes
 from .page import page_routes
 from .service import service_routes
+from .state import state_routes
 from .tabs import tab_routes
 
-__all__ = ["all_routes", "input_routes", "media_routes", "network_routes", "page_routes",
-           "service_routes", "tab_routes"]
+__all__ = ["all_routes", "download_routes", "emulation_routes", "input_routes", "media_routes",
+           "network_routes", "page_routes", "service_routes", "state_routes", "tab_routes"]
 
 
 def all_routes() -> list[Route]:
     """Every route of the API (a new list each call)."""
     return [*service_routes(), *tab_routes(), *page_routes(), *input_routes(),
-            *media_routes(), *network_routes()]
+            *media_routes(), *state_routes(), *emulation_routes(), *download_routes(),
+            *network_routes()]

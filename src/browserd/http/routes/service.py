@@ -45,10 +45,20 @@ def status_body(system: System) -> dict[str, Any]:
         "uptimeS": stats.uptime_s,
         "serviceUptimeS": round(time.time() - system.started_at, 3),
         "tabs": len(rt.tabs.target_ids()) if rt is not None else 0,
+        "spareTab": rt is not None and rt.tabs.has_spare,
+        "cdpGateway": settings.gateway_active,
         "cdp": attrs.asdict(rt.connection.statistics()) if rt is not None else None,
         "media": {"files": media.files, "bytes": media.bytes, "saves": media.saves,
                   "failures": media.failures, "pruned": media.pruned},
+        "downloads": _download_stats(system),
     }
+
+
+def _download_stats(system: System) -> dict[str, Any]:
+    stats = system.downloads.statistics()
+    return {"enabled": system.downloads.enabled, "directory": str(stats.directory),
+            "inProgress": stats.in_progress, "completed": stats.completed,
+            "canceled": stats.canceled, "pruned": stats.pruned}
 
 
 async def healthz(system: System, args: dict[str, Any]) -> dict[str, Any]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import trio
 
 from ...errors import BadRequest, CdpError, EvalDisabled, Timeout
+from ...textmatch import Glob, compile_glob
 from ..actor import TabActor
 from ..page import js_literal
 from ..state import LoadState
@@ -22,21 +22,9 @@ LOAD_STATES = (LoadState.DOMCONTENTLOADED.value, LoadState.LOAD.value)
 """The load states a wait can name."""
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A URL glob as a regex: ``**`` matches anything, ``*`` anything but ``/``."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("^" + "".join(out) + "$", re.DOTALL)
+def glob_regex(pattern: str) -> Glob:
+    """A URL glob (``**`` anything, ``*`` anything but ``/``), matched in bounded time."""
+    return compile_glob(pattern)
 
 
 _WAIT_JS = """((mode, arg) => {

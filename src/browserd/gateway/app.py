@@ -1,0 +1,265 @@
+"""The CDP gateway's ASGI app and its server on the CDP port.
+
+Routes (every one behind :class:`~browserd.http.guard.Guard`: bearer token,
+Host must be ``127.0.0.1|localhost|[::1]:<cdp port>``, no foreign Origin):
+
+- ``GET /json/version`` — ``{"Browser", "Protocol-Version", "User-Agent",
+  "webSocketDebuggerUrl"}``; the URL names this gateway (Host as sent).
+- ``GET /json/list`` and ``GET /json`` — the *listed* tabs (as ``/tabs``
+  shows them), each with ``webSocketDebuggerUrl`` on this gateway.
+- WebSocket ``/devtools/browser/<id>`` (``<id>`` from ``/json/version``) and
+  ``/devtools/page/<targetId>`` (a listed tab's exact id) — see
+  :mod:`browserd.gateway.client`.
+
+Anything else is 404; a method other than GET/HEAD is 405. With no running
+browser the answer is the control API's 503 (BROWSER_NOT_RUNNING …), for
+a WebSocket handshake too (as an HTTP response, before any upgrade).
+
+Cancellation: a cancelled connection detaches its sessions (shielded,
+bounded) and ends; the server itself stops with ``shutdown``.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import secrets
+from collections.abc import MutableMapping
+from typing import Any
+
+import orjson
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+
+from ..browser.ports import find_port_holder, port_is_free
+from ..errors import (
+    BrowserdError,
+    MethodNotAllowed,
+    NotFound,
+    PortInUse,
+    TabNotFound,
+)
+from ..http.guard import Guard, secure_headers
+from ..system import System
+from .client import ClientGone, GatewayClient, attach_root
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+
+DRAIN_S = 2.0
+#: Largest message a gateway client may send (commands are small; files via
+#: DOM.setFileInputFiles name paths, not bytes).
+MAX_CLIENT_MESSAGE_BYTES = 64 * 1024 * 1024
+WS_NORMAL, WS_GOING_AWAY, WS_INTERNAL, WS_TRY_AGAIN = 1000, 1001, 1011, 1013
+PROTOCOL_VERSION = "1.3"
+
+
+class GatewayApp:
+    """ASGI app of the gateway (unguarded: :func:`serve_gateway` wraps it)."""
+
+    def __init__(self, system: System) -> None:
+        self._system = system
+        #: The id in ``/devtools/browser/<id>``: one per service run.
+        self.browser_id = secrets.token_hex(16)
+        self.clients = 0
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await _lifespan(receive, send)
+        elif kind == "http":
+            await self._http(scope, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
+
+    # -- HTTP --------------------------------------------------------------------
+
+    async def _http(self, scope: Scope, send: Any) -> None:
+        try:
+            if scope.get("method") not in ("GET", "HEAD"):
+                raise MethodNotAllowed("the CDP gateway answers GET only")
+            body: Any = self._json_route(scope)
+            status = 200
+        except BrowserdError as exc:
+            body, status = exc.to_dict(), exc.status
+        data = orjson.dumps(body)
+        await send({"type": "http.response.start", "status": status, "headers": secure_headers([
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(data)).encode()),
+        ])})
+        await send({"type": "http.response.body",
+                    "body": b"" if scope.get("method") == "HEAD" else data})
+
+    def _json_route(self, scope: Scope) -> Any:
+        path = str(scope.get("path", "")).rstrip("/")
+        host = _host(scope)
+        if path == "/json/version":
+            runtime = self._system.supervisor.require_runtime()
+            return {
+                "Browser": runtime.version,
+                "Protocol-Version": PROTOCOL_VERSION,
+                "User-Agent": runtime.user_agent,
+                "webSocketDebuggerUrl": f"ws://{host}/devtools/browser/{self.browser_id}",
+            }
+        if path in ("/json", "/json/list"):
+            runtime = self._system.supervisor.require_runtime()
+            return [{
+                "description": "",
+                "id": info.target_id,
+                "title": info.title,
+                "type": "page",
+                "url": info.url,
+                "webSocketDebuggerUrl": f"ws://{host}/devtools/page/{info.target_id}",
+            } for info in runtime.tabs.infos()]
+        raise NotFound("no such CDP gateway route",
+                       hint="GET /json/version, GET /json/list, or a /devtools/… WebSocket")
+
+    # -- WebSocket ---------------------------------------------------------------
+
+    async def _websocket(self, scope: Scope, receive: Any, send: Any) -> None:
+        first = await receive()
+        if first["type"] != "websocket.connect":
+            return
+        path = str(scope.get("path", ""))
+        try:
+            runtime = self._system.supervisor.require_runtime()
+            target_id = self._endpoint(path, runtime)
+            if target_id is None:
+                await runtime.tabs.suspend_spare()
+            try:
+                root = await attach_root(runtime.connection, target_id)
+            except BaseException:
+                if target_id is None:
+                    runtime.tabs.resume_spare()
+                raise
+        except BrowserdError as exc:
+            await _refuse_handshake(scope, send, exc)
+            return
+        self.clients += 1
+        client = GatewayClient(runtime.connection, self._system.url_policy, root=root,
+                               describe=f"{'browser' if target_id is None else 'page'} endpoint",
+                               downloads_dir=self._system.downloads.directory,
+                               downloads_enabled=self._system.downloads.enabled,
+                               downloads=runtime.downloads, navguard=runtime.navguard)
+        close_code = WS_NORMAL
+        try:
+            await send({"type": "websocket.accept"})
+            await client.run(_receiver(receive), _sender(send))
+            if client.overflowed:
+                close_code = WS_TRY_AGAIN
+            elif runtime.connection.is_closed:
+                close_code = WS_GOING_AWAY
+        finally:
+            self.clients -= 1
+            if target_id is None:
+                runtime.tabs.resume_spare()
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + 1):
+                try:
+                    await send({"type": "websocket.close", "code": close_code})
+                except Exception:  # the client is already gone
+                    pass
+
+    def _endpoint(self, path: str, runtime: Any) -> str | None:
+        """The target a WebSocket path names (None: the browser). Raises NotFound."""
+        kind, _, ident = path.removeprefix("/devtools/").partition("/")
+        if kind == "browser" and path.startswith("/devtools/") and ident == self.browser_id:
+            return None
+        if kind == "page" and path.startswith("/devtools/") and ident:
+            tab = runtime.tabs.get(ident)
+            if tab.target_id == ident:
+                return ident
+            raise TabNotFound(f"no tab {ident!r}", hint="use an id from /json/list")
+        raise NotFound("no such CDP endpoint",
+                       hint="take webSocketDebuggerUrl from /json/version or /json/list")
+
+
+def _receiver(receive: Any) -> Any:
+    async def next_message() -> str | bytes | None:
+        message = await receive()
+        if message["type"] != "websocket.receive":
+            return None
+        text = message.get("text")
+        return text if text is not None else message.get("bytes") or b""
+    return next_message
+
+
+def _sender(send: Any) -> Any:
+    async def send_text(text: str) -> None:
+        try:
+            await send({"type": "websocket.send", "text": text})
+        except Exception as exc:  # hypercorn: the client went away
+            raise ClientGone(str(exc)) from None
+    return send_text
+
+
+def _host(scope: Scope) -> str:
+    for name, value in scope.get("headers", ()):
+        if bytes(name).lower() == b"host":
+            return bytes(value).decode("latin-1").strip().lower()
+    return "127.0.0.1"
+
+
+async def _refuse_handshake(scope: Scope, send: Any, exc: BrowserdError) -> None:
+    log.info("gateway refused %s: %s %s", str(scope.get("path", ""))[:120], exc.status, exc.code)
+    if "websocket.http.response" in scope.get("extensions", {}):
+        body = orjson.dumps(exc.to_dict())
+        await send({"type": "websocket.http.response.start", "status": exc.status,
+                    "headers": secure_headers([(b"content-type", b"application/json"),
+                                               (b"content-length", str(len(body)).encode())])})
+        await send({"type": "websocket.http.response.body", "body": body})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def check_gateway_port(port: int) -> None:
+    """Raise PortInUse naming the holder when ``127.0.0.1:port`` is taken."""
+    if not port_is_free(port):
+        holder = find_port_holder(port)
+        raise PortInUse(
+            f"CDP gateway port {port} is already held by {holder.describe()}",
+            hint="stop that process, choose another cdp_port, or set cdp_gateway = false",
+        )
+
+
+async def serve_gateway(
+    system: System, token: str, shutdown: trio.Event, *,
+    task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the guarded gateway on ``127.0.0.1:<cdp port>`` until ``shutdown``.
+
+    ``task_status.started`` once the socket is bound. Raises PortInUse when
+    the port is taken (checked first, and again if the bind itself fails).
+    """
+    port = system.settings.effective_cdp_port
+    check_gateway_port(port)
+    app: Any = Guard(GatewayApp(system), token=token, control_port=port, open_paths=frozenset())
+    config = HypercornConfig()
+    config.bind = [f"127.0.0.1:{port}"]
+    config.accesslog = None
+    config.graceful_timeout = DRAIN_S
+    config.websocket_max_message_size = MAX_CLIENT_MESSAGE_BYTES
+    try:
+        await hypercorn_serve(app, config, shutdown_trigger=shutdown.wait,
+                              task_status=task_status)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        holder = find_port_holder(port)
+        raise PortInUse(f"CDP gateway port {port} is already held by {holder.describe()}",
+                        hint="choose another cdp_port, or set cdp_gateway = false") from None
+
+
+__all__ = ["GatewayApp", "check_gateway_port", "serve_gateway"]
