@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import socket
 import struct
 import threading
@@ -393,3 +394,57 @@ async def test_out_of_process_frames_record_and_block_too(
         await load(api, tab, pages, "/net/outer.html", outer)
         blocked = await wait_for(api, tab, "pixel.png?inner=1")
         assert blocked["failed"] is True and blocked["blockedReason"] == "inspector"
+
+
+def _redirect_to(req: Any) -> None:
+    """302 to the ``to`` query parameter (a page-made redirect chain)."""
+    to = req.path.split("to=", 1)[1] if "to=" in req.path else "/net/echo"
+    req.send_response(302)
+    req.send_header("Location", to)
+    req.send_header("Content-Length", "0")
+    req.end_headers()
+
+
+async def test_blocking_and_headers_work_beside_the_navigation_guard(
+        api: httpx.AsyncClient, tab: str, pages: PageServer, service: ServiceInfo) -> None:
+    """The guard owns Fetch on every page session; the network controls use the Network
+    domain beside it: both judge, neither undoes the other, and nothing waits."""
+    tag = secrets.token_hex(4)
+    refused = f"http://127.0.0.1:{service.port}/navblocked-{tag}"
+    add_route("/net/hop", _redirect_to)
+    with trio.fail_after(60):
+        r = await api.post("/network/block", json={"targetId": tab,
+                                                   "patterns": ["*://*:*/net/pixel.png"]})
+        assert r.status_code == 200, r.text
+        r = await api.post("/network/headers", json={"targetId": tab,
+                                                     "headers": {"X-Beside-Guard": tag}})
+        assert r.status_code == 200, r.text
+        # A redirect to a URL the policy refuses: the guard still stops it (403 with the
+        # chain), and the ring lists both hops, the refused one failed.
+        r = await api.post("/navigate", json={"targetId": tab,
+                                              "url": pages.url("/net/hop") + "?to=" + refused})
+        assert r.status_code == 403, r.text
+        assert r.json()["code"] == "URL_BLOCKED"
+        assert r.json()["redirectedFrom"] == pages.url("/net/hop")
+        hop = await wait_for(api, tab, "/net/hop")
+        assert hop["status"] == 302 and hop["redirectedTo"]
+        stopped = await wait_for(api, tab, f"navblocked-{tag}")
+        assert stopped["failed"] is True
+        assert stopped["errorText"] == "net::ERR_BLOCKED_BY_CLIENT"
+        # An allowed page: the guard let its document through with the extra header,
+        # and the image is blocked by the tab's pattern.
+        page = html_route('<img id="px" src="/net/pixel.png"><script>window.done = new '
+                          'Promise(r => { px.onerror = px.onload = () => r("done"); });</script>')
+
+        def remembering(req: Any) -> None:
+            _remember(req)
+            page(req)
+
+        add_route("/net/beside.html", remembering)
+        await navigate(api, tab, pages.url("/net/beside.html"))
+        r = await api.post("/eval", json={"targetId": tab, "js": "window.done", "await": True})
+        assert r.status_code == 200 and r.json()["result"] == "done", r.text
+        assert SEEN["/net/beside.html"]["x-beside-guard"] == tag
+        blocked = await wait_for(api, tab, "/net/pixel.png")
+        assert blocked["failed"] is True and blocked["blockedReason"] == "inspector"
+    assert f"refused GET '/navblocked-{tag}'" not in service.log_text()  # never arrived

@@ -2,12 +2,13 @@
 
 :class:`NetworkLog` is typed tab state like :mod:`browserd.tabs.state`: one
 per :class:`~browserd.tabs.actor.TabActor`, changed only through its own
-methods (the actor's network task calls :meth:`NetworkLog.on_event`; routes
+methods (CDP sinks call :meth:`NetworkLog.on_event` from the reader; routes
 in the tab's work slot call :meth:`NetworkLog.set_controls`). Nothing here
 does I/O, so all of it is unit-testable without a browser.
 
-Each request hop is one :class:`NetworkEntry` (a frozen record replaced on
-every event). A redirect closes the hop it answers (status 3xx) and opens a
+Each request hop is one entry: the ring changes its own private copy in
+place on every event and hands out :class:`NetworkEntry` snapshots (frozen
+records) when read. A redirect closes the hop it answers (status 3xx) and opens a
 new entry for the next hop under the same CDP ``requestId``. Entries get
 service-side ids (1, 2, …) that never repeat within the tab. The ring keeps
 at most ``capacity`` entries and about ``max_bytes`` of text; the oldest go
@@ -80,9 +81,37 @@ def _headers_size(headers: Mapping[str, str]) -> int:
     return sum(len(k) + len(v) for k, v in headers.items())
 
 
+class _EntryFields:
+    """What :class:`NetworkEntry` and the ring's live :class:`_Hop` both answer."""
+
+    __slots__ = ()
+    url: str
+    resource_type: str
+    status: int | None
+    failed: bool
+    start_ts: float
+    end_ts: float | None
+
+    @property
+    def duration_ms(self) -> float | None:
+        if self.end_ts is None:
+            return None
+        return round(max(0.0, self.end_ts - self.start_ts) * 1000, 1)
+
+    def matches(self, *, url_contains: str | None, resource_type: str | None,
+                status: int | None, failed: bool | None) -> bool:
+        if url_contains is not None and url_contains.lower() not in self.url.lower():
+            return False
+        if resource_type is not None and self.resource_type != resource_type.lower():
+            return False
+        if status is not None and self.status != status:
+            return False
+        return failed is None or self.failed == failed
+
+
 @attrs.frozen(kw_only=True)
-class NetworkEntry:
-    """One request hop as the ring keeps it.
+class NetworkEntry(_EntryFields):
+    """One request hop as the ring hands it out (a snapshot: later events do not change it).
 
     ``start_ts``/``end_ts`` are Chromium's monotonic seconds (for durations);
     ``started_at`` is wall-clock seconds. ``session_id`` None is the tab's
@@ -118,28 +147,7 @@ class NetworkEntry:
     blocked_reason: str | None = None
     redirect_to: int | None = None
     size: int = attrs.field(default=0, repr=False, eq=False)
-    """About how many characters the entry holds (the ring's byte budget; set by the ring)."""
-
-    @property
-    def duration_ms(self) -> float | None:
-        if self.end_ts is None:
-            return None
-        return round(max(0.0, self.end_ts - self.start_ts) * 1000, 1)
-
-    def measured(self) -> NetworkEntry:
-        """This entry with its ``size`` computed (after its headers changed)."""
-        return attrs.evolve(self, size=200 + len(self.url) + _headers_size(self.request_headers)
-                            + _headers_size(self.response_headers) + len(self.post_data or ""))
-
-    def matches(self, *, url_contains: str | None, resource_type: str | None,
-                status: int | None, failed: bool | None) -> bool:
-        if url_contains is not None and url_contains.lower() not in self.url.lower():
-            return False
-        if resource_type is not None and self.resource_type != resource_type.lower():
-            return False
-        if status is not None and self.status != status:
-            return False
-        return failed is None or self.failed == failed
+    """About how many characters the entry holds (the ring's byte budget)."""
 
     def summary(self) -> dict[str, Any]:
         """The ``GET /network`` item: no headers, no bodies."""
@@ -161,6 +169,80 @@ class NetworkEntry:
         if self.url_truncated:
             out["urlTruncated"] = True
         return out
+
+
+@attrs.define(kw_only=True, slots=True)
+class _Hop(_EntryFields):
+    """The ring's own, mutable copy of one entry (events change it in place).
+
+    Private to :class:`NetworkLog`: an event updates a few fields here
+    instead of building a new frozen record (``attrs.evolve`` of ~30 fields
+    per event was the ring's largest cost); readers get :meth:`freeze`.
+    Same fields as :class:`NetworkEntry`; header and post-data fields stay
+    out of ``repr``.
+    """
+
+    id: int
+    request_id: str
+    session_id: str | None
+    method: str
+    url: str
+    url_truncated: bool
+    resource_type: str
+    frame_id: str | None
+    started_at: float
+    start_ts: float
+    request_headers: Mapping[str, str] = attrs.field(repr=False)
+    post_data: str | None = attrs.field(repr=False)
+    has_post_data: bool
+    status: int | None = None
+    status_text: str = ""
+    mime_type: str | None = None
+    response_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    protocol: str | None = None
+    remote_address: str | None = None
+    timing: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
+    from_cache: bool = False
+    end_ts: float | None = None
+    encoded_bytes: int | None = None
+    finished: bool = False
+    failed: bool = False
+    error_text: str | None = None
+    blocked_reason: str | None = None
+    redirect_to: int | None = None
+    size: int = attrs.field(default=0, repr=False)
+
+    def measure(self) -> int:
+        """Recompute :attr:`size` (after headers or post data changed); the change in size."""
+        size = (200 + len(self.url) + _headers_size(self.request_headers)
+                + _headers_size(self.response_headers) + len(self.post_data or ""))
+        delta, self.size = size - self.size, size
+        return delta
+
+    def freeze(self) -> NetworkEntry:
+        return NetworkEntry(**{name: getattr(self, name) for name in _ENTRY_FIELDS})
+
+    def take_response(self, response: Mapping[str, Any], *, resource_type: Any = None) -> None:
+        """Take the response's fields (call :meth:`measure` after)."""
+        if isinstance(resource_type, str):
+            self.resource_type = resource_type.lower()
+        self.status = _int(response.get("status"))
+        self.status_text = str(response.get("statusText") or "")[:200]
+        mime = response.get("mimeType")
+        self.mime_type = str(mime)[:200] if mime else None
+        self.response_headers = _cap_headers(response.get("headers"))
+        protocol = response.get("protocol")
+        self.protocol = str(protocol)[:32] if protocol else None
+        address = response.get("remoteIPAddress")
+        self.remote_address = (f"{address}:{response.get('remotePort', '')}" if address
+                               else None)
+        timing = response.get("timing")
+        self.timing = dict(timing) if isinstance(timing, Mapping) else None
+        self.from_cache = self.from_cache or bool(response.get("fromDiskCache")
+                                                  or response.get("fromPrefetchCache"))
+
+
+_ENTRY_FIELDS = tuple(a.name for a in attrs.fields(NetworkEntry))
 
 
 def blocked_params(patterns: Iterable[str]) -> dict[str, Any]:
@@ -200,8 +282,8 @@ class NetworkLog:
     """
 
     def __init__(self, capacity: int = NETWORK_BUFFER, max_bytes: int = RING_BYTES) -> None:
-        self._entries: OrderedDict[int, NetworkEntry] = OrderedDict()
-        self._live: dict[tuple[str | None, str], int] = {}  # (session, requestId) → entry id
+        self._hops: OrderedDict[int, _Hop] = OrderedDict()
+        self._live: dict[tuple[str | None, str], _Hop] = {}  # (session, requestId) → open hop
         self._capacity = capacity
         self._max_bytes = max_bytes
         self._bytes = 0
@@ -213,26 +295,27 @@ class NetworkLog:
     # -- reading ---------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._hops)
 
     def get(self, entry_id: int) -> NetworkEntry | None:
-        return self._entries.get(entry_id)
+        hop = self._hops.get(entry_id)
+        return hop.freeze() if hop is not None else None
 
     def entries(self) -> list[NetworkEntry]:
         """Every entry, oldest first."""
-        return list(self._entries.values())
+        return [hop.freeze() for hop in self._hops.values()]
 
     def query(self, *, url_contains: str | None = None, resource_type: str | None = None,
               status: int | None = None, failed: bool | None = None,
               limit: int = 100) -> list[NetworkEntry]:
         """The newest ``limit`` entries that match, oldest first."""
         found: list[NetworkEntry] = []
-        for entry in reversed(self._entries.values()):
+        for hop in reversed(self._hops.values()):
             if len(found) >= limit:
                 break
-            if entry.matches(url_contains=url_contains, resource_type=resource_type,
-                             status=status, failed=failed):
-                found.append(entry)
+            if hop.matches(url_contains=url_contains, resource_type=resource_type,
+                           status=status, failed=failed):
+                found.append(hop.freeze())
         found.reverse()
         return found
 
@@ -244,7 +327,7 @@ class NetworkLog:
 
     def clear(self) -> None:
         """Forget every entry (``dropped`` is reset too); controls stay."""
-        self._entries.clear()
+        self._hops.clear()
         self._live.clear()
         self._bytes = 0
         self.dropped = 0
@@ -271,20 +354,20 @@ class NetworkLog:
         if method == "Network.requestWillBeSent":
             self._on_request(key, params)
             return
-        entry_id = self._live.get(key)
-        entry = self._entries.get(entry_id) if entry_id is not None else None
-        if entry is None:
+        hop = self._live.get(key)
+        if hop is None:
             return
         if method == "Network.responseReceived":
-            entry = _with_response(entry, params.get("response") or {},
-                                   resource_type=params.get("type")).measured()
+            hop.take_response(params.get("response") or {}, resource_type=params.get("type"))
+            self._bytes += hop.measure()
+            self._evict()
         elif method == "Network.requestServedFromCache":
-            entry = attrs.evolve(entry, from_cache=True)
+            hop.from_cache = True
         elif method == "Network.loadingFinished":
-            entry = attrs.evolve(entry, end_ts=_float(params.get("timestamp")),
-                                 encoded_bytes=_int(params.get("encodedDataLength")),
-                                 finished=True)
-            self._live.pop(key, None)
+            hop.end_ts = _float(params.get("timestamp"))
+            hop.encoded_bytes = _int(params.get("encodedDataLength"))
+            hop.finished = True
+            del self._live[key]
         elif method == "Network.loadingFailed":
             blocked = params.get("blockedReason")
             text = str(params.get("errorText") or "")[:500]
@@ -292,64 +375,54 @@ class NetworkLog:
                 text = f"blocked ({blocked})"
             if params.get("canceled") and not text:
                 text = "canceled"
-            entry = attrs.evolve(entry, end_ts=_float(params.get("timestamp")), finished=True,
-                                 failed=True, error_text=text or "failed",
-                                 blocked_reason=str(blocked) if blocked else None)
-            self._live.pop(key, None)
-        else:
-            return
-        self._replace(entry)
+            hop.end_ts = _float(params.get("timestamp"))
+            hop.finished = hop.failed = True
+            hop.error_text = text or "failed"
+            hop.blocked_reason = str(blocked) if blocked else None
+            del self._live[key]
 
     def _on_request(self, key: tuple[str | None, str], p: Mapping[str, Any]) -> None:
         request = p.get("request") or {}
         timestamp = _float(p.get("timestamp")) or 0.0
-        previous_id = self._live.get(key)
-        previous = self._entries.get(previous_id) if previous_id is not None else None
-        redirect = p.get("redirectResponse")
         new_id = self._next_id
         self._next_id += 1
+        previous = self._live.get(key)
         if previous is not None:
             # A redirect (or a reused id): the previous hop ends here.
+            redirect = p.get("redirectResponse")
             if isinstance(redirect, Mapping):
-                previous = attrs.evolve(
-                    _with_response(previous, redirect),
-                    encoded_bytes=_int(redirect.get("encodedDataLength"))).measured()
-            previous = attrs.evolve(previous, end_ts=timestamp, finished=True,
-                                    redirect_to=new_id)
-            self._replace(previous)
+                previous.take_response(redirect)
+                previous.encoded_bytes = _int(redirect.get("encodedDataLength"))
+                self._bytes += previous.measure()
+            previous.end_ts = timestamp
+            previous.finished = True
+            previous.redirect_to = new_id
         url = str(request.get("url") or "") + str(request.get("urlFragment") or "")
         post = request.get("postData")
-        post_text = str(post)[:POST_DATA_CAP] if post is not None else None
-        entry = NetworkEntry(
+        frame_id = p.get("frameId")
+        hop = _Hop(
             id=new_id, request_id=key[1], session_id=key[0],
             method=str(request.get("method") or "GET"),
             url=url[:URL_CAP], url_truncated=len(url) > URL_CAP,
             resource_type=str(p.get("type") or "Other").lower(),
-            frame_id=p.get("frameId") if isinstance(p.get("frameId"), str) else None,
+            frame_id=frame_id if isinstance(frame_id, str) else None,
             started_at=_float(p.get("wallTime")) or 0.0, start_ts=timestamp,
             request_headers=_cap_headers(request.get("headers")),
-            post_data=post_text,
+            post_data=str(post)[:POST_DATA_CAP] if post is not None else None,
             has_post_data=bool(request.get("hasPostData")) or post is not None,
-        ).measured()
-        self._live[key] = new_id
-        self._entries[new_id] = entry
-        self._bytes += entry.size
+        )
+        self._bytes += hop.measure()
+        self._live[key] = hop
+        self._hops[new_id] = hop
         self._evict()
 
-    def _replace(self, entry: NetworkEntry) -> None:
-        old = self._entries.get(entry.id)
-        if old is None:
-            return
-        self._bytes += entry.size - old.size
-        self._entries[entry.id] = entry
-
     def _evict(self) -> None:
-        while self._entries and (len(self._entries) > self._capacity
-                                 or self._bytes > self._max_bytes):
-            entry_id, entry = self._entries.popitem(last=False)
-            self._bytes -= entry.size
-            key = (entry.session_id, entry.request_id)
-            if self._live.get(key) == entry_id:
+        while self._hops and (len(self._hops) > self._capacity
+                              or self._bytes > self._max_bytes):
+            _, hop = self._hops.popitem(last=False)
+            self._bytes -= hop.size
+            key = (hop.session_id, hop.request_id)
+            if self._live.get(key) is hop:
                 del self._live[key]
             self.dropped += 1
 
@@ -357,27 +430,6 @@ class NetworkLog:
         """Apply several ``(method, params)`` events of the tab's own session (tests, benches)."""
         for method, params in events:
             self.on_event(method, params)
-
-
-def _with_response(entry: NetworkEntry, response: Mapping[str, Any], *,
-                   resource_type: Any = None) -> NetworkEntry:
-    """``entry`` with the response's fields (call :meth:`NetworkEntry.measured` after)."""
-    from_cache = bool(response.get("fromDiskCache") or response.get("fromPrefetchCache"))
-    timing = response.get("timing")
-    return attrs.evolve(
-        entry,
-        resource_type=(resource_type.lower() if isinstance(resource_type, str)
-                       else entry.resource_type),
-        status=_int(response.get("status")),
-        status_text=str(response.get("statusText") or "")[:200],
-        mime_type=str(response["mimeType"])[:200] if response.get("mimeType") else None,
-        response_headers=_cap_headers(response.get("headers")),
-        protocol=str(response["protocol"])[:32] if response.get("protocol") else None,
-        remote_address=(f"{response['remoteIPAddress']}:{response.get('remotePort', '')}"
-                        if response.get("remoteIPAddress") else None),
-        timing=dict(timing) if isinstance(timing, Mapping) else None,
-        from_cache=entry.from_cache or from_cache,
-    )
 
 
 def _float(value: Any) -> float | None:
