@@ -167,7 +167,7 @@ class Protocol:
         self._next_id = 0
         self._pending: dict[int, PendingCall] = {}
         self._subscriptions: list[Subscription] = []
-        self._sinks: list[Sink] = []
+        self._sinks: dict[str | None, list[Sink]] = {}  # by session: O(1) per event
         self._wanted: frozenset[str] | None = None  # methods someone wants; None: parse all
         self._skipped = 0
         self._closed: BaseException | None = None
@@ -254,8 +254,8 @@ class Protocol:
             method=method, params=message.get("params") or {}, session_id=message.get("sessionId")
         )
         routed = False
-        for sink in self._sinks:
-            if sink.session_id == event.session_id and method in sink.methods:
+        for sink in self._sinks.get(event.session_id, ()):
+            if method in sink.methods:
                 routed = True
                 try:
                     sink.fn(event)
@@ -310,14 +310,17 @@ class Protocol:
         """
         sink = Sink(session_id, methods, fn)
         if self._closed is None:
-            self._sinks.append(sink)
+            self._sinks.setdefault(session_id, []).append(sink)
             self._update_wanted()
         return sink
 
     def remove_sink(self, sink: Sink) -> None:
         """Stop calling ``sink`` (idempotent)."""
-        if sink in self._sinks:
-            self._sinks.remove(sink)
+        same = self._sinks.get(sink.session_id, [])
+        if sink in same:
+            same.remove(sink)
+            if not same:
+                del self._sinks[sink.session_id]
             self._update_wanted()
 
     def _update_wanted(self) -> None:
@@ -327,8 +330,9 @@ class Protocol:
                 self._wanted = None
                 return
             wanted |= sub.methods
-        for sink in self._sinks:
-            wanted |= sink.methods
+        for sinks in self._sinks.values():
+            for sink in sinks:
+                wanted |= sink.methods
         self._wanted = frozenset(wanted)
 
     def fail_calls(self, session_id: str, error: BaseException) -> None:
@@ -345,7 +349,7 @@ class Protocol:
             if sub.session_id == session_id:
                 self._subscriptions.remove(sub)
                 sub.close()
-        self._sinks = [sink for sink in self._sinks if sink.session_id != session_id]
+        self._sinks.pop(session_id, None)
         self._update_wanted()
 
     def close(self, reason: BaseException) -> None:
@@ -359,7 +363,7 @@ class Protocol:
         subs, self._subscriptions = self._subscriptions, []
         for sub in subs:
             sub.close()
-        self._sinks = []
+        self._sinks = {}
 
     def statistics(self) -> ProtocolStatistics:
         return ProtocolStatistics(
