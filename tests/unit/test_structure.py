@@ -84,6 +84,18 @@ PINNED = {
                              "media_routes", "network_routes", "page_routes", "service_routes",
                              "state_routes", "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
+    "browserd.cdp": ["CdpConnection", "CdpEvent", "CdpSession", "JsonDict", "PipeTransport",
+                     "Sink", "Subscription", "Transport", "WebSocketTransport",
+                     "open_cdp_connection", "open_cdp_over"],
+    "browserd.tabs.children": ["AUTO_ATTACH", "SETUP_DEADLINE_S", "ChildTargets"],
+    "browserd.tabs.netlog": ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS",
+                             "POST_DATA_CAP", "RESOURCE_TYPES", "URL_CAP", "NetworkControls",
+                             "NetworkEntry", "NetworkLog", "blocked_params"],
+    "browserd.tabs.network": ["MAX_HEADERS", "REFUSED_HEADERS", "check_headers",
+                              "ensure_enabled", "export_har", "request_detail", "set_blocked",
+                              "set_extra_headers"],
+    "browserd.tabs.har": ["HarBody", "body_for_har", "build_har"],
+    "browserd.cli_network": ["NETWORK_COMMANDS", "add_network_commands", "format_network"],
 }
 
 
