@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from .cli_input import GESTURE_COMMANDS, add_gesture_commands
+from .cli_network import NETWORK_COMMANDS, add_network_commands
 from .cli_routes import (
     RouteCommand,
     add_route_commands,
@@ -36,8 +37,9 @@ __all__ = ["HAND_WRITTEN", "LOCAL_COMMANDS", "Command", "build_parser", "main"]
 
 Command = Callable[[argparse.Namespace], Any]
 LOCAL_COMMANDS = ("serve", "token", "service")
-HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS}
-"""Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`)."""
+HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS}
+"""Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
+:mod:`browserd.cli_network`)."""
 """Subcommands that run here; all others call the API (their parsers need the route table)."""
 
 
@@ -125,6 +127,7 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
         commands = commands_from_routes()
     add_state_commands(sub)
     add_gesture_commands(sub)
+    add_network_commands(sub, common)
     add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
     return parser
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from .cli_network import format_network
+
 __all__ = ["human"]
 
 
@@ -185,6 +187,9 @@ def human(result: Any) -> str:
     if isinstance(result, str):
         return result
     if isinstance(result, dict):
+        network = format_network(result)
+        if network is not None:
+            return network
         if "state" in result and "controlUrl" in result:
             return _format_status(result)
         if isinstance(result.get("tabs"), list) and "running" in result:

@@ -54,14 +54,17 @@ _HAND_WRITTEN = {"cookies": ("/cookies", ("GET", "POST", "DELETE")),
                  "emulate": ("/emulate", ("GET", "POST", "DELETE")),
                  "upload": ("/upload", ("POST",)), "drag": ("/drag", ("POST",)),
                  "mouse": ("/mouse", ("POST",)), "keyboard": ("/keyboard", ("POST",))}
+_NETWORK = {"/network": ("GET", "POST"), "/network/{id}": ("GET",),
+            "/network/block": ("POST",), "/network/headers": ("POST",), "/network/har": ("POST",)}
 SKIP: dict[tuple[str, str], str] = {
     ("/tabs/{targetId}", "DELETE"): "close",
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},
+    **{(path, method): "network" for path, methods in _NETWORK.items() for method in methods},
 }
 """Routes that another command already covers: (path, method) → that command
-(``close``, or one of :mod:`browserd.cli_state`'s or :mod:`browserd.cli_input`'s
-hand-written commands)."""
+(``close``, or one of the hand-written commands of :mod:`browserd.cli_state`,
+:mod:`browserd.cli_input` and :mod:`browserd.cli_network`)."""
 POSITIONAL: dict[str, tuple[str, ...]] = {
     "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
     "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),

@@ -78,6 +78,7 @@ class Settings:
     media_max_bytes: int = 500 * 1024 * 1024
     media_max_age_s: float = 24 * 3600.0
     tab_queue_limit: int = 8
+    network_capture: str = "on-demand"
     max_concurrent_captures: int = 4
     eval_max_bytes: int = 8 * 1024 * 1024
     restart_budget: int = 5
@@ -234,6 +235,8 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
     for root in s.upload_roots:
         if not Path(root).expanduser().is_absolute():
             raise fail("upload_roots", f"{root!r} is not an absolute path")
+    if s.network_capture not in ("on-demand", "always"):
+        raise fail("network_capture", f"{s.network_capture!r}: use on-demand or always")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
                 "max_concurrent_captures", "restart_budget", "eval_max_bytes",
                 "download_max_bytes", "download_max_files", "download_max_total_bytes"):

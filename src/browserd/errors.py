@@ -20,7 +20,8 @@ Tree::
     ├── NotFound                           404 NOT_FOUND
     │   ├── TabNotFound                    404 TAB_NOT_FOUND
     │   ├── RefNotFound                    404 REF_NOT_FOUND
-    │   └── NoMatch                        404 NO_MATCH
+    │   ├── NoMatch                        404 NO_MATCH
+    │   └── RequestNotFound                404 REQUEST_NOT_FOUND
     ├── MethodNotAllowed                   405 METHOD_NOT_ALLOWED
     ├── Conflict                           409 CONFLICT
     │   ├── AmbiguousTarget                409 AMBIGUOUS_TARGET
@@ -72,7 +73,7 @@ __all__ = [
     "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
     "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser", "NoHistory", "NoMatch",
     "NotFound", "Overloaded", "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound",
-    "StaleRef",
+    "RequestNotFound", "StaleRef",
     "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
     "Unavailable", "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked",
     "unwrap_group"
@@ -167,6 +168,11 @@ class RefNotFound(NotFound):
 
 class NoMatch(NotFound):
     code = "NO_MATCH"
+
+
+class RequestNotFound(NotFound):
+    code = "REQUEST_NOT_FOUND"
+    default_hint = "ids come from GET /network; the ring keeps the tab's last 1000 requests"
 
 
 class MethodNotAllowed(BrowserdError):

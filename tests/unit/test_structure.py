@@ -85,8 +85,8 @@ PINNED = {
         "observing", "parse_chord", "perform", "press", "select", "type_text", "upload",
         "wait"],
     "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
-                             "media_routes", "navigation_routes", "page_routes", "service_routes",
-                             "state_routes", "tab_routes"],
+                             "media_routes", "navigation_routes", "network_routes", "page_routes",
+                             "service_routes", "state_routes", "tab_routes"],
     "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
                                "checked_files", "gesture_action"],
     "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
@@ -95,6 +95,18 @@ PINNED = {
     "browserd.cli_routes": ["NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec",
                             "RouteCommand", "add_route_commands", "commands_from_openapi",
                             "commands_from_routes", "run_route_command"],
+    "browserd.cdp": ["CdpConnection", "CdpEvent", "CdpSession", "JsonDict", "PipeTransport",
+                     "Sink", "Subscription", "Transport", "WebSocketTransport",
+                     "open_cdp_connection", "open_cdp_over"],
+    "browserd.tabs.children": ["AUTO_ATTACH", "SETUP_DEADLINE_S", "ChildTargets"],
+    "browserd.tabs.netlog": ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS",
+                             "POST_DATA_CAP", "RESOURCE_TYPES", "URL_CAP", "NetworkControls",
+                             "NetworkEntry", "NetworkLog", "blocked_params"],
+    "browserd.tabs.network": ["MAX_HEADERS", "REFUSED_HEADERS", "check_headers",
+                              "ensure_enabled", "export_har", "request_detail", "set_blocked",
+                              "set_extra_headers"],
+    "browserd.tabs.har": ["HarBody", "body_for_har", "build_har"],
+    "browserd.cli_network": ["NETWORK_COMMANDS", "add_network_commands", "format_network"],
 }
 
 
@@ -180,7 +192,7 @@ def area(name: str) -> str:
 #: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
 #: media and download stores. ``uploads`` (the upload-roots policy) is a leaf used by
 #: http: the tabs only ever see paths it already checked.
-_CLI = {"cli", "cli_state", "cli_input", "cli_routes", "cli_format"}
+_CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_routes", "cli_format"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
                  "downloads"} | _CLI
 FORBIDDEN = {
@@ -213,13 +225,15 @@ def test_imports_point_down_the_tree() -> None:
 def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
     in_tabs = {m for m in all_modules() if m.startswith("browserd.tabs")}
     assert not imports_of("browserd.tabs.state") & in_tabs
+    assert not imports_of("browserd.tabs.netlog") & in_tabs
+    assert imports_of("browserd.tabs.children") & in_tabs <= {"browserd.tabs.netlog"}
     # The actor holds the connection's navigation guard, itself a leaf of tabs.
     assert not imports_of("browserd.tabs.navguard") & in_tabs
     # The actor holds the tab's input state (file chooser, held keys), also a leaf.
     assert not imports_of("browserd.tabs.inputstate") & in_tabs
     assert imports_of("browserd.tabs.actor") & in_tabs <= {
         "browserd.tabs.inputstate", "browserd.tabs.remote", "browserd.tabs.state",
-        "browserd.tabs.navguard"}
+        "browserd.tabs.navguard", "browserd.tabs.netlog", "browserd.tabs.children"}
 
 
 def test_the_ref_engine_does_not_import_what_is_built_on_it() -> None:
@@ -252,3 +266,21 @@ def test_no_module_imports_another_modules_private_names() -> None:
 def test_no_source_file_is_over_about_500_lines(name: str) -> None:
     lines = module_path(name).read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_LINES, f"{name} has {lines} lines: split it by concern"
+
+
+def modules_naming(text: str) -> set[str]:
+    """Modules whose source contains ``text`` (a quoted CDP method name)."""
+    return {name for name in all_modules()
+            if text in module_path(name).read_text(encoding="utf-8")}
+
+
+def test_fetch_and_held_targets_have_one_owner() -> None:
+    """A second ``Fetch.enable`` on a session replaces the first one's patterns: on page
+    sessions ``Fetch`` is the navigation guard's (the scratch page is a target of its own;
+    network blocking uses the Network domain). Every held target is released by one
+    helper, ``CdpSession.run_if_waiting``."""
+    assert modules_naming('"Fetch.enable"') == {"browserd.tabs.navguard",
+                                                "browserd.state.scratch"}
+    assert modules_naming('"Runtime.runIfWaitingForDebugger"') == {"browserd.cdp.connection"}
+    assert modules_naming("waitForDebuggerOnStart\": True") == {"browserd.tabs.navguard",
+                                                              "browserd.tabs.children"}

@@ -4,7 +4,12 @@ Work on one tab is serialised through :meth:`TabActor.work` (a bounded
 queue: when ``queue_limit`` requests already wait, the next gets 429
 TAB_BUSY at once); different tabs run in parallel. The actor's event task
 keeps the tab's state current: main-frame document (loaderId), load state,
-the open JavaScript dialog, a console ring buffer and crash status.
+the open JavaScript dialog, a console ring buffer and crash status. The
+network ring (:class:`~browserd.tabs.netlog.NetworkLog`) is fed by a CDP
+sink straight from the connection's reader. Child targets (OOPIFs, workers)
+start paused; :class:`~browserd.tabs.children.ChildTargets` sets each up and
+resumes it, so an OOPIF records and obeys the tab's network controls from
+its first request.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from .children import AUTO_ATTACH, ChildTargets
 from .inputstate import InputState
+from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NetworkLog
 from .remote import exception_text, remote_text
 from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
 
@@ -97,6 +104,7 @@ class TabActor:
         queue_limit: int = 8,
         headless_viewport: tuple[int, int] | None = None,
         navguard: NavGuard | None = None,
+        network_capture: bool = False,
     ) -> None:
         self.connection = connection
         self.target_id = target_id
@@ -114,10 +122,16 @@ class TabActor:
         self.frame_loaders: dict[str, str] = {}
         self.console = ConsoleLog()
         self.navigations = 0
-        self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
+        self._nursery: trio.Nursery | None = None
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
         self.input = InputState()  # file chooser (events), held keys/buttons (work slot)
         self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
+        self.network = NetworkLog()  # fed by CDP sinks; controls set in the work slot
+        self.children = ChildTargets(connection, target_id=target_id, network=self.network,
+                                     on_chooser=self._note_chooser)
+        #: OOPIF frame/target id -> session id (kept by ``children``; read-only here).
+        self.child_sessions = self.children.sessions
+        self._network_capture = network_capture
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()
@@ -125,8 +139,6 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
-        self._nursery: trio.Nursery | None = None  # the event task's: per-OOPIF watchers
-        self._child_watchers: dict[str, trio.CancelScope] = {}  # OOPIF session id -> watcher
         #: The connection's navigation guard (read-only here): what it blocked
         #: on this tab, for /navigate's 403 and the effects of input.
         self.navguard = navguard
@@ -150,6 +162,10 @@ class TabActor:
             )
             self.session = self.connection.session(result["sessionId"])
             events = self.session.subscribe(_EVENTS, buffer=5000)
+            # Network events come in bursts (~5 per request): they update the ring
+            # straight from the reader, with no channel or task switch per event.
+            network = self.connection.add_sink(self.session.session_id, NETWORK_EVENTS,
+                                               self._on_network_event)
             try:
                 pending = await self._post_enables()
                 task_status.started(self)
@@ -165,6 +181,9 @@ class TabActor:
                     log.warning("tab %s: actor ended: %s", self.target_id, group.exceptions[0])
             finally:
                 self.connection.unsubscribe(events)
+                self._nursery = None
+                self.connection.remove_sink(network)
+                self.children.close()
                 self.closed = True
                 self._enabled.set()
                 self._notify()
@@ -178,11 +197,15 @@ class TabActor:
             ("Emulation.setFocusEmulationEnabled", {"enabled": True}),
             # No native file dialog ever opens: Page.fileChooserOpened instead (uploads).
             ("Page.setInterceptFileChooserDialog", {"enabled": True}),
-            ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False,
-                                      "flatten": True}),
+            # Frames and workers start paused until self.children resumes them,
+            # so an OOPIF's network set-up lands before its first request.
+            ("Target.setAutoAttach", dict(AUTO_ATTACH)),
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
+        if self._network_capture:
+            calls.append(("Network.enable", dict(NETWORK_ENABLE)))
+            self.network.mark_recording(time.time())
         metrics = self.device_metrics()
         if metrics is not None:
             calls.append(("Emulation.setDeviceMetricsOverride", metrics))
@@ -210,28 +233,6 @@ class TabActor:
         self._enabled.set()
         self._notify()
 
-    async def _watch_child_choosers(self, session_id: str, scope: trio.CancelScope) -> None:
-        """Intercept the file choosers of one out-of-process iframe while it is attached.
-
-        Ends when the frame detaches (its scope is cancelled) or its session
-        fails; errors end this watcher only, never the tab's actor.
-        """
-        with scope:
-            session = self.connection.session(session_id)
-            events = session.subscribe(frozenset({"Page.fileChooserOpened"}), buffer=16)
-            try:
-                await session.send("Page.enable", {})
-                await session.send("Page.setInterceptFileChooserDialog", {"enabled": True})
-                async for event in events:
-                    self._note_chooser(event.params, session_id)
-            except BrowserdError as exc:
-                log.debug("tab %s: frame session %s: no chooser interception: %s",
-                          self.target_id, session_id, exc)
-            finally:
-                self.connection.unsubscribe(events)
-                if self._child_watchers.get(session_id) is scope:
-                    del self._child_watchers[session_id]
-
     def _note_chooser(self, p: dict[str, Any], session_id: str | None) -> None:
         node = p.get("backendNodeId")
         if isinstance(node, int):
@@ -247,6 +248,10 @@ class TabActor:
     async def _follow(self, events: Any) -> None:
         async for event in events:
             self._on_event(event)
+
+    def _on_network_event(self, event: CdpEvent) -> None:
+        """Feed the network ring (called by the connection's reader: quick, never blocks)."""
+        self.network.on_event(event.method, event.params)
 
     def _notify(self) -> None:
         self._changed.set()
@@ -335,20 +340,9 @@ class TabActor:
         elif method == "Inspector.targetReloadedAfterCrash":
             self.crashed = False
         elif method == "Target.attachedToTarget":
-            info = p.get("targetInfo", {})
-            if info.get("type") == "iframe":
-                self.child_sessions[info.get("targetId", "")] = p.get("sessionId", "")
-                sid = p.get("sessionId")
-                if self._nursery is not None and sid and sid not in self._child_watchers:
-                    scope = self._child_watchers[sid] = trio.CancelScope()
-                    self._nursery.start_soon(self._watch_child_choosers, sid, scope)
+            self.children.attached(p, self._nursery)
         elif method == "Target.detachedFromTarget":
-            for key, sid in list(self.child_sessions.items()):
-                if sid == p.get("sessionId"):
-                    del self.child_sessions[key]
-            watcher = self._child_watchers.pop(str(p.get("sessionId")), None)
-            if watcher is not None:
-                watcher.cancel()
+            self.children.detached(str(p.get("sessionId", "")))
             chooser = self.input.chooser
             if chooser is not None and chooser.session_id == p.get("sessionId"):
                 self.input.forget_chooser()

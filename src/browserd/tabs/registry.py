@@ -362,6 +362,7 @@ class TabRegistry:
             self.connection, target_id, title=title, url=url,
             queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
             navguard=self._navguard,
+            network_capture=self._settings.network_capture == "always",
         )
         try:
             await self._nursery.start(actor.run)
