@@ -8,6 +8,7 @@ from ..browser.process import BrowserProcess
 from ..cdp import CdpConnection
 from ..tabs.capture_gate import CaptureGate
 from ..tabs.registry import TabRegistry
+from ..tabs.scope import TabScope
 
 __all__ = ["BrowserRuntime"]
 
@@ -17,13 +18,24 @@ class BrowserRuntime:
     """The live parts of one running attempt (valid until the attempt ends).
 
     ``process`` is None for an attached browser. ``captures`` is the
-    browser's capture admission and front lock.
+    browser's capture admission and front lock. ``tabs`` is the scope a
+    handler works in: the default scope here, a session's in
+    :meth:`scoped`; ``registry`` is every tab of the browser.
     """
 
     connection: CdpConnection
-    tabs: TabRegistry
+    registry: TabRegistry
     process: BrowserProcess | None
     version: str
     user_agent: str
     started_at: float
     captures: CaptureGate
+    tabs: TabScope = attrs.field()
+
+    @tabs.default
+    def _default_scope(self) -> TabScope:
+        return TabScope(self.registry)
+
+    def scoped(self, context: str | None) -> BrowserRuntime:
+        """This runtime as a session (browser context ``context``) sees it."""
+        return attrs.evolve(self, tabs=TabScope(self.registry, context))

@@ -325,7 +325,7 @@ class BrowserSupervisor:
             ) as tabs:
                 self.mark_running(BrowserRuntime(
                     connection=conn,
-                    tabs=tabs,
+                    registry=tabs,
                     process=process,
                     version=str(version.get("product", "")),
                     user_agent=str(version.get("userAgent", "")),
