@@ -252,8 +252,8 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         if spec.cdp_port in (s.control_port, s.effective_cdp_port):
             raise fail("profiles", f"[profiles.{spec.name}] cdp_port {spec.cdp_port} is "
                        "already browserd's control or default CDP port")
-    ports = [spec.cdp_port for spec in s.profiles if spec.cdp_port is not None]
-    if len(ports) != len(set(ports)):
+    table_ports = [spec.cdp_port for spec in s.profiles if spec.cdp_port is not None]
+    if len(table_ports) != len(set(table_ports)):
         raise fail("profiles", "two [profiles.*] tables name the same cdp_port")
 
 

@@ -62,7 +62,7 @@ PINNED = {
         "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
         "type_text", "wait"],
     "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "page_routes",
-                             "service_routes", "tab_routes"],
+                             "profile_routes", "service_routes", "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
 }
 
@@ -155,6 +155,7 @@ FORBIDDEN = {
     "supervisor": _ABOVE_LEAVES - {"supervisor"},
     "http": {"gateway", "service", "cli"},
     "gateway": {"service", "cli"},
+    "profiles": {"http", "gateway", "service", "system", "cli"},
 }
 
 

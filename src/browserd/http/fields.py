@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from .schema import Field
 
-__all__ = ["MODIFIERS", "REF", "REQUIRED_TARGET", "SELECTOR", "TARGET", "TEXT_TARGET",
-           "timeout_field"]
+__all__ = ["MODIFIERS", "PROFILE", "REF", "REQUIRED_TARGET", "SELECTOR", "SESSION",
+           "SESSION_HEADER", "TARGET", "TEXT_TARGET", "timeout_field"]
+
+#: The header that names a request's session (the ``session`` field wins).
+SESSION_HEADER = "X-Browserd-Session"
 
 TARGET = Field(name="targetId", type="string", max_length=200,
                description="a tab's targetId or a unique prefix (≥ 4 chars); "
@@ -23,3 +26,10 @@ def timeout_field(default_ms: int, maximum_ms: int = 300_000) -> Field:
     """The ``timeoutMs`` field with a route's own default."""
     return Field(name="timeoutMs", type="integer", default=default_ms, minimum=1,
                  maximum=maximum_ms, description="deadline in milliseconds")
+
+
+PROFILE = Field(name="profile", type="string", max_length=64,
+                description="the profile to act on (GET /profiles); default: the default profile")
+SESSION = Field(name="session", type="string", max_length=64,
+                description="a sessionId from POST /sessions: only that session's tabs are "
+                "seen (also as the X-Browserd-Session header); default: no session")

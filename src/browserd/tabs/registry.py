@@ -130,6 +130,10 @@ class TabRegistry:
         """True while an unlisted spare tab is ready (headless, no gateway client)."""
         return self._spare is not None and self._spare in self._tabs
 
+    def tab_count(self) -> int:
+        """Listed tabs of every scope."""
+        return sum(1 for t in self._order if t != self._spare)
+
     def target_ids(self, scope: str | None = None) -> list[str]:
         return [t for t in self._order if t != self._spare and self.scope_of(t) == scope]
 

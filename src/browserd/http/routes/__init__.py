@@ -1,4 +1,5 @@
-"""The route table, by concern: service, tabs, page (incl. inspection), input, media.
+"""The route table, by concern: service, profiles (and sessions), tabs, page (incl.
+inspection), input, media.
 
 Each module exports one ``*_routes()`` function; :func:`all_routes` is the
 whole table, in the order ``/openapi.json`` lists it. No route module
@@ -12,14 +13,15 @@ from ..schema import Route
 from .input import input_routes
 from .media import media_routes
 from .page import page_routes
+from .profiles import profile_routes
 from .service import service_routes
 from .tabs import tab_routes
 
-__all__ = ["all_routes", "input_routes", "media_routes", "page_routes", "service_routes",
-           "tab_routes"]
+__all__ = ["all_routes", "input_routes", "media_routes", "page_routes", "profile_routes",
+           "service_routes", "tab_routes"]
 
 
 def all_routes() -> list[Route]:
     """Every route of the API (a new list each call)."""
-    return [*service_routes(), *tab_routes(), *page_routes(), *input_routes(),
-            *media_routes()]
+    return [*service_routes(), *profile_routes(), *tab_routes(), *page_routes(),
+            *input_routes(), *media_routes()]
