@@ -7,7 +7,7 @@ from typing import Any
 
 import trio
 
-from ...errors import BrowserdError
+from ...errors import Unavailable
 from ...system import System
 from ...tabs import page
 from ...tabs.actor import TabActor
@@ -21,7 +21,7 @@ __all__ = ["tab_routes"]
 async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
     try:
         rt = system.supervisor.require_runtime()
-    except BrowserdError:
+    except Unavailable:  # no browser (an unknown session is still a 404)
         return {"running": False, "tabs": []}
     await rt.tabs.wait_pending()
     with trio.move_on_after(2):
