@@ -10,10 +10,11 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
-from .errors import BrowserdError
+from .errors import BadRequest, BrowserdError
 from .paths import Paths
 
 __all__ = ["Command", "build_parser", "main"]
@@ -27,7 +28,9 @@ def _client(args: argparse.Namespace) -> Any:
 
     overrides = {"control_url": args.control_url} if args.control_url else None
     paths = Paths.resolve()
-    return Client.from_settings(load_settings(paths, overrides=overrides), paths)
+    client = Client.from_settings(load_settings(paths, overrides=overrides), paths)
+    client.profile, client.session = args.profile, args.session
+    return client
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -35,7 +38,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     overrides: dict[str, Any] = {
         "control_url": args.control_url, "cdp_port": args.cdp_port, "cdp_url": args.cdp_url,
-        "profile": args.profile, "executable": args.executable,
+        "profile": args.profile, "executable": args.executable,  # the default profile's name
         "headless": args.headless, "attach_only": args.attach_only or None,
         "auto_start": False if args.no_auto_start else None,
     }
@@ -167,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print JSON")
     common.add_argument("--control-url", default=argparse.SUPPRESS,
                         help="where the service listens (default from settings)")
+    common.add_argument("--profile", default=argparse.SUPPRESS,
+                        help="the profile to act on (serve: the default profile's name)")
+    common.add_argument("--session", default=argparse.SUPPRESS,
+                        help="a sessionId: see only that session's tabs")
     parser = argparse.ArgumentParser(prog="browserd", description=__doc__, parents=[common])
     sub = parser.add_subparsers(dest="command", required=True)
     real_add = sub.add_parser
@@ -180,7 +187,6 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--cdp-port", type=int)
     serve.add_argument("--cdp-url")
     serve.add_argument("--attach-only", action="store_true")
-    serve.add_argument("--profile")
     serve.add_argument("--executable")
     serve.add_argument("--headless", action="store_true", default=None)
     serve.add_argument("--headed", dest="headless", action="store_false")
@@ -201,6 +207,20 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--headed", dest="headless", action="store_false")
     sub.add_parser("stop", help="stop the browser")
     sub.add_parser("tabs", help="list tabs")
+    p = sub.add_parser("profiles", help="list, create or delete profiles")
+    p.add_argument("action", nargs="?", default="list", choices=("list", "create", "delete"))
+    p.add_argument("name", nargs="?")
+    p.add_argument("--driver", choices=("launch", "cdp"))
+    p.add_argument("--color")
+    p.add_argument("--cdp-url")
+    p.add_argument("--headless", action="store_true", default=None)
+    p.add_argument("--headed", dest="headless", action="store_false")
+    p.add_argument("--keep-data", action="store_true", default=None)
+    p = sub.add_parser("sessions", help="list, create or delete sessions of a profile")
+    p.add_argument("action", nargs="?", default="list", choices=("list", "create", "delete"))
+    p.add_argument("session_id", nargs="?", help="delete: the session to close")
+    p.add_argument("--name")
+    p.add_argument("--ttl", type=float, help="idle seconds before it is closed")
     p = sub.add_parser("open", help="open a URL in a new tab")
     p.add_argument("url")
     for name in ("focus", "close"):
@@ -237,7 +257,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _profiles(client: Any, args: argparse.Namespace) -> Any:
+    if args.action == "list":
+        return client.get("/profiles")
+    if not args.name:
+        raise BadRequest(f"`browserd profiles {args.action}` needs a NAME")
+    if args.action == "create":
+        return client.post("/profiles", name=args.name, driver=args.driver, color=args.color,
+                           headless=args.headless, cdpUrl=args.cdp_url)
+    return client.request("DELETE", f"/profiles/{quote(args.name, safe='')}",
+                          {"keepData": args.keep_data})
+
+
+def _sessions(client: Any, args: argparse.Namespace) -> Any:
+    if args.action == "list":
+        return client.get("/sessions")
+    if args.action == "create":
+        return client.post("/sessions", name=args.name, ttlS=args.ttl)
+    if not args.session_id:
+        raise BadRequest("`browserd sessions delete` needs a SESSION_ID")
+    return client.request("DELETE", f"/sessions/{quote(args.session_id, safe='')}", {})
+
+
 _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
+    "profiles": _profiles,
+    "sessions": _sessions,
     "status": lambda c, a: c.get("/status"),
     "start": lambda c, a: c.post("/start", headless=a.headless),
     "stop": lambda c, a: c.post("/stop"),
@@ -263,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.json = getattr(args, "json", False)
     args.control_url = getattr(args, "control_url", None)
+    args.profile = getattr(args, "profile", None)
+    args.session = getattr(args, "session", None)
     try:
         if args.command == "serve":
             return _serve(args)

@@ -32,7 +32,7 @@ from ..errors import (
 from ..redact import loggable_url
 from ..system import System
 from ..token import token_id
-from .fields import PROFILE, SESSION, SESSION_HEADER
+from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
 from .guard import Guard
 from .routes import all_routes
 from .schema import Route, check_value, openapi, parse_args
@@ -113,12 +113,17 @@ def with_scope_fields(route: Route) -> Route:
 def bind_request(system: System, route: Route, args: dict[str, Any]) -> System:
     """The System this request works on: its profile and session taken out of ``args``.
 
-    The ``session`` field wins over the X-Browserd-Session header (which
-    routes that take no session ignore). Raises ProfileNotFound, BadRequest.
+    The ``profile``/``session`` fields win over the X-Browserd-Profile and
+    X-Browserd-Session headers (routes that take no session ignore that
+    header). Raises ProfileNotFound, BadRequest.
     """
     if route.scope == "none":
         return system
     profile = args.pop("profile", None)
+    if profile is None:
+        profile = request.headers.get(PROFILE_HEADER) or None
+        if profile is not None:
+            profile = check_value(PROFILE, profile)
     session = args.pop("session", None)
     if route.scope == "session" and session is None:
         session = request.headers.get(SESSION_HEADER) or None

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from .schema import Field
 
-__all__ = ["MODIFIERS", "PROFILE", "REF", "REQUIRED_TARGET", "SELECTOR", "SESSION",
-           "SESSION_HEADER", "TARGET", "TEXT_TARGET", "timeout_field"]
+__all__ = ["MODIFIERS", "PROFILE", "PROFILE_HEADER", "REF", "REQUIRED_TARGET", "SELECTOR",
+           "SESSION", "SESSION_HEADER", "TARGET", "TEXT_TARGET", "timeout_field"]
 
+#: The header that names a request's profile (the ``profile`` field wins).
+PROFILE_HEADER = "X-Browserd-Profile"
 #: The header that names a request's session (the ``session`` field wins).
 SESSION_HEADER = "X-Browserd-Session"
 
