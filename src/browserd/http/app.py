@@ -185,7 +185,8 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                 tab = args.get("targetId")
                 audit_log.info(
                     "who=%s profile=%s session=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who,
-                    audit_field(bound.profile.name, system.token),
+                    audit_field(bound.profile.name, system.token)
+                    if route.scope != "none" else "-",
                     audit_field(bound.session_id or "-", system.token), request.method,
                     audit_field(request.path, system.token),
                     audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
