@@ -140,7 +140,8 @@ class GatewayApp:
             await _refuse_handshake(scope, send, exc)
             return
         self.clients += 1
-        client = GatewayClient(runtime.connection, self._system.url_policy, root=root,
+        # The service's current policy: it blocks gateway ports of profiles made since.
+        client = GatewayClient(runtime.connection, self._system.profiles.url_policy, root=root,
                                describe=f"{'browser' if target_id is None else 'page'} endpoint",
                                downloads_dir=self._downloads_dir())
         close_code = WS_NORMAL
