@@ -12,7 +12,9 @@ one and ``[profiles.pN]`` tables). In the same run it measures:
    ``/eval`` request (``--requests`` back to back on one tab), and its RSS;
 2. after starting every profile and opening ``--tabs`` tabs in each: the
    service's RSS (goal ≤ 120 MB), and the CPU per request again, on the
-   default profile and spread over every profile.
+   default profile and spread over every profile;
+3. the service's idle CPU (5 s, no requests) in both states, and the
+   one-profile figure once more after the others are stopped (the noise).
 
 Bench tooling, not product code: errors propagate.
 """
@@ -75,6 +77,12 @@ def _cpu_per_request(client: httpx.Client, pid: int, targets: list[tuple[str, st
     return ((cpu_seconds(pid) or 0.0) - before) * 1000 / requests
 
 
+def _idle_cpu_ms_per_s(pid: int, seconds: float = 5.0) -> float:
+    before = cpu_seconds(pid) or 0.0
+    time.sleep(seconds)
+    return ((cpu_seconds(pid) or 0.0) - before) * 1000 / seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.profiles_bench")
     parser.add_argument("--profiles", type=int, default=10)
@@ -95,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             client.post("/start").raise_for_status()
             tab = client.post("/tabs/open", json={"url": "about:blank"}).json()["targetId"]
             one_rss = _rss_mb(info.pid)
+            one_idle = _idle_cpu_ms_per_s(info.pid)
             one_cpu = _cpu_per_request(client, info.pid, [("clawd", tab)], args.requests)
             t0 = time.perf_counter()
             for name in others:
@@ -111,9 +120,13 @@ def main(argv: list[str] | None = None) -> int:
             running = sum(1 for p in table if p["running"])
             tabs = sum(p["tabs"] for p in table)
             many_rss = _rss_mb(info.pid)
+            many_idle = _idle_cpu_ms_per_s(info.pid)
             many_cpu_default = _cpu_per_request(client, info.pid, [("clawd", tab)],
                                                 args.requests)
             many_cpu_spread = _cpu_per_request(client, info.pid, targets, args.requests)
+            for name in others:
+                client.post("/stop", json={"profile": name}).raise_for_status()
+            again_cpu = _cpu_per_request(client, info.pid, [("clawd", tab)], args.requests)
     finally:
         stop_service(info, timeout=60)
     print(f"profiles running: {running}, tabs: {tabs} (start of {len(others)} profiles: "
@@ -123,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{'met' if many_rss <= RSS_GOAL_MB else 'MISSED'})")
     print(f"service CPU per /eval: one profile {one_cpu:.2f} ms; {running} profiles "
           f"{many_cpu_default:.2f} ms (same tab), {many_cpu_spread:.2f} ms (spread over "
-          f"{len(targets)} tabs)")
+          f"{len(targets)} tabs); one profile again after stopping the others "
+          f"{again_cpu:.2f} ms")
+    print(f"service idle CPU: one profile {one_idle:.2f} ms/s; {running} profiles "
+          f"{many_idle:.2f} ms/s")
     return 0 if many_rss <= RSS_GOAL_MB else 1
 
 
