@@ -14,7 +14,10 @@ one and ``[profiles.pN]`` tables). In the same run it measures:
    service's RSS (goal ≤ 120 MB), and the CPU per request again, on the
    default profile and spread over every profile;
 3. the service's idle CPU (5 s, no requests) in both states, and the
-   one-profile figure once more after the others are stopped (the noise).
+   one-profile figure once more after the others are stopped (the noise);
+4. the control: one profile while as many Chromiums *not* driven by browserd
+   (one blank tab each) run beside it — what the machine's
+   contention alone does to the same figure.
 
 Bench tooling, not product code: errors propagate.
 """
@@ -33,7 +36,7 @@ import httpx
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from supervision.harness import free_port_pair, start_service, stop_service
+from supervision.harness import free_port_pair, launch_chromium, start_service, stop_service
 from supervision.invariants import cpu_seconds
 
 RSS_GOAL_MB = 120.0
@@ -105,6 +108,14 @@ def main(argv: list[str] | None = None) -> int:
             one_rss = _rss_mb(info.pid)
             one_idle = _idle_cpu_ms_per_s(info.pid)
             one_cpu = _cpu_per_request(client, info.pid, [("clawd", tab)], args.requests)
+            # (one tab each: headless Chromium refuses several start URLs)
+            foreign = [launch_chromium(home / "foreign" / name) for name in others]
+            try:
+                time.sleep(3)
+                beside_cpu = _cpu_per_request(client, info.pid, [("clawd", tab)], args.requests)
+            finally:
+                for chromium in foreign:
+                    chromium.stop()
             t0 = time.perf_counter()
             for name in others:
                 client.post("/start", json={"profile": name}).raise_for_status()
@@ -138,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{many_cpu_default:.2f} ms (same tab), {many_cpu_spread:.2f} ms (spread over "
           f"{len(targets)} tabs); one profile again after stopping the others "
           f"{again_cpu:.2f} ms")
+    print(f"control: one profile beside {len(others)} Chromiums not driven by browserd "
+          f"{beside_cpu:.2f} ms per /eval")
     print(f"service idle CPU: one profile {one_idle:.2f} ms/s; {running} profiles "
           f"{many_idle:.2f} ms/s")
     return 0 if many_rss <= RSS_GOAL_MB else 1
