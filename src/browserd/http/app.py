@@ -138,8 +138,9 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
     async def view(**path_args: str) -> Response:
         started = time.perf_counter()
         outcome = "ok"
+        asked: Any = None
         args: dict[str, Any] = {}
-        bound = system
+        bound: System | None = None  # set once the request's profile and session are known
         try:
             body: Any = None
             if request.method != "GET":
@@ -154,6 +155,7 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     raise BadRequest("the JSON body must be an object")
                 body = {**(body or {}), **path_args}
             args = parse_args(route.fields, query=_single_valued(request.args), body=body)
+            asked = args.get("profile")
             bound = bind_request(system, route, args)
             try:
                 result = await route.handler(bound, args)
@@ -185,9 +187,12 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                 tab = args.get("targetId")
                 audit_log.info(
                     "who=%s profile=%s session=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who,
-                    audit_field(bound.profile.name, system.token)
-                    if route.scope != "none" else "-",
-                    audit_field(bound.session_id or "-", system.token), request.method,
+                    "-" if route.scope == "none" else audit_field(
+                        bound.profile.name if bound is not None
+                        else str(asked or request.headers.get(PROFILE_HEADER) or "-"),
+                        system.token),
+                    audit_field((bound.session_id or "-") if bound is not None else "-",
+                                system.token), request.method,
                     audit_field(request.path, system.token),
                     audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
                     audit_field(loggable_url(url), system.token) if isinstance(url, str)
