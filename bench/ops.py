@@ -629,7 +629,7 @@ def bd_aria(ctx: BdCtx, n: int, warmup: int, url: str, interactive: bool) -> Res
     samples = time_sync(once, n, warmup)
     body = last[0]
     return Result(samples=samples, info={"chars": len(body.get("text", "")),
-                                         "nodes": len(body.get("nodes", [])),
+                                         "nodes": (body.get("stats") or {}).get("refs", 0),
                                          "truncated": body.get("truncated")})
 
 

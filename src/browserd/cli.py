@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 import orjson
 
+from .cli_state import STATE_COMMANDS, add_state_commands
 from .errors import BadRequest, BrowserdError
 from .paths import Paths
 
@@ -129,6 +130,24 @@ def _format_dom_snapshot(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _format_find(r: dict[str, Any]) -> str:
+    """/find answers: one line per match (ref, role, name, text, context)."""
+    lines = []
+    for m in r.get("matches", []):
+        line = f"[{m.get('ref')}] {m.get('role')}"
+        if m.get("name"):
+            line += f" \"{m['name']}\""
+        if m.get("text"):
+            line += f" text \"{m['text']}\""
+        if m.get("context"):
+            line += f"  (in {m['context']})"
+        lines.append(line)
+    shown = len(lines)
+    lines.append(f"{r.get('count', shown)} match(es)" + (f", {shown} shown" if r.get("truncated")
+                                                         else ""))
+    return "\n".join(lines)
+
+
 def _human(result: Any) -> str:
     if isinstance(result, str):
         return result
@@ -140,11 +159,17 @@ def _human(result: Any) -> str:
         if "snapshotId" in result:
             if result.get("format") == "domSnapshot":
                 return _format_dom_snapshot(result)
+            text = str(result.get("text", "")).rstrip("\n")
             if result.get("format") == "read":
-                return (f"{result.get('title', '')}\n{result.get('url', '')}\n\n"
-                        f"{str(result.get('text', '')).rstrip()}\n\n"
-                        f"{str(result.get('snapshot', '')).rstrip()}")
-            return str(result.get("text", "")).rstrip("\n")
+                text = (f"{result.get('title', '')}\n{result.get('url', '')}"
+                        f"  [{result.get('loadState', '')}]\n\n{text}")
+            if result.get("loadState") == "loading":
+                text += "\n… (the page was still loading)"
+            if result.get("truncated"):
+                text += f"\n… (truncated: {result.get('hint', '')})"
+            return text
+        if "matches" in result and "count" in result:
+            return _format_find(result)
         if "path" in result and "mediaUrl" in result:
             return str(result["path"])
         if "result" in result and "url" in result:
@@ -232,6 +257,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("snapshot", help="accessibility snapshot with refs")
     p.add_argument("--format", default="aria", choices=("aria", "read", "domSnapshot"))
     p.add_argument("--interactive", action="store_true", default=None)
+    p.add_argument("--root", help="scope to a ref (e12) or a CSS selector")
+    p.add_argument("--max-chars", type=int, help="cap the text (0: no limit)")
+    p.add_argument("--line-chars", type=int, help="longest name / text line (0: whole)")
+    p.add_argument("--nodes", action="store_true", default=None, help="also the refs as JSON")
+    p.add_argument("--target")
+    p = sub.add_parser("find", help="find elements by role, name or text; prints their refs")
+    p.add_argument("text", nargs="?", help="part of the name or visible text")
+    p.add_argument("--role")
+    p.add_argument("--name", help="part of the accessible name")
+    p.add_argument("--exact", action="store_true", default=None)
+    p.add_argument("--limit", type=int)
+    p.add_argument("--root", help="scope to a ref (e12) or a CSS selector")
     p.add_argument("--target")
     p = sub.add_parser("click", help="click an element by ref")
     p.add_argument("ref")
@@ -254,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("js")
     p.add_argument("--await", dest="await_", action="store_true", default=None)
     p.add_argument("--target")
+    add_state_commands(sub)
     return parser
 
 
@@ -291,7 +329,10 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
     "close": lambda c, a: c.post("/tabs/close", targetId=a.target_id),
     "navigate": lambda c, a: c.post("/navigate", url=a.url, targetId=a.target),
     "snapshot": lambda c, a: c.get("/snapshot", format=a.format, interactive=a.interactive,
-                                   targetId=a.target),
+                                   root=a.root, maxChars=a.max_chars, lineChars=a.line_chars,
+                                   nodes=a.nodes, targetId=a.target),
+    "find": lambda c, a: c.get("/find", text=a.text, role=a.role, name=a.name, exact=a.exact,
+                               limit=a.limit, root=a.root, targetId=a.target),
     "click": lambda c, a: c.post("/click", ref=a.ref, targetId=a.target),
     "type": lambda c, a: c.post("/type", ref=a.ref, text=a.text, submit=a.submit,
                                 targetId=a.target),
@@ -300,6 +341,7 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
                                       targetId=a.target),
     "pdf": lambda c, a: c.post("/pdf", targetId=a.target),
     "eval": lambda c, a: c.post("/eval", js=a.js, targetId=a.target, **{"await": a.await_}),
+    **STATE_COMMANDS,
 }
 
 

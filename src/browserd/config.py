@@ -85,6 +85,12 @@ class Settings:
     eval_max_bytes: int = 8 * 1024 * 1024
     restart_budget: int = 5
     restart_window_s: float = 60.0
+    # Downloads (kept under <data>/downloads/<profile>/; see docs/operations.md).
+    downloads_enabled: bool = True
+    download_max_bytes: int = 512 * 1024 * 1024
+    download_max_files: int = 200
+    download_max_total_bytes: int = 2 * 1024 * 1024 * 1024
+    download_max_age_s: float = 24 * 3600.0
     max_sessions: int = 16
     session_ttl_s: float = 1800.0
     profile_port_start: int = 18800
@@ -237,9 +243,12 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
     if not _COLOR_RE.fullmatch(s.color):
         raise fail("color", f"{s.color!r}: use #RRGGBB")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
-                "max_concurrent_captures", "restart_budget", "eval_max_bytes", "max_sessions"):
+                "max_concurrent_captures", "restart_budget", "eval_max_bytes", "max_sessions",
+                "download_max_bytes", "download_max_files", "download_max_total_bytes"):
         if getattr(s, key) < 1:
             raise fail(key, "must be at least 1")
+    if s.download_max_age_s <= 0:
+        raise fail("download_max_age_s", "must be more than 0")
     if s.session_ttl_s <= 0:
         raise fail("session_ttl_s", "must be more than 0")
     if not 1024 <= s.profile_port_start <= s.profile_port_end <= 65535:

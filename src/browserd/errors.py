@@ -29,6 +29,7 @@ Tree::
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
     │   ├── NoDialog                       409 NO_DIALOG
+    │   ├── NoFrame                        409 NO_FRAME
     │   ├── ProfileRunning                 409 PROFILE_RUNNING
     │   ├── ProfileExists                  409 PROFILE_EXISTS
     │   └── ProfileProtected               409 PROFILE_PROTECTED
@@ -198,6 +199,12 @@ class DialogOpen(Conflict):
 
 class NoDialog(Conflict):
     code = "NO_DIALOG"
+
+
+class NoFrame(Conflict):
+    """The tab has no frame of the origin whose per-tab state was asked for."""
+
+    code = "NO_FRAME"
 
 
 class AttachOnly(Conflict):

@@ -50,6 +50,10 @@ class Paths:
         """Runtime records (the pid file of the managed browser)."""
         return self.data_dir / "run"
 
+    def downloads_dir(self, profile: str) -> Path:
+        """Where the browser of ``profile`` saves downloads (files named by GUID)."""
+        return self.data_dir / "downloads" / profile
+
     def profile_dir(self, name: str) -> Path:
         return self.profiles_dir / name
 

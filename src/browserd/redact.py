@@ -18,6 +18,10 @@ from urllib.parse import urlsplit
 # character class, no nesting), so a hostile string cannot make it slow.
 _URL_RUN = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s\"'<>`]*")
 _OPAQUE_SCHEMES = ("data", "javascript", "vbscript", "blob", "filesystem")
+#: Only this much of a URL is parsed (a page can make URLs of megabytes).
+PARSED_CHARS = 4096
+#: Longest shortened URL; a longer one is cut and ends with "…".
+SHOWN_CHARS = 300
 
 
 def loggable_url(url: str) -> str:
@@ -25,8 +29,17 @@ def loggable_url(url: str) -> str:
 
     A URL without an authority keeps ``scheme:path`` (``about:blank``), but
     data-carrying schemes (``data:``, ``javascript:``, ``blob:``…) keep only
-    their scheme. Never raises: an unparsable value becomes a placeholder.
+    their scheme. Bounded work and size whatever a page put in the URL: only
+    the first :data:`PARSED_CHARS` characters are read and the result is at
+    most :data:`SHOWN_CHARS` characters (then it ends with "…"). Used for
+    logs and for the URLs in answers about what a page did (blocked
+    navigations). Never raises: an unparsable value becomes a placeholder.
     """
+    shown = _shorten(url[:PARSED_CHARS])
+    return shown if len(shown) <= SHOWN_CHARS else shown[:SHOWN_CHARS - 1] + "…"
+
+
+def _shorten(url: str) -> str:
     try:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
@@ -72,4 +85,4 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-__all__ = ["RedactingFilter", "loggable_url", "redact_urls"]
+__all__ = ["PARSED_CHARS", "SHOWN_CHARS", "RedactingFilter", "loggable_url", "redact_urls"]

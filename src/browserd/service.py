@@ -4,8 +4,10 @@ Service (one_for_one)
 ├── HttpFacade       hypercorn.trio.serve of the guarded quart-trio app
 ├── MediaStore       (a handle; its pruning runs here)
 └── ProfileManager   one_for_one between profiles
-    └── Profile x N  BrowserSupervisor (restart loop over the browser subtree),
-                     session reaper, CdpGateway (launch profiles, cdp_gateway)
+    └── Profile x N  BrowserSupervisor (restart loop over the browser subtree:
+                     page guards, tabs), session reaper, CdpGateway (launch
+                     profiles, cdp_gateway), DownloadStore (a handle:
+                     <data>/downloads/<profile>/; pruned from here)
 
 SIGTERM/SIGINT: every profile's browser is stopped through its ladder first, then the
 HTTP server drains (bounded), and the process exits 0. A refusal at start
@@ -120,7 +122,8 @@ async def run_service(
         default = profiles.get()
         system = System(
             settings=settings, paths=paths, supervisor=default.supervisor, media=media,
-            url_policy=profiles.url_policy, token=token, profiles=profiles, profile=default,
+            url_policy=profiles.url_policy, downloads=default.downloads, token=token,
+            profiles=profiles, profile=default,
         )
         app = wrap(create_app(system), system, token)
         config = HypercornConfig()
@@ -141,6 +144,7 @@ async def run_service(
                                               if p.gateway_port else "")
                                for p in profiles.all()))
             nursery.start_soon(_prune_media, media)
+            nursery.start_soon(_prune_downloads, profiles)
             if settings.enabled and settings.auto_start:
                 nursery.start_soon(profiles.start_profiles, [
                     p.name for p in profiles.all() if p.spec.origin != ProfileOrigin.API])
@@ -167,6 +171,14 @@ async def _prune_media(media: Any) -> None:
     while True:
         await trio.sleep(PRUNE_EVERY_S)
         await media.prune()
+
+
+async def _prune_downloads(profiles: ProfileManager) -> None:
+    """Apply download retention to every profile's downloads, every PRUNE_EVERY_S."""
+    while True:
+        await trio.sleep(PRUNE_EVERY_S)
+        for profile in profiles.all():
+            await profile.downloads.prune()
 
 
 async def _wait_for_signal() -> None:

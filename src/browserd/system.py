@@ -17,6 +17,7 @@ import time
 import attrs
 
 from .config import Settings
+from .downloads import DownloadStore
 from .media import MediaStore
 from .paths import Paths
 from .profiles.binding import SessionBoundSupervisor
@@ -32,8 +33,10 @@ __all__ = ["System"]
 class System:
     """The service-wide handles, bound to one profile (and maybe one session).
 
-    ``settings``/``supervisor`` are the bound profile's (the default
-    profile's in the service-wide record); ``profiles`` is every profile.
+    ``settings``/``supervisor``/``downloads`` are the bound profile's (the
+    default profile's in the service-wide record); ``profiles`` is every
+    profile; ``media`` is the service's (every capture names its profile and
+    session).
     """
 
     settings: Settings
@@ -41,6 +44,7 @@ class System:
     supervisor: SupervisorHandle
     media: MediaStore
     url_policy: UrlPolicy
+    downloads: DownloadStore
     token: str = attrs.field(repr=False)
     profiles: ProfileManager
     profile: Profile
@@ -57,5 +61,5 @@ class System:
         handle: SupervisorHandle = (bound.supervisor if session is None
                                     else SessionBoundSupervisor(bound, session))
         return attrs.evolve(self, settings=bound.settings, supervisor=handle,
-                            url_policy=self.profiles.url_policy, profile=bound,
-                            session_id=session)
+                            url_policy=self.profiles.url_policy, downloads=bound.downloads,
+                            profile=bound, session_id=session)

@@ -23,7 +23,7 @@ import trio
 
 from browserd.cdp import open_cdp_connection
 from browserd.errors import BadRequest, CdpError
-from browserd.tabs import capture, refs, resolve
+from browserd.tabs import capture, resolve, snapshots
 from browserd.tabs.actor import TabActor
 from tests.conftest import ServiceInfo, start_service, stop_service
 
@@ -244,7 +244,7 @@ async def test_element_by_ref(api, pages, tab):
         if "/snapshot" not in spec["paths"]:
             pytest.skip("GET /snapshot is not wired yet: no refs to capture by")
         await api.post("/navigate", json={"targetId": tab, "url": pages.url("/cap_long.html")})
-        r = await api.get("/snapshot", params={"targetId": tab, "format": "aria"})
+        r = await api.get("/snapshot", params={"targetId": tab, "format": "aria", "nodes": "true"})
         assert r.status_code == 200, r.text
         ref = next(n["ref"] for n in r.json()["nodes"]
                    if n["role"] == "button" and n["name"] == "Box button")
@@ -564,7 +564,7 @@ async def test_element_in_out_of_process_frame(api, pages, other_origin):
         async with direct_tab(api, url) as tab:
             while not tab.child_sessions:
                 await tab.wait_changed()
-            snap = await refs.take_snapshot(tab)
+            snap = await snapshots.take_snapshot(tab, nodes=True)
             ref = next(n["ref"] for n in snap["nodes"] if n.get("name") == "Child target")
             handle = await resolve.resolve_ref(tab, ref)
             assert handle.session.session_id != tab.session.session_id  # really out of process

@@ -143,9 +143,15 @@ async def test_page_verbs(service: ServiceInfo, api: httpx.AsyncClient,
             email = ref_of(text, "textbox", "Email")
             button = ref_of(text, "button", "Continue")
             assert "heading" not in text  # interactive: only what can be acted on
-            full = (await ok(service, "snapshot", "--json", "--target", target)).json()
+            full = (await ok(service, "snapshot", "--json", "--nodes", "--target", target)).json()
             assert full["format"] == "aria" and full["title"] == "CLI sign in"
             assert {n["ref"] for n in full["nodes"]} >= {email, button}
+            found = (await ok(service, "find", "contin", "--role", "button",
+                              "--target", target)).out
+            assert re.fullmatch(rf'\[{button}\] button "Continue"  \(in \[e\d+\] heading '
+                                r'"Sign in"\)\n1 match\(es\)\n', found), found
+            cut = (await ok(service, "snapshot", "--max-chars", "40", "--target", target)).out
+            assert "… (truncated: " in cut and "/find" in cut
 
             assert (await ok(service, "type", email, "ada@example.com",
                              "--target", target)).out.strip() == "ok"

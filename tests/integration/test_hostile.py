@@ -125,6 +125,9 @@ async def test_lone_surrogates_in_page_text_become_replacement_characters(api, t
         snap = await ok_json(await api.get("/snapshot", params={"targetId": tab}))
         assert f"Label {REPAIRED}" in snap["text"] and f"Heading {REPAIRED}" in snap["text"]
         assert snap["title"] == f"Title {REPAIRED}"
+        found = await ok_json(await api.get("/find", params={"targetId": tab,
+                                                            "text": "Heading"}))
+        assert f"Heading {REPAIRED}" in str(found["matches"])
         for fmt in ("read", "domSnapshot"):
             body = await ok_json(await api.get("/snapshot", params={"targetId": tab,
                                                                    "format": fmt}))

@@ -42,7 +42,7 @@ async def ok(api: httpx.AsyncClient, path: str, tab: str, **body: Any) -> dict[s
 
 
 async def ref_of(api: httpx.AsyncClient, tab: str, role: str, name: str) -> str:
-    r = await api.get("/snapshot", params={"targetId": tab})
+    r = await api.get("/snapshot", params={"targetId": tab, "nodes": "true"})
     assert r.status_code == 200, r.text
     for node in r.json()["nodes"]:
         if node["role"] == role and node["name"] == name:
@@ -126,7 +126,7 @@ async def test_click_in_same_origin_and_cross_origin_frames(api, tab, pages, oth
         buttons: list[str] = []
         with trio.fail_after(10):
             while len(buttons) < 2:
-                r = await api.get("/snapshot", params={"targetId": tab})
+                r = await api.get("/snapshot", params={"targetId": tab, "nodes": "true"})
                 buttons = [n["ref"] for n in r.json()["nodes"]
                            if n["role"] == "button" and n["name"] == "Child button"]
                 await trio.sleep(0.1)
@@ -142,7 +142,7 @@ async def test_click_in_same_origin_and_cross_origin_frames(api, tab, pages, oth
                 await trio.sleep(0.05)
         assert sorted(out.strip(";").split(";")) == ["cross true", "same true"]
         # Typing into a field of the out-of-process frame: focus there, keys routed there.
-        r = await api.get("/snapshot", params={"targetId": tab})
+        r = await api.get("/snapshot", params={"targetId": tab, "nodes": "true"})
         fields = [n["ref"] for n in r.json()["nodes"] if n["name"] == "Child field"]
         assert len(fields) == 2
         for ref in fields:

@@ -27,7 +27,8 @@ def big_page(elements: int) -> str:
 
 
 async def snap(api: httpx.AsyncClient, tab: str, **fields: Any) -> dict[str, Any]:
-    r = await api.post("/snapshot", json={"targetId": tab, **fields})
+    """A snapshot with its ``nodes`` (asked for unless ``nodes`` is given)."""
+    r = await api.post("/snapshot", json={"targetId": tab, "nodes": True, **fields})
     assert r.status_code == 200, r.text
     body: dict[str, Any] = r.json()
     return body
@@ -56,7 +57,7 @@ def ref_number(ref: str) -> int:
 async def test_sign_in_form(api: httpx.AsyncClient, tab: str, pages: PageServer) -> None:
     with trio.fail_after(30):
         await navigate(api, tab, pages.url("/snap_form.html"))
-        r = await api.post("/snapshot", json={"targetId": tab})
+        r = await api.post("/snapshot", json={"targetId": tab, "nodes": True})
         assert r.status_code == 200, r.text
         assert "hunter2-secret" not in r.text
         body = r.json()
@@ -69,8 +70,9 @@ async def test_sign_in_form(api: httpx.AsyncClient, tab: str, pages: PageServer)
         assert rests[0] == (0, 'RootWebArea "Sign in"')
         for expected in ['heading "Sign in" level=1', 'textbox "Email" value="ada@example.test"',
                          'textbox "Password" value="••••"', 'checkbox "Remember me" checked',
-                         'button "Continue"', 'link "Forgot password?"']:
+                         'button "Continue"', 'paragraph']:
             assert (2, expected) in rests, text
+        assert (4, 'link "Forgot password?"') in rests, text
         assert 'text "Trouble signing in?"' in text
         assert "Hidden button" not in text
         text_refs = [ref for _, ref, _ in lines_of(text)]
@@ -147,7 +149,10 @@ async def test_max_chars_and_limit_truncate(api: httpx.AsyncClient, tab: str,
         limited = await snap(api, tab, limit=2)
         assert limited["truncated"] is True
         assert len(limited["nodes"]) == 2
-        r = await api.post("/snapshot", json={"targetId": tab, "maxChars": 0})
+        unlimited = await snap(api, tab, maxChars=0)
+        assert unlimited["text"] == full["text"] and unlimited["truncated"] is False
+        assert "hint" not in unlimited and "root" in cut["hint"] and "/find" in cut["hint"]
+        r = await api.post("/snapshot", json={"targetId": tab, "maxChars": -1})
         assert r.status_code == 400
 
 
@@ -274,8 +279,10 @@ async def test_read_format(api: httpx.AsyncClient, tab: str, pages: PageServer) 
         assert body["url"] == pages.url("/snap_form.html")
         assert "Trouble signing in?" in body["text"]
         assert "Hidden button" not in body["text"]
-        assert 'button "Continue"' in body["snapshot"]
-        assert [n["ref"] for n in body["nodes"]] == [r for _, r, _ in lines_of(body["snapshot"])]
+        reading, _, refs_list = body["text"].partition("\n\nInteractive:\n")
+        assert 'button "Continue"' in refs_list and "Trouble signing in?" in reading
+        assert [n["ref"] for n in body["nodes"]] == [r for _, r, _ in lines_of(refs_list)]
+        assert all(indent == 0 for indent, _, _ in lines_of(refs_list))
 
 
 async def test_dom_snapshot_format(api: httpx.AsyncClient, tab: str, pages: PageServer) -> None:
@@ -320,7 +327,7 @@ async def timed_snapshot(api: httpx.AsyncClient, tab: str, url: str
                          ) -> tuple[float, dict[str, Any]]:
     await navigate(api, tab, url)
     started = time.perf_counter()
-    body = await snap(api, tab)
+    body = await snap(api, tab, maxChars=0)
     return time.perf_counter() - started, body
 
 
@@ -337,7 +344,7 @@ async def test_large_pages(api: httpx.AsyncClient, tab: str, pages: PageServer) 
         assert 'button "Button 1999"' in big["text"]
         assert big_s < 30
         again_started = time.perf_counter()
-        again = await snap(api, tab)
+        again = await snap(api, tab, maxChars=0)
         again_s = time.perf_counter() - again_started
         assert again["stats"]["newRefs"] == 0
         print(f"\nsnapshot over HTTP: 1k elements {small_s * 1000:.0f} ms, "

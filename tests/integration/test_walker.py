@@ -459,7 +459,8 @@ async def test_same_origin_iframe_is_inline(tab: Tab, servers: Servers) -> None:
         '[e1] RootWebArea "Outer"\n'
         '  [e2] iframe "Embedded"\n'
         '    [e3] button "Inner button"\n'
-        '    text "inner text"\n'
+        '    [e4] paragraph\n'
+        '      text "inner text"\n'
     ), snap["text"]
     assert snap["frames"] == []
     assert "node" in ok
@@ -581,7 +582,8 @@ async def test_interactive_lists_every_actionable_element(tab: Tab, servers: Ser
     actionable = {
         n["ref"]
         for n in full["nodes"]
-        if n["role"] not in {"RootWebArea", "option", "group", "img"}
+        if n["role"] not in {"RootWebArea", "option", "group", "img", "paragraph", "list",
+                             "listitem", "term", "definition", "code", "heading"}
     }
     assert {n["ref"] for n in inter["nodes"]} == actionable
     # every native control plus the switch, the clickable div/span and the editor
@@ -690,7 +692,7 @@ async def test_read_view(tab: Tab, servers: Servers) -> None:
     assert view["title"] == "Hidden" and view["url"] == url
     assert view["truncated"] is True and len(view["text"]) <= 301
     assert big["truncated"] is False
-    assert "shown text\nHeading two\nword word" in big["text"]
+    assert "shown text\n## Heading two\nword word" in big["text"]
     for hidden in ["display none link", "invisible text", "scriptText", "template button"]:
         assert hidden not in big["text"]
     assert "visible link" in big["text"]

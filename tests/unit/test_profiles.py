@@ -121,6 +121,9 @@ def test_ports_are_allocated_once_and_kept_across_restarts(tmp_path: Path) -> No
     second.load()
     assert {p.name: p.gateway_port for p in second.all()} == ports
     assert second.url_policy.blocked_ports >= {18791, 18792, 18801, 18802}
+    # every port of the profile range is blocked from the start (a profile made later
+    # gets one of them), and nothing else is
+    assert second.url_policy.blocked_ports == {18791, 18792, *range(18800, 18900)}
 
 
 async def test_create_and_delete_through_the_manager(tmp_path: Path) -> None:
@@ -145,7 +148,9 @@ async def test_create_and_delete_through_the_manager(tmp_path: Path) -> None:
             result = await manager.delete("tmp", keep_data=False)
             assert result["dataRemoved"] is True and not directory.exists()
             assert made.done.is_set()
-            assert 18801 not in manager.url_policy.blocked_ports
+            # the port range stays blocked: a port may be handed to the next profile
+            assert 18801 in manager.url_policy.blocked_ports
+            assert not (directory.parent.parent / "downloads" / "tmp").exists()
             with pytest.raises(ProfileNotFound):
                 manager.get("tmp")
             # a created profile is persisted; the next service has it

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from browserd.redact import RedactingFilter, loggable_url, redact_urls
+from browserd.redact import SHOWN_CHARS, RedactingFilter, loggable_url, redact_urls
 
 
 @pytest.mark.parametrize(("url", "shown"), [
@@ -28,6 +28,16 @@ from browserd.redact import RedactingFilter, loggable_url, redact_urls
 ])
 def test_loggable_url(url: str, shown: str) -> None:
     assert loggable_url(url) == shown
+
+
+def test_a_huge_url_is_shortened_to_a_bounded_size() -> None:
+    """A page controls its URLs (megabytes): the shown form is read and cut bounded."""
+    huge = "http://u:p@a.test:81/" + "seg/" * 500_000 + "?token=T"
+    shown = loggable_url(huge)
+    assert shown.startswith("http://a.test:81/seg/seg/")
+    assert len(shown) == SHOWN_CHARS and shown.endswith("…")
+    assert "token" not in shown and "u:p" not in shown
+    assert loggable_url("http://a.test/" + "b" * 10) == "http://a.test/bbbbbbbbbb"
 
 
 def test_urls_inside_text_are_redacted() -> None:

@@ -97,3 +97,29 @@ def test_each_scope_has_its_own_current_tab() -> None:
     # a removed scope's tabs never fall back into the default scope
     reg.remove_scope("ctx-a")
     assert "AAAA0001" not in reg.target_ids()
+
+
+def test_a_session_scope_labels_its_tabs_with_the_session() -> None:
+    reg = scoped_registry()
+    reg.add_scope("ctx-a", "s-alpha")
+    assert reg.session_of("AAAA0001") == "s-alpha"
+    assert reg.session_of("BBBB0001") is None  # a scope made without a label
+    assert reg.session_of("DEF00001") is None and reg.session_of("GW000001") is None
+    assert reg.scope_of_context("ctx-a") == "ctx-a"
+    assert reg.scope_of_context("client-ctx") is None and reg.scope_of_context(None) is None
+
+
+def test_origins_are_remembered_per_scope() -> None:
+    reg = scoped_registry()
+    reg._note_origin({"type": "page", "url": "https://a.example/x", "browserContextId": "ctx-a"})
+    reg._note_origin({"type": "iframe", "url": "http://127.0.0.1:8080/f",
+                      "browserContextId": "default-ctx"})
+    reg._note_origin({"type": "page", "url": "https://gw.example/", "browserContextId": "cc"})
+    reg._note_origin({"type": "service_worker", "url": "https://sw.example/"})
+    reg.remember_origin("https://written.example", "ctx-b")
+    assert reg.origins_seen("ctx-a") == ["https://a.example"]
+    assert reg.origins_seen("ctx-b") == ["https://written.example"]
+    assert reg.origins_seen() == ["http://127.0.0.1:8080", "https://gw.example"]
+    # a disposed session's origins are forgotten with it
+    reg.remove_scope("ctx-a")
+    assert reg.origins_seen("ctx-a") == []

@@ -35,39 +35,57 @@ class FakeConnection:
 
 class FakeRegistry:
     def __init__(self) -> None:
-        self.scopes: set[str] = set()
+        self.scopes: dict[str, str | None] = {}
 
-    def add_scope(self, context: str) -> None:
-        self.scopes.add(context)
+    def add_scope(self, context: str, label: str | None = None) -> None:
+        self.scopes[context] = label
 
     def remove_scope(self, context: str) -> None:
         pass
 
 
-def runtime() -> BrowserRuntime:
-    """A stand-in runtime: only ``connection`` and ``registry`` are used by sessions."""
+class FakeFollower:
+    """The connection's download follower: records the contexts it was asked to confine."""
+
+    def __init__(self) -> None:
+        self.confined: list[str] = []
+
+    async def confine_context(self, context_id: str) -> None:
+        self.confined.append(context_id)
+
+
+def runtime(*, follower: bool = True) -> BrowserRuntime:
+    """A stand-in runtime: ``connection``, ``registry`` and ``downloads`` are what sessions use."""
     class Runtime:
         def __init__(self) -> None:
             self.connection = FakeConnection()
             self.registry = FakeRegistry()
+            self.downloads = FakeFollower() if follower else None
 
     return cast(BrowserRuntime, Runtime())
 
 
 def table(tmp_path: Path, max_sessions: int = 16) -> SessionTable:
-    return SessionTable(max_sessions=max_sessions, downloads_dir=lambda sid: tmp_path / sid)
+    return SessionTable(max_sessions=max_sessions)
 
 
-async def test_a_session_is_a_registered_context_with_its_own_downloads(tmp_path: Path) -> None:
+async def test_a_session_is_a_labelled_scope_whose_downloads_are_confined(
+        tmp_path: Path) -> None:
     rt = runtime()
     sessions = table(tmp_path)
     session = await sessions.create(rt, name="a", ttl_s=60)
-    conn = cast(FakeConnection, rt.connection)
-    assert session.context_id in cast(FakeRegistry, rt.registry).scopes
-    behaviour = dict(conn.sent)["Browser.setDownloadBehavior"]
-    assert behaviour["browserContextId"] == session.context_id
-    assert behaviour["downloadPath"] == str(tmp_path / session.session_id)
+    # its context is a tab scope labelled with the session's id (download records name it)
+    assert cast(FakeRegistry, rt.registry).scopes == {session.context_id: session.session_id}
+    # the follower set the profile's download behavior on it before it was handed out
+    assert cast(FakeFollower, rt.downloads).confined == [session.context_id]
     assert sessions.resolve(session.session_id, rt) is session
+
+
+async def test_without_a_follower_a_sessions_downloads_are_denied(tmp_path: Path) -> None:
+    rt = runtime(follower=False)
+    session = await table(tmp_path).create(rt, name=None, ttl_s=60)
+    behaviour = dict(cast(FakeConnection, rt.connection).sent)["Browser.setDownloadBehavior"]
+    assert behaviour == {"behavior": "deny", "browserContextId": session.context_id}
 
 
 async def test_idle_sessions_close_after_their_ttl_and_use_postpones_it(
@@ -135,15 +153,12 @@ async def test_sessions_of_an_earlier_browser_are_gone(tmp_path: Path) -> None:
 async def test_a_failed_create_disposes_the_context_it_made(tmp_path: Path) -> None:
     rt = runtime()
     conn = cast(FakeConnection, rt.connection)
-    real_send = conn.send
 
-    async def failing(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        if method == "Browser.setDownloadBehavior":
-            from browserd.errors import CdpError
-            raise CdpError("nope")
-        return await real_send(method, params)
+    async def failing(context_id: str) -> None:
+        from browserd.errors import CdpError
+        raise CdpError("nope")
 
-    conn.send = failing  # type: ignore[method-assign]
+    cast(Any, rt.downloads).confine_context = failing  # the download behavior is refused
     sessions = table(tmp_path)
     with pytest.raises(Exception, match="nope"):
         await sessions.create(rt, name=None, ttl_s=60)

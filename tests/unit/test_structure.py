@@ -52,17 +52,44 @@ PINNED = {
     "browserd.supervisor.state": ["SupervisorState"],
     "browserd.supervisor.budgets": ["BROWSER_STOP_S", "HTTP_DRAIN_S", "SERVICE_STOP_S",
                                     "SUPERVISOR_STOP_S"],
-    "browserd.tabs.state": ["CONSOLE_BUFFER", "ConsoleEntry", "ConsoleLog", "LoadState",
-                            "RefMap", "RefRecord", "World", "WorldKey"],
+    "browserd.supervisor.guards": ["PageGuards", "open_page_guards"],
+    "browserd.downloads": ["CancelReason", "DownloadFollower", "DownloadRecord", "DownloadState",
+                           "DownloadStatistics", "DownloadStore", "download_url",
+                           "remove_downloads", "wait_next_download"],
+    "browserd.tabs.navguard": ["ANSWER_DEADLINE_S", "BLOCKS_KEPT", "CHAINS_KEPT",
+                               "SETUP_DEADLINE_S", "BlockRecord", "NavGuard",
+                               "navigation_verdict"],
+    "browserd.retention": ["RetainedFile", "Retention", "apply_retention"],
+    "browserd.redact": ["PARSED_CHARS", "SHOWN_CHARS", "RedactingFilter", "loggable_url",
+                        "redact_urls"],
+    "browserd.tabs.state": ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog",
+                            "Emulation", "Geolocation", "LoadState", "NetworkConditions",
+                            "RefMap", "RefRecord", "Viewport", "World", "WorldKey"],
+    "browserd.tabs.emulation": ["COLOR_SCHEMES", "REDUCED_MOTION", "apply", "change",
+                                "sync_geolocation_permission", "updated"],
     "browserd.tabs.locator": ["ElementTarget"],
+    "browserd.tabs.refs": ["Scope", "Walk", "run_walker", "walk_scope", "walk_tree",
+                           "walker_error"],
+    "browserd.tabs.snapshots": ["ARIA_MAX_CHARS", "FORMATS", "READ_TEXT_CHARS",
+                                "READ_TOTAL_CHARS", "find", "take_snapshot"],
+    "browserd.tabs.settle": ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling",
+                             "settle_after_input", "settle_document", "wait_load_state"],
     "browserd.tabs.actions": [
         "ACTION_KINDS", "LOAD_STATES", "MODIFIER_BITS", "Action", "AnswerDialog", "Click",
         "ElementTarget", "Hover", "Navigate", "Observer", "Press", "Progress", "Select", "Step",
         "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
         "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
         "type_text", "wait"],
-    "browserd.http.routes": ["all_routes", "input_routes", "media_routes", "page_routes",
-                             "profile_routes", "service_routes", "tab_routes"],
+    "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
+                             "media_routes", "page_routes", "profile_routes", "service_routes",
+                             "state_routes", "tab_routes"],
+    "browserd.tabs.scope": ["TabScope"],
+    "browserd.tabs.origins": ["ORIGINS_SEEN_MAX", "RecentOrigins", "origin_of"],
+    "browserd.supervisor.handle": ["SupervisorHandle"],
+    "browserd.profiles.manager": ["GatewayRunner", "ProfileManager", "download_store_for",
+                                  "settings_for"],
+    "browserd.profiles.sessions": ["CDP_DEADLINE_S", "Session", "SessionTable"],
+    "browserd.profiles.binding": ["SessionBoundSupervisor"],
     "browserd.http.tabwork": ["on_tab"],
 }
 
@@ -143,19 +170,27 @@ def area(name: str) -> str:
 
 
 #: What each part of the tree must never import: imports point down
-#: (service/http -> supervisor -> cdp, tabs, browser -> errors).
-_ABOVE_LEAVES = {"gateway", "supervisor", "http", "media", "service", "system", "cli"}
+#: (service/http -> profiles -> supervisor -> downloads -> cdp, tabs, browser -> errors; beside the
+#: supervisor, http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies
+#: and storage). ``downloads`` sits between the supervisor (which starts its follower per
+#: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
+#: media and download stores.
+_ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system", "cli",
+                 "cli_state", "downloads", "profiles"}
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
+    "retention": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "cdp": _ABOVE_LEAVES | {"browser", "tabs", "snapshot"},
     "browser": _ABOVE_LEAVES | {"tabs", "snapshot"},  # process runs CDP over its pipe
     "snapshot": _ABOVE_LEAVES | {"browser", "cdp", "tabs"},
     "media": (_ABOVE_LEAVES - {"media"}) | {"browser", "cdp", "tabs", "snapshot"},
     "tabs": _ABOVE_LEAVES | {"browser"},
-    "supervisor": _ABOVE_LEAVES - {"supervisor"},
-    "http": {"gateway", "service", "cli"},
-    "gateway": {"service", "cli"},
-    "profiles": {"http", "gateway", "service", "system", "cli"},
+    "downloads": (_ABOVE_LEAVES - {"downloads"}) | {"browser", "snapshot"},
+    "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
+    "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
+    "profiles": {"http", "gateway", "service", "system", "cli", "cli_state"},
+    "http": {"gateway", "service", "cli", "cli_state"},
+    "gateway": {"service", "cli", "cli_state"},
 }
 
 
@@ -170,10 +205,38 @@ def test_imports_point_down_the_tree() -> None:
 
 
 def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
-    assert not any(m.startswith("browserd.tabs") for m in imports_of("browserd.tabs.state"))
-    assert imports_of("browserd.tabs.actor") & {
-        m for m in all_modules() if m.startswith("browserd.tabs")} <= {
-        "browserd.tabs.remote", "browserd.tabs.state"}
+    in_tabs = {m for m in all_modules() if m.startswith("browserd.tabs")}
+    assert not imports_of("browserd.tabs.state") & in_tabs
+    # The actor holds the connection's navigation guard, itself a leaf of tabs.
+    assert not imports_of("browserd.tabs.navguard") & in_tabs
+    assert imports_of("browserd.tabs.actor") & in_tabs <= {
+        "browserd.tabs.remote", "browserd.tabs.state", "browserd.tabs.navguard"}
+
+
+def test_the_ref_engine_does_not_import_what_is_built_on_it() -> None:
+    above = {"browserd.tabs.snapshots", "browserd.tabs.settle", "browserd.tabs.query",
+             "browserd.tabs.capture"}
+    for engine in ("browserd.tabs.worlds", "browserd.tabs.refs", "browserd.tabs.resolve"):
+        assert not imports_of(engine) & above, engine
+
+
+def private_imports_of(name: str) -> list[str]:
+    """Names starting with ``_`` (dunders aside) that ``name`` imports from browserd modules."""
+    tree = ast.parse(module_path(name).read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if not node.level and not (node.module or "").startswith("browserd"):
+            continue
+        found += [f"{node.module or '.'}.{a.name}" for a in node.names
+                  if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    wrong = {name: found for name in all_modules() if (found := private_imports_of(name))}
+    assert not wrong, wrong
 
 
 @pytest.mark.parametrize("name", all_modules())

@@ -96,3 +96,11 @@ def test_load_states_are_ranked_and_spelled_as_the_api_spells_them(
         state: LoadState, rank: int) -> None:
     assert state.rank == rank
     assert LoadState(state.value) is state and state == state.value
+
+
+@pytest.mark.parametrize(("ready", "state"), [
+    ("loading", LoadState.LOADING), ("interactive", LoadState.DOMCONTENTLOADED),
+    ("complete", LoadState.LOAD), ("prerender", None), (None, None), (2, None)])
+def test_a_document_ready_state_maps_onto_a_load_state(ready: object,
+                                                        state: LoadState | None) -> None:
+    assert LoadState.from_ready_state(ready) is state

@@ -25,7 +25,6 @@ import errno
 import logging
 import secrets
 from collections.abc import MutableMapping
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -140,10 +139,13 @@ class GatewayApp:
             await _refuse_handshake(scope, send, exc)
             return
         self.clients += 1
-        # The service's current policy: it blocks gateway ports of profiles made since.
-        client = GatewayClient(runtime.connection, self._system.profiles.url_policy, root=root,
+        # The service's policy (every profile's gateway port is blocked) and this
+        # profile's downloads directory.
+        client = GatewayClient(runtime.connection, self._system.url_policy, root=root,
                                describe=f"{'browser' if target_id is None else 'page'} endpoint",
-                               downloads_dir=self._downloads_dir())
+                               downloads_dir=self._system.downloads.directory,
+                               downloads_enabled=self._system.downloads.enabled,
+                               downloads=runtime.downloads, navguard=runtime.navguard)
         close_code = WS_NORMAL
         try:
             await send({"type": "websocket.accept"})
@@ -161,12 +163,6 @@ class GatewayApp:
                     await send({"type": "websocket.close", "code": close_code})
                 except Exception:  # the client is already gone
                     pass
-
-    def _downloads_dir(self) -> Path:
-        """``<data>/downloads/<profile>/``: the one place a gateway client may download to."""
-        path = self._system.paths.data_dir / "downloads" / self._system.settings.profile
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return path
 
     def _endpoint(self, path: str, runtime: Any) -> str | None:
         """The target a WebSocket path names (None: the browser). Raises NotFound."""

@@ -21,9 +21,33 @@ page (``Browser.close``, ``Browser.crash``, ``Target.exposeDevToolsProtocol``
 …) are refused; ``Target.detachFromTarget`` / ``sendMessageToTarget`` must
 name a session of the client's own. ``Browser.setDownloadBehavior`` /
 ``Page.setDownloadBehavior`` may deny downloads or allow them into browserd's
-downloads directory only (any ``downloadPath`` is replaced by it; ``default``,
-which means the user's ``~/Downloads``, is refused): a client must not turn
-the browser into a file writer anywhere its user can write.
+downloads directory only (any ``downloadPath`` is replaced by it, ``allow``
+becomes ``allowAndName`` so files are named by their GUID as browserd's own
+are, and with ``downloads_enabled = false`` every behavior becomes ``deny``;
+``default``, which means the user's ``~/Downloads``, is refused): a client
+must not turn the browser into a file writer anywhere its user can write.
+
+Downloads stay confined around the client too. A browser context the
+client creates (``Target.createBrowserContext``) gets browserd's download
+behavior *before* the reply reaches the client, so no page of it can
+download first (if that fails, the context is disposed and the client gets
+an error). Chromium resets a context's behavior to ``~/Downloads`` when the
+session that set it detaches, so after a session on which the client set a
+behavior goes (a page closed, the client disconnected) browserd sets its
+own again on every context it knows
+(:meth:`~browserd.downloads.DownloadFollower.restore`).
+
+Pages browserd's navigation guard holds paused at their start
+(``waitForDebuggerOnStart`` on browserd's own session) are resumed by the
+guard alone, in bounded time, whatever the client does; the client's own
+auto-attach pauses them on its session only, and the guard never touches a
+client's sessions (:mod:`browserd.tabs.navguard`). Chromium does not hold
+the first navigation of ``Target.createTarget {url}`` for a debugger, so
+that request (and its redirects) would leave unjudged: the gateway creates
+the page blank instead, waits (bounded) until the guard holds it and then
+has the guard navigate it to ``url`` before the reply goes back (the client
+sees the same reply; the page is loading ``url``). A page that cannot be
+guarded in time is closed and the client gets an error.
 
 Every forwarded command has a deadline (:data:`COMMAND_DEADLINE_S`); at most
 :data:`MAX_IN_FLIGHT` are in flight per client (reading from the client waits
@@ -48,7 +72,9 @@ import trio
 
 from ..cdp import CdpConnection, CdpEvent, Subscription
 from ..cdp.connection import PendingReply
+from ..downloads import DownloadFollower
 from ..errors import BrowserdError, CdpError, Timeout
+from ..tabs.navguard import NavGuard
 from ..urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
@@ -58,6 +84,10 @@ MAX_IN_FLIGHT = 256
 OUTBOX_LIMIT = 20_000
 DETACH_BUDGET_S = 2.0
 ATTACH_DEADLINE_S = 10.0
+#: Bound on setting browserd's download behavior again after a client's session went.
+RESTORE_BUDGET_S = 5.0
+#: Bound on waiting for the navigation guard to hold a page the client created.
+GUARD_WAIT_S = 10.0
 
 #: Commands a gateway client may not send: browserd owns the browser's life,
 #: and a page must never be handed a CDP binding.
@@ -110,11 +140,20 @@ class GatewayClient:
     """Forwarding state of one connected gateway client (see the module docstring)."""
 
     def __init__(self, connection: CdpConnection, policy: UrlPolicy, *, root: str,
-                 describe: str, downloads_dir: Path) -> None:
+                 describe: str, downloads_dir: Path, downloads_enabled: bool = True,
+                 downloads: DownloadFollower | None = None,
+                 navguard: NavGuard | None = None) -> None:
         self.number = next(_client_numbers)
         self.connection = connection
         self.policy = policy
         self.downloads_dir = downloads_dir
+        self.downloads_enabled = downloads_enabled
+        self.downloads = downloads
+        self.navguard = navguard
+        #: Sessions on which the client set a download behavior (Chromium resets it
+        #: when they detach); a change wakes the restorer.
+        self._download_sessions: set[str] = set()
+        self._restore_wanted = trio.Event()
         self.root = root
         self.describe = describe
         self.sessions: set[str] = {root}
@@ -139,6 +178,9 @@ class GatewayClient:
         queued = self._queue(orjson.dumps(message))
         if event.method == "Target.detachedFromTarget" and isinstance(child, str):
             self.sessions.discard(child)
+            if child in self._download_sessions:
+                self._download_sessions.discard(child)
+                self._restore_wanted.set()
         return queued
 
     def _queue(self, data: bytes) -> bool:
@@ -167,14 +209,37 @@ class GatewayClient:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump_out, send, nursery.cancel_scope)
                 nursery.start_soon(self._watch_browser, nursery.cancel_scope)
+                nursery.start_soon(self._restorer)
                 await self._read_client(receive, nursery)
                 nursery.cancel_scope.cancel()
         finally:
             self.connection.unsubscribe(self._tap)
+            set_downloads = bool(self._download_sessions) or self._restore_wanted.is_set()
             await self.detach_all()
+            if set_downloads:
+                with trio.CancelScope(shield=True):
+                    await self._restore_downloads()
             log.info("gateway client %d gone (%d commands forwarded, %d refused%s)",
                      self.number, self.forwarded, self.refused,
                      ", fell behind" if self.overflowed else "")
+
+    async def _restorer(self) -> None:
+        """Set browserd's download behavior again each time a session that set one went."""
+        while True:
+            await self._restore_wanted.wait()
+            self._restore_wanted = trio.Event()
+            await self._restore_downloads()
+            log.info("gateway client %d: a session that set a download behavior went; "
+                     "browserd's is set again", self.number)
+
+    async def _restore_downloads(self) -> None:
+        if self.downloads is None:
+            return
+        with trio.move_on_after(RESTORE_BUDGET_S) as scope:
+            await self.downloads.restore()
+        if scope.cancelled_caught:
+            log.warning("gateway client %d: restoring the download behavior took over %.0f s",
+                        self.number, RESTORE_BUDGET_S)
 
     async def _watch_browser(self, scope: trio.CancelScope) -> None:
         await self.connection.wait_closed()
@@ -225,6 +290,9 @@ class GatewayClient:
             self._refuse(call_id, SESSION_NOT_FOUND, "Session with given id not found.", session)
             return False
         problem = self._check(method, params)
+        if problem is None and method in _DOWNLOAD_METHODS:
+            self._download_sessions.add(session or self.root)
+        deferred_url = self._defer_first_navigation(method, params) if problem is None else None
         log.debug("gateway client %d: %s%s", self.number, method,
                   " (refused)" if problem else "")
         if problem is not None:
@@ -236,8 +304,18 @@ class GatewayClient:
             self._refuse(call_id, SERVER_ERROR, f"browserd: {exc.message}", session)
             return False
         self.forwarded += 1
-        nursery.start_soon(self._reply, call_id, method, session, pending)
+        nursery.start_soon(self._reply, call_id, method, session, pending, deferred_url)
         return True
+
+    def _defer_first_navigation(self, method: str, params: dict[str, Any]) -> str | None:
+        """For ``Target.createTarget {url}``: make the page blank; the URL to load later."""
+        if method != "Target.createTarget" or self.navguard is None:
+            return None
+        url = params.get("url")
+        if not isinstance(url, str) or url in ("", "about:blank"):
+            return None
+        params["url"] = "about:blank"
+        return url
 
     def _check(self, method: str, params: dict[str, Any]) -> str | None:
         """Why browserd refuses this command (None: forward it). May rewrite ``params``."""
@@ -253,7 +331,11 @@ class GatewayClient:
             if behavior not in ("deny", "allow", "allowAndName"):
                 return (f"{method}: browserd allows 'deny', 'allow' or 'allowAndName' "
                         "(downloads stay in browserd's downloads directory)")
-            if behavior != "deny":
+            if not self.downloads_enabled:
+                params["behavior"] = "deny"  # browserd's downloads_enabled = false
+                params.pop("downloadPath", None)
+            elif behavior != "deny":
+                params["behavior"] = "allowAndName"  # files named by GUID, as browserd's
                 params["downloadPath"] = str(self.downloads_dir)
         if method in _URL_PARAM_METHODS and "url" in params:
             url = params["url"]
@@ -274,12 +356,16 @@ class GatewayClient:
         self._queue(orjson.dumps(message))
 
     async def _reply(self, call_id: int, method: str, session: str | None,
-                     pending: PendingReply) -> None:
+                     pending: PendingReply, deferred_url: str | None = None) -> None:
         message: dict[str, Any] = {"id": call_id}
         try:
             with trio.move_on_after(COMMAND_DEADLINE_S) as scope:
                 try:
                     result = await pending.result()
+                    if method == "Target.createBrowserContext":
+                        await self._confine_context(result)
+                    if deferred_url is not None:
+                        await self._navigate_guarded(result, deferred_url)
                     message["result"] = result
                     child = result.get("sessionId")
                     if method in _ATTACH_METHODS and isinstance(child, str):
@@ -298,6 +384,59 @@ class GatewayClient:
             self._queue(orjson.dumps(message))
         finally:
             self._in_flight.release()
+
+    async def _navigate_guarded(self, result: dict[str, Any], url: str) -> None:
+        """Load ``url`` in the blank page just created, once the guard holds it.
+
+        Raises BrowserdError (and closes the page, bounded) when the guard
+        does not hold it within :data:`GUARD_WAIT_S`.
+        """
+        target_id = result.get("targetId")
+        assert self.navguard is not None
+        if not isinstance(target_id, str):
+            return
+        guarded = False
+        with trio.move_on_after(GUARD_WAIT_S):
+            guarded = await self.navguard.wait_guarded(target_id)
+        if guarded:
+            try:
+                await self.navguard.start_navigation(target_id, url)
+                return
+            except BrowserdError as exc:
+                log.info("gateway client %d: the new page went away (%s)", self.number,
+                         exc.message)
+        with trio.move_on_after(DETACH_BUDGET_S):
+            try:
+                await self.connection.send("Target.closeTarget", {"targetId": target_id})
+            except BrowserdError:
+                pass
+        raise BrowserdError("the new page could not be put under browserd's URL policy in "
+                            "time; it was closed")
+
+    async def _confine_context(self, result: dict[str, Any]) -> None:
+        """Give a context the client just created browserd's download behavior, first.
+
+        Runs before the reply is queued, so the client cannot make a page in
+        it before. If the behavior cannot be set the context is disposed
+        (bounded) and BrowserdError raised: the client gets an error, never
+        a context whose downloads would land in ``~/Downloads``.
+        """
+        context = result.get("browserContextId")
+        if self.downloads is None or not isinstance(context, str):
+            return
+        try:
+            await self.downloads.confine_context(context)
+        except BrowserdError as exc:
+            log.warning("gateway client %d: could not confine a new context's downloads (%s); "
+                        "disposing it", self.number, exc.message)
+            with trio.move_on_after(DETACH_BUDGET_S):
+                try:
+                    await self.connection.send("Target.disposeBrowserContext",
+                                               {"browserContextId": context})
+                except BrowserdError:
+                    pass
+            raise BrowserdError("the new context's downloads could not be kept in "
+                                "browserd's downloads directory; it was disposed") from exc
 
     async def detach_all(self) -> None:
         """Detach every session the client had (children first). Shielded, bounded, quiet."""

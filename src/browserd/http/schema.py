@@ -17,9 +17,19 @@ import attrs
 
 from ..errors import BadRequest
 
-__all__ = ["Field", "Handler", "Route", "check_value", "openapi", "parse_args"]
+__all__ = ["UNSET", "Field", "Handler", "Route", "check_value", "openapi", "parse_args"]
 
 Handler = Callable[..., Awaitable[Any]]
+
+
+class _Unset:
+    """The value of an absent :attr:`Field.nullable` field (a singleton)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "string": str, "integer": int, "number": (int, float), "boolean": bool,
     "array": list, "object": dict,
@@ -38,6 +48,9 @@ class Field:
     max_length: int | None = None
     items: str | None = None  # item type for arrays
     description: str = ""
+    #: An explicit JSON ``null`` is kept (as None) and absence reads as UNSET,
+    #: so a handler can tell "clear this" from "leave it as it is".
+    nullable: bool = False
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
@@ -130,12 +143,15 @@ def parse_args(
     for field in fields:
         if field.name in body:
             value = body[field.name]
+            if value is None and field.nullable:
+                out[field.name] = None
+                continue
         elif field.name in query:
             value = _coerce_query(field, query[field.name])
         elif field.required:
             raise BadRequest(f"field {field.name!r} is required", field=field.name)
         else:
-            out[field.name] = field.default
+            out[field.name] = UNSET if field.nullable else field.default
             continue
         out[field.name] = check_value(field, value)
     return out

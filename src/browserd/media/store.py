@@ -32,12 +32,12 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import attrs
 import trio
 
 from browserd.errors import InsufficientStorage, NotFound
+from browserd.retention import RetainedFile, Retention, apply_retention
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -107,21 +107,6 @@ class MediaFile:
     created_at: float
 
 
-def _non_negative(_inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value < 0:
-        raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
-
-
-@attrs.frozen(kw_only=True)
-class Retention:
-    """Limits applied after every save: at most ``max_files`` files, ``max_bytes`` in total,
-    none older than ``max_age_s`` seconds (the file just saved is always kept)."""
-
-    max_files: int = attrs.field(default=200, validator=_non_negative)
-    max_bytes: int = attrs.field(default=500 * MiB, validator=_non_negative)
-    max_age_s: float = attrs.field(default=86400.0, validator=_non_negative)
-
-
 @attrs.frozen(kw_only=True)
 class MediaStatistics:
     """A snapshot of the store.
@@ -137,13 +122,6 @@ class MediaStatistics:
     saves: int
     failures: int
     pruned: int
-
-
-@attrs.frozen(kw_only=True)
-class _Entry:
-    name: str
-    mtime: float
-    size: int
 
 
 @attrs.frozen(kw_only=True)
@@ -301,32 +279,14 @@ class MediaStore:
         except OSError as exc:
             log.warning("media retention: cannot list %s: %s", self._directory, exc)
             return None
-        limits = self._retention
-        removed = 0
-        survivors: list[_Entry] = []
-        for entry in entries:
-            expired = entry.name != keep and now - entry.mtime > limits.max_age_s
-            if expired and self._remove(entry.name):
-                removed += 1
-                continue
-            survivors.append(entry)
-        survivors.sort(key=lambda e: (e.mtime, e.name))
-        count = len(survivors)
-        total = sum(e.size for e in survivors)
-        kept: list[_Entry] = []
-        for entry in survivors:
-            over = count > limits.max_files or total > limits.max_bytes
-            if over and entry.name != keep and self._remove(entry.name):
-                removed += 1
-                count -= 1
-                total -= entry.size
-                continue
-            kept.append(entry)
+        removed, kept = apply_retention(
+            entries, self._retention, now=now,
+            keep=frozenset() if keep is None else frozenset({keep}), remove=self._remove)
         return _PassOutcome(removed=removed, files=len(kept), bytes=sum(e.size for e in kept))
 
-    def _scan(self, now: float) -> list[_Entry]:
+    def _scan(self, now: float) -> list[RetainedFile]:
         """List our media files; remove temp files older than STALE_TEMP_AGE_S on the way."""
-        entries: list[_Entry] = []
+        entries: list[RetainedFile] = []
         with os.scandir(self._directory) as it:
             for dirent in it:
                 name = dirent.name
@@ -337,7 +297,7 @@ class MediaStore:
                 if not stat.S_ISREG(st.st_mode):
                     continue
                 if _NAME_RE.fullmatch(name):
-                    entries.append(_Entry(name=name, mtime=st.st_mtime, size=st.st_size))
+                    entries.append(RetainedFile(name=name, mtime=st.st_mtime, size=st.st_size))
                 elif _TEMP_RE.fullmatch(name) and now - st.st_mtime > STALE_TEMP_AGE_S:
                     log.info("media: removing stale temp file %s", name)
                     _unlink_quietly(self._directory / name)

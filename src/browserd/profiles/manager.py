@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import shutil
 import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ import trio
 from ..browser.ports import port_is_free
 from ..browser.profile import MARKER, claim_profile
 from ..config import Settings
+from ..downloads import DownloadStore, remove_downloads
 from ..errors import (
     BadRequest,
     BrowserdError,
@@ -42,7 +43,8 @@ from ..errors import (
     ProfileProtected,
     ProfileRunning,
 )
-from ..paths import Paths, ensure_private_dir
+from ..paths import Paths
+from ..retention import Retention
 from ..supervisor import BrowserSupervisor
 from ..supervisor.budgets import SUPERVISOR_STOP_S
 from ..supervisor.state import SupervisorState
@@ -59,7 +61,7 @@ from .spec import (
 )
 from .store import ProfileStore, allocate_port
 
-__all__ = ["GatewayRunner", "ProfileManager", "settings_for"]
+__all__ = ["GatewayRunner", "ProfileManager", "download_store_for", "settings_for"]
 
 log = logging.getLogger(__name__)
 
@@ -136,25 +138,34 @@ class ProfileManager:
         default = ProfileSpec(name=base.profile, origin=ProfileOrigin.DEFAULT,
                               driver=Driver.CDP if base.is_attach else Driver.LAUNCH,
                               color=base.color)
-        self._add(default, base.effective_cdp_port if base.gateway_active else None)
         specs: dict[str, ProfileSpec] = {s.name: s for s in base.profiles}
         for name, spec in self.store.created.items():
             if name in specs or name == base.profile:
                 log.warning("profile %r is in config.toml too; the config table wins", name)
                 continue
             specs[name] = spec
+        ports: dict[str, int | None] = {
+            default.name: base.effective_cdp_port if base.gateway_active else None}
         changed = False
         for name in sorted(specs):
-            spec = specs[name]
-            port = self._port_for(spec)
+            port = self._port_for(specs[name], also_taken=ports.values())
             changed |= port is not None and self.store.ports.get(name) != port
             if port is not None:
                 self.store.ports[name] = port
-            self._add(spec, port)
+            ports[name] = port
         if changed:
             self.store.save()
+        # Every port a profile's gateway has or may be given: fixed from here on.
+        blocked = {*range(base.profile_port_start, base.profile_port_end + 1),
+                   *(p for p in ports.values() if p is not None)}
+        self.url_policy = attrs.evolve(
+            self._base_policy, blocked_ports=self._base_policy.blocked_ports | blocked)
+        self._add(default, ports[default.name])
+        for name in sorted(specs):
+            self._add(specs[name], ports[name])
 
-    def _port_for(self, spec: ProfileSpec) -> int | None:
+    def _port_for(self, spec: ProfileSpec, *, also_taken: Iterable[int | None] = ()
+                  ) -> int | None:
         if spec.driver != Driver.LAUNCH or not self.settings.cdp_gateway:
             return None
         if spec.cdp_port is not None:
@@ -164,28 +175,26 @@ class ProfileManager:
             return stored
         taken = {self.settings.control_port, self.settings.effective_cdp_port,
                  *self.gateway_ports(), *self.store.ports.values(),
+                 *(p for p in also_taken if p is not None),
                  *(s.cdp_port for s in self.settings.profiles if s.cdp_port is not None)}
         return allocate_port(self.settings.profile_port_start, self.settings.profile_port_end,
                              taken=taken, is_free=self._is_port_free)
 
     def _add(self, spec: ProfileSpec, gateway_port: int | None) -> Profile:
+        """Make a profile's handles: settings, download store, supervisor, sessions.
+
+        Raises OSError when its downloads directory cannot be made.
+        """
         settings = settings_for(self.settings, spec, gateway_port)
-        supervisor = BrowserSupervisor(settings, self.paths)
-        sessions = SessionTable(
-            max_sessions=self.settings.max_sessions,
-            downloads_dir=lambda session_id: self._downloads_dir(spec.name, session_id))
+        downloads = download_store_for(settings, self.paths)
+        supervisor = BrowserSupervisor(settings, self.paths, url_policy=self.url_policy,
+                                       downloads=downloads)
+        sessions = SessionTable(max_sessions=self.settings.max_sessions)
         profile = Profile(spec=spec, settings=settings, supervisor=supervisor,
-                          sessions=sessions, gateway_port=gateway_port,
+                          sessions=sessions, downloads=downloads, gateway_port=gateway_port,
                           is_default=spec.origin == ProfileOrigin.DEFAULT)
         self._profiles[spec.name] = profile
-        self.url_policy = attrs.evolve(
-            self._base_policy, blocked_ports=self._base_policy.blocked_ports | self.gateway_ports())
         return profile
-
-    def _downloads_dir(self, profile: str, session_id: str) -> Path:
-        path = self.paths.data_dir / "downloads" / profile / "sessions" / session_id
-        ensure_private_dir(path)
-        return path
 
     # -- the subtrees ------------------------------------------------------------
 
@@ -317,9 +326,6 @@ class ProfileManager:
             if profile.supervisor.state not in _DOWN:
                 raise ProfileRunning(f"profile {name!r} is {profile.supervisor.state}")
             del self._profiles[name]
-            self.url_policy = attrs.evolve(
-                self._base_policy,
-                blocked_ports=self._base_policy.blocked_ports | self.gateway_ports())
             profile.gateway_shutdown.set()
             profile.scope.cancel()
             with trio.move_on_after(SUPERVISOR_STOP_S):
@@ -328,16 +334,33 @@ class ProfileManager:
             self.store.ports.pop(name, None)
             self.store.save()
             directory = self.paths.profile_dir(name)
-            removed, reason = False, "keepData"
+            removed, reason, downloads = False, "keepData", 0
             if not keep_data:
                 removed, reason = await trio.to_thread.run_sync(_remove_marked, directory)
-            log.info("profile %s deleted (data %s)", name, "removed" if removed else reason)
-            out: dict[str, Any] = {"ok": True, "name": name, "dataRemoved": removed}
+                downloads = await trio.to_thread.run_sync(remove_downloads,
+                                                          profile.downloads.directory)
+            log.info("profile %s deleted (data %s, %d downloads removed)", name,
+                     "removed" if removed else reason, downloads)
+            out: dict[str, Any] = {"ok": True, "name": name, "dataRemoved": removed,
+                                   "downloadsRemoved": downloads}
             if not removed:
                 out["dataKept"] = reason
             if profile.spec.driver == Driver.LAUNCH:
                 out["userDataDir"] = str(directory)
             return out
+
+
+def download_store_for(settings: Settings, paths: Paths) -> DownloadStore:
+    """A profile's download store: ``<data>/downloads/<profile>/`` with the retention limits.
+
+    Raises OSError when the directory cannot be made.
+    """
+    retention = Retention(max_files=settings.download_max_files,
+                          max_bytes=settings.download_max_total_bytes,
+                          max_age_s=settings.download_max_age_s)
+    return DownloadStore(paths.downloads_dir(settings.profile), retention,
+                         max_bytes=settings.download_max_bytes,
+                         enabled=settings.downloads_enabled, profile=settings.profile)
 
 
 def _remove_marked(directory: Path) -> tuple[bool, str]:

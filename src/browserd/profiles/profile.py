@@ -7,6 +7,7 @@ from typing import Any
 import trio
 
 from ..config import Settings
+from ..downloads import DownloadStore
 from ..errors import BrowserdError
 from ..supervisor import BrowserSupervisor
 from ..supervisor.state import SupervisorState
@@ -17,18 +18,21 @@ __all__ = ["Profile"]
 
 
 class Profile:
-    """A profile: its spec and settings, its supervisor, its sessions, its gateway port.
+    """A profile: its spec and settings, its supervisor, its sessions, its downloads
+    (``<data>/downloads/<name>/``), its gateway port.
 
     Created and run only by :class:`~browserd.profiles.manager.ProfileManager`
     (``scope`` cancels its subtree, ``done`` is set when the subtree has ended).
     """
 
     def __init__(self, *, spec: ProfileSpec, settings: Settings, supervisor: BrowserSupervisor,
-                 sessions: SessionTable, gateway_port: int | None, is_default: bool) -> None:
+                 sessions: SessionTable, downloads: DownloadStore, gateway_port: int | None,
+                 is_default: bool) -> None:
         self.spec = spec
         self.settings = settings
         self.supervisor = supervisor
         self.sessions = sessions
+        self.downloads = downloads
         self.gateway_port = gateway_port
         self.is_default = is_default
         self.scope = trio.CancelScope()

@@ -6,6 +6,9 @@ request naming the session sees only that context's tabs. A session ends
 when it is deleted, when it has been idle (no request named it) for its
 ``ttl_s``, or when the browser it lives in ends: a restarted browser has
 none of the old contexts, so its sessions are gone (``SESSION_NOT_FOUND``).
+A session's context downloads into the profile's downloads directory, as the
+default context does (set before the session is handed out); the download
+records name the session.
 
 :class:`SessionTable` is one profile's sessions. Its bookkeeping is plain
 code over ``trio.current_time()`` (unit-tested with trio's MockClock);
@@ -18,7 +21,6 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -53,15 +55,10 @@ class Session:
 
 
 class SessionTable:
-    """The sessions of one profile. Only its own methods change it.
+    """The sessions of one profile. Only its own methods change it."""
 
-    ``downloads_dir(session_id)`` is where a session's downloads go (created
-    on demand by the caller's function).
-    """
-
-    def __init__(self, *, max_sessions: int, downloads_dir: Callable[[str], Path]) -> None:
+    def __init__(self, *, max_sessions: int) -> None:
         self.max_sessions = max_sessions
-        self._downloads_dir = downloads_dir
         self._sessions: dict[str, Session] = {}
         self._last_used: dict[str, float] = {}  # trio time of the last request
         self._creating = 0
@@ -141,13 +138,9 @@ class SessionTable:
             with trio.fail_after(CDP_DEADLINE_S):
                 result = await conn.send("Target.createBrowserContext", {"disposeOnDetach": False})
                 context_id = str(result["browserContextId"])
-                runtime.registry.add_scope(context_id)
                 session_id = "s" + secrets.token_hex(8)
-                await conn.send("Browser.setDownloadBehavior", {
-                    "behavior": "allowAndName", "browserContextId": context_id,
-                    "downloadPath": str(self._downloads_dir(session_id)),
-                    "eventsEnabled": True,
-                })
+                runtime.registry.add_scope(context_id, session_id)
+                await _confine_downloads(runtime, context_id)
             session = Session(session_id=session_id, name=name, context_id=context_id,
                               ttl_s=ttl_s, created_at=time.time(), registry=runtime.registry)
             self._sessions[session_id] = session
@@ -192,6 +185,20 @@ class SessionTable:
                     await self.close(session_id, runtime())
                 except BrowserdError as exc:
                     log.warning("closing idle session %s: %s", session_id, exc.message)
+
+
+async def _confine_downloads(runtime: BrowserRuntime, context_id: str) -> None:
+    """Give a new context the profile's download behavior before any page of it exists.
+
+    Its downloads go where the default context's do (the profile's downloads
+    directory, followed by the connection's download follower); without a
+    follower they are denied. Raises BrowserdError when the browser refuses.
+    """
+    if runtime.downloads is not None:
+        await runtime.downloads.confine_context(context_id)
+    else:
+        await runtime.connection.send("Browser.setDownloadBehavior",
+                                      {"behavior": "deny", "browserContextId": context_id})
 
 
 async def _dispose(runtime: BrowserRuntime, context_id: str) -> None:

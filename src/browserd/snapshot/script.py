@@ -57,7 +57,8 @@ class SnapshotOptions:
     ``max_chars`` caps the text at a line boundary, ``limit`` caps the number
     of ref'd nodes; either sets ``truncated``. ``root_ref`` / ``root_selector``
     scope the snapshot to one element (at most one of them). ``text_budget`` is
-    the visible-text budget of the read view.
+    the visible-text budget of the read view. ``line_chars`` is the longest
+    name or text line shown (``None``: the walker's default, 300; 0: whole).
 
     Raises :class:`browserd.errors.BadRequest` on out-of-range values.
     """
@@ -69,6 +70,7 @@ class SnapshotOptions:
     root_ref: str | None = None
     root_selector: str | None = None
     text_budget: int = attrs.field(default=4000, validator=_non_negative)
+    line_chars: int | None = attrs.field(default=None, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.root_ref is not None and self.root_selector is not None:
@@ -84,7 +86,53 @@ class SnapshotOptions:
             "rootRef": self.root_ref,
             "rootSelector": self.root_selector,
             "textBudget": self.text_budget,
+            "lineChars": self.line_chars,
         }
+
+
+@attrs.frozen(kw_only=True)
+class FindOptions:
+    """What ``__browserd.find`` is asked for (see :func:`find_call`).
+
+    At least one of ``role``, ``name`` and ``text`` must be given (else
+    :class:`browserd.errors.BadRequest`); ``limit`` is at least 1.
+    """
+
+    next_ref: int = attrs.field(default=1, validator=_positive)
+    role: str | None = None
+    name: str | None = None
+    text: str | None = None
+    exact: bool = False
+    limit: int = attrs.field(default=20, validator=_positive)
+    line_chars: int | None = attrs.field(default=None, validator=_non_negative)
+    root_ref: str | None = None
+    root_selector: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not (self.role or self.name or self.text):
+            raise BadRequest("give at least one of role, name or text", field="name",
+                             hint='e.g. {"role": "link", "name": "Download"}')
+        if self.root_ref is not None and self.root_selector is not None:
+            raise BadRequest("give either a root ref or a root selector, not both")
+
+    def to_js(self) -> dict[str, Any]:
+        """The options object as the walker spells it (camelCase)."""
+        return {
+            "nextRef": self.next_ref, "role": self.role, "name": self.name, "text": self.text,
+            "exact": self.exact, "limit": self.limit, "lineChars": self.line_chars,
+            "rootRef": self.root_ref, "rootSelector": self.root_selector,
+        }
+
+
+def find_call(opts: FindOptions) -> str:
+    """The expression for ``__browserd.find`` (``returnByValue: true``); a JSON string.
+
+    Decoded: ``{matches: [{ref, role, name, text?, context?}], count, truncated,
+    nodes, nextRef, stats: {elements, ms}}`` or ``{error: {...}}`` as for
+    :func:`snapshot_call`. The match is done in the page, case-insensitively,
+    on substrings unless ``exact``; no page text is matched in Python.
+    """
+    return f"JSON.stringify(globalThis.__browserd.find({js_literal(opts.to_js())}))"
 
 
 def js_literal(value: Any) -> str:

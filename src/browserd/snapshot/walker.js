@@ -14,7 +14,9 @@
 //   describe(el)              {role, name}
 //   findByText(text)          best visible actionable Element matching text, or null
 //   readView(opts)            {title, url, text, truncated}: visible text in reading order
+//                             (headings start with "#"s; scoped by rootRef / rootSelector)
 //   domSnapshot(opts)         bounded DOM walk {nodes, truncated, nextRef}
+//   find(opts)                elements matching role / name / text, with refs
 //
 // Refs: one WeakMap element -> ref, one Map ref -> {w: WeakRef, role, name}.
 // New refs are "e" + n with n taken from the caller's per-tab counter
@@ -33,9 +35,18 @@
     sweepAt: 20000,         // sweep dead byRef entries above this size
   });
 
-  const MAX_NAME = 100;
-  const MAX_TEXT = 100;
   const MAX_VALUE = 100;
+  const DEFAULT_LINE = 300;  // lineChars when the caller gives none
+  const WHOLE_LINE = 1000000;  // lineChars 0: "whole" (still bounded)
+  const NAME_GATHER_MAX = 10000;  // names are never built from more text than this
+  const ID_NAME = 100;  // how much of a name identifies a ref's element (resolve)
+  // Per call: the longest name or text line shown, and how much text a name
+  // is built from. Set by snapshot/find, back to the default afterwards.
+  let lineCap = DEFAULT_LINE;
+  // Names are computed to at least ID_NAME characters whatever lineCap is,
+  // and cut to lineCap only where they are shown.
+  let nameCap = DEFAULT_LINE;
+  let gatherCap = 1000;
   const VIS_OPTS = { visibilityProperty: true };
   // Page text may hold lone UTF-16 surrogates; a quoted line shows U+FFFD for them.
   const wellFormed = (s) => String(s).toWellFormed();
@@ -61,6 +72,7 @@
   ]);
   const TAG_ROLES = new Map([
     ['article', 'article'], ['aside', 'complementary'], ['blockquote', 'blockquote'],
+    ['p', 'paragraph'], ['pre', 'code'], ['dl', 'list'], ['dt', 'term'], ['dd', 'definition'],
     ['button', 'button'], ['details', 'group'], ['dialog', 'dialog'],
     ['fieldset', 'group'], ['figure', 'figure'], ['h1', 'heading'], ['h2', 'heading'],
     ['h3', 'heading'], ['h4', 'heading'], ['h5', 'heading'], ['h6', 'heading'],
@@ -93,7 +105,14 @@
     'button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset',
   ]);
   const SECTIONING = 'article,aside,main,nav,section';
+  // Roles find names as a match's context when no heading precedes it.
+  const LANDMARKS = new Set([
+    'banner', 'complementary', 'contentinfo', 'form', 'main', 'navigation', 'region',
+    'search', 'dialog', 'article',
+  ]);
   const WS = /\s+/g;
+  const TRAILING_WS = /\s+$/;
+  const TABS = /\t/g;
   const NONSPACE = /\S/;
 
   const IND = [''];
@@ -108,6 +127,30 @@
 
   function cap(s, n) {
     return s.length > n ? s.slice(0, n) + '\u2026' : s;
+  }
+
+  // A name or text in double quotes: only '"' is escaped (backslashes stay
+  // single), control characters become spaces (the text stays one line), lone
+  // surrogates U+FFFD.
+  const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/g;
+  const QUOTE = /"/g;
+  function quote(s) {
+    return '"' + wellFormed(s).replace(CONTROL, ' ').replace(QUOTE, '\\"') + '"';
+  }
+
+  // Sets lineCap/gatherCap from opts.lineChars (0: whole) for one call of fn.
+  function withLineCap(opts, fn) {
+    const n = opts.lineChars == null ? DEFAULT_LINE : Math.max(0, +opts.lineChars | 0);
+    lineCap = n === 0 ? WHOLE_LINE : n;
+    nameCap = Math.max(lineCap, ID_NAME);
+    gatherCap = Math.min(NAME_GATHER_MAX, Math.max(1000, lineCap + 100));
+    try {
+      return fn();
+    } finally {
+      lineCap = DEFAULT_LINE;
+      nameCap = DEFAULT_LINE;
+      gatherCap = 1000;
+    }
   }
 
   // ---- visibility -------------------------------------------------------
@@ -207,7 +250,7 @@
   function textExcept(root, skip) {
     let out = '';
     const stack = [root];
-    while (stack.length && out.length < 1000) {
+    while (stack.length && out.length < gatherCap) {
       const n = stack.pop();
       if (n === skip) continue;
       if (n.nodeType === 3) { out += n.data; continue; }
@@ -273,7 +316,7 @@
   function flatText(el) {
     let out = '';
     const stack = [el];
-    while (stack.length && out.length < 1000) {
+    while (stack.length && out.length < gatherCap) {
       const n = stack.pop();
       if (n.nodeType === 3) { out += n.data; continue; }
       if (n.nodeType === 1) {
@@ -298,44 +341,44 @@
       t = flatText(el);
     } else {
       t = el.textContent;
-      if (t.length > 2000) t = t.slice(0, 2000);
+      if (t.length > gatherCap * 2) t = t.slice(0, gatherCap * 2);
       t = collapse(t);
       if (!t && el.firstElementChild) t = flatText(el);  // text inside shadow hosts
     }
-    if (t) return cap(t, MAX_NAME);
+    if (t) return cap(t, nameCap);
     // Icon-only content: an image's alt, an aria-label, an svg <title>.
     const icon = el.querySelector('img[alt]:not([alt=""]), [aria-label], svg title');
     if (icon) {
       const s = icon.getAttribute('aria-label') || icon.getAttribute('alt') || icon.textContent;
-      if (s) return cap(collapse(s), MAX_NAME);
+      if (s) return cap(collapse(s), nameCap);
     }
     return '';
   }
 
   function attrName(el, attr) {
     const v = el.getAttribute(attr);
-    return v ? cap(collapse(v), MAX_NAME) : '';
+    return v ? cap(collapse(v), nameCap) : '';
   }
 
   function childText(el, selector) {
     const c = el.querySelector(selector);
-    return c ? cap(textExcept(c, null), MAX_NAME) : '';
+    return c ? cap(textExcept(c, null), nameCap) : '';
   }
 
   function nameOf(el, role, tag) {
     let v = el.getAttribute('aria-labelledby');
     if (v) {
       v = textOfIds(el, v);
-      if (v) return cap(v, MAX_NAME);
+      if (v) return cap(v, nameCap);
     }
     v = el.getAttribute('aria-label');
-    if (v && (v = collapse(v))) return cap(v, MAX_NAME);
+    if (v && (v = collapse(v))) return cap(v, nameCap);
     switch (tag) {
       case 'input': {
         const type = el.type;
         if (type === 'submit' || type === 'reset' || type === 'button') {
           const val = collapse(el.value);
-          if (val) return cap(val, MAX_NAME);
+          if (val) return cap(val, nameCap);
           if (type === 'submit') return 'Submit';
           if (type === 'reset') return 'Reset';
           return attrName(el, 'title');
@@ -347,7 +390,7 @@
       // falls through: other inputs are named like select and textarea
       case 'textarea': case 'select': {
         const t = labelText(el);
-        if (t) return cap(t, MAX_NAME);
+        if (t) return cap(t, nameCap);
         return attrName(el, 'placeholder') || attrName(el, 'aria-placeholder') ||
           attrName(el, 'title');
       }
@@ -362,7 +405,7 @@
       case 'svg':
         return childText(el, ':scope > title');
       case 'option': case 'optgroup':
-        return cap(collapse(el.label || ''), MAX_NAME) || attrName(el, 'title');
+        return cap(collapse(el.label || ''), nameCap) || attrName(el, 'title');
       default:
         break;
     }
@@ -380,11 +423,11 @@
   function describe(el) {
     if (!el || el.nodeType !== 1) return { role: '', name: '' };
     if (isDocRoot(el)) {
-      return { role: 'RootWebArea', name: cap(collapse(el.ownerDocument.title || ''), MAX_NAME) };
+      return { role: 'RootWebArea', name: cap(collapse(el.ownerDocument.title || ''), ID_NAME) };
     }
     const tag = el.localName;
     const role = roleOf(el, tag);
-    return { role: role || 'generic', name: nameOf(el, role, tag) };
+    return { role: role || 'generic', name: cap(nameOf(el, role, tag), ID_NAME) };
   }
 
   // ---- states -----------------------------------------------------------
@@ -430,7 +473,7 @@
       const v = valueOf(el, tag);
       if (v !== undefined) {
         node.value = v;
-        if (v) s += ' value=' + JSON.stringify(wellFormed(v));
+        if (v) s += ' value=' + quote(v);
       }
     }
     if (CHECKABLE.has(role)) {
@@ -562,12 +605,12 @@
           S.maxRef = next;
           ref = 'e' + next++;
           S.refOf.set(el, ref);
-          S.byRef.set(ref, { w: new WeakRef(el), role, name });
+          S.byRef.set(ref, { w: new WeakRef(el), role, name: cap(name, ID_NAME) });
           self.issued++;
         } else {
           const rec = S.byRef.get(ref);
-          if (rec) { rec.role = role; rec.name = name; }
-          else S.byRef.set(ref, { w: new WeakRef(el), role, name });
+          if (rec) { rec.role = role; rec.name = cap(name, ID_NAME); }
+          else S.byRef.set(ref, { w: new WeakRef(el), role, name: cap(name, ID_NAME) });
         }
         return ref;
       },
@@ -585,7 +628,7 @@
     const refs = makeRefs(opts);
     labelIndex = new Map();
     try {
-      return walkPage(opts, scope, refs, t0);
+      return withLineCap(opts, () => walkPage(opts, scope, refs, t0));
     } finally {
       labelIndex = null;
     }
@@ -605,6 +648,11 @@
     let inSelect = false;
     let tbuf = '';
     let tdepth = -1;
+    let inPre = 0;       // > 0 inside a <pre>: text keeps its line breaks
+    let tpre = false;    // the pending text run started inside a <pre>
+    let tover = false;   // the pending text run was longer than it keeps
+    const TEXT_RUN_MAX = lineCap * 2 + 100;
+    const PRE_RUN_MAX = Math.max(200000, lineCap);
 
     function push(line, node) {
       const len = line.length + 1;
@@ -619,10 +667,23 @@
       const d = tdepth;
       tdepth = -1;
       let t = tbuf;
+      const over = tover;
       tbuf = '';
+      tover = false;
       if (!NONSPACE.test(t)) return;
-      t = cap(collapse(t), MAX_TEXT);
-      push(indent(d) + 'text ' + JSON.stringify(wellFormed(t)), null);
+      if (tpre) {
+        // Code keeps its lines and their indentation.
+        for (const raw of t.split('\n')) {
+          const line = raw.replace(TRAILING_WS, '').replace(TABS, '    ');
+          if (!NONSPACE.test(line)) continue;
+          push(indent(d) + 'text ' + quote(cap(line, lineCap)), null);
+          if (stop) return;
+        }
+        return;
+      }
+      t = collapse(t);
+      // A run cut while it was gathered is marked like one cut at lineCap.
+      push(indent(d) + 'text ' + quote(over && t.length <= lineCap ? t + '\u2026' : cap(t, lineCap)), null);
     }
 
     function addText(s, depth) {
@@ -630,21 +691,24 @@
         if (tdepth >= 0) flush();
         if (!NONSPACE.test(s)) return;
         tdepth = depth;
+        tpre = inPre > 0;
       }
-      if (tbuf.length < 400) tbuf += s;
+      if (tbuf.length < (tpre ? PRE_RUN_MAX : TEXT_RUN_MAX)) tbuf += s;
+      else tover = true;
     }
 
     // Emits the line and node of el; returns false when a cap was hit.
     function emit(el, role, tag, depth) {
       if (nodes.length >= limit) { stop = true; truncated = true; return false; }
       let name;
-      if (role === 'RootWebArea') name = cap(collapse(el.ownerDocument.title || ''), MAX_NAME);
+      if (role === 'RootWebArea') name = cap(collapse(el.ownerDocument.title || ''), nameCap);
       else name = nameOf(el, role, tag);
       const r = role || 'generic';
       const ref = refs.refFor(el, r, name);
+      name = cap(name, lineCap);
       const node = { ref, role: r, name, depth };
       const st = role === 'RootWebArea' ? '' : states(el, role, tag, node);
-      push(indent(depth) + '[' + ref + '] ' + r + (name ? ' ' + JSON.stringify(wellFormed(name)) : '') + st, node);
+      push(indent(depth) + '[' + ref + '] ' + r + (name ? ' ' + quote(name) : '') + st, node);
       return !stop;
     }
 
@@ -734,8 +798,10 @@
       } else {
         if (block) flush();
         if (tag === 'label' && el.control) childQuiet = true;
-        else if (tag === 'br' && !quiet && selfVis) addText(' ', depth);
+        else if (tag === 'br' && !quiet && selfVis) addText(inPre ? '\n' : ' ', depth);
       }
+      const pre = tag === 'pre';
+      if (pre) inPre++;
       if (tag === 'details' && !el.open) {
         // Only the summary of a closed <details> is rendered (its other text
         // nodes have no element to ask for visibility).
@@ -769,6 +835,7 @@
           walkKids(el, childDepth, childQuiet, selfVis);
         }
       }
+      if (pre) { flush(); inPre--; }
       if (block || childDepth !== depth) flush();
     }
 
@@ -782,6 +849,7 @@
           const role = isDocRoot(root) ? 'RootWebArea' : roleOf(root, tag);
           if (emit(root, role, tag, 0)) {
             const sr = root.shadowRoot;
+            if (tag === 'pre') inPre++;
             walkKids(sr || root, 1, CONTENT_ROLES.has(role), true);
           }
         }
@@ -913,6 +981,9 @@
       const selfVis = v === 2;
       const block = BLOCK_TAGS.has(tag);
       if (block) add('\n');
+      if (tag.length === 2 && tag[0] === 'h' && tag[1] >= '1' && tag[1] <= '6') {
+        add('#'.repeat(+tag[1]) + ' ');
+      }
       if (tag === 'iframe' || tag === 'frame') {
         let doc = null;
         try { doc = el.contentDocument; } catch (_) { doc = null; }
@@ -946,8 +1017,10 @@
       }
     }
 
-    const de = document.documentElement;
-    if (de) kids(de, true);
+    const scope = scopeRoot(opts);
+    if (scope.error) return { error: scope.error };
+    if (scope.el) visit(scope.el, true);
+    else if (document.documentElement) kids(document.documentElement, true);
     let text = parts.join('').replace(/[ \t\f\r\u00a0]+/g, ' ').replace(/ ?\n[\n ]*/g, '\n').trim();
     let truncated = full;
     if (text.length > budget) {
@@ -957,6 +1030,155 @@
       truncated = true;
     }
     return { title: document.title, url: location.href, text, truncated };
+  }
+
+
+  // ---- find -------------------------------------------------------------
+  // Elements whose role, accessible name or own visible text match, in
+  // document order. opts: {role?, name?, text?, exact?, limit?, lineChars?,
+  // rootRef?/rootSelector?, nextRef}. Matching is case-insensitive, on
+  // substrings unless exact; every given criterion must hold (text matches
+  // the name or the element's own text). Refs are issued for the first
+  // `limit` matches (and the headings named as their context) only; the walk
+  // counts all matches. Returns {matches, count, nodes, nextRef, stats}.
+  function find(opts) {
+    opts = opts || {};
+    const t0 = performance.now();
+    const scope = scopeRoot(opts);
+    if (scope.error) return { error: scope.error };
+    sweep();
+    const refs = makeRefs(opts);
+    labelIndex = new Map();
+    try {
+      return withLineCap(opts, () => findIn(opts, scope, refs, t0));
+    } finally {
+      labelIndex = null;
+    }
+  }
+
+  function findIn(opts, scope, refs, t0) {
+    const exact = !!opts.exact;
+    const limit = opts.limit == null ? 20 : Math.max(1, +opts.limit | 0);
+    const wantRole = opts.role ? String(opts.role).trim().toLowerCase() : '';
+    const wantName = opts.name != null && opts.name !== '' ? collapse(String(opts.name)).toLowerCase() : null;
+    const wantText = opts.text != null && opts.text !== '' ? collapse(String(opts.text)).toLowerCase() : null;
+    const matches = [];
+    const nodes = [];
+    let count = 0;
+    let visited = 0;
+    let heading = null;   // {el, role} of the last heading walked past
+    const landmarks = []; // enclosing landmarks {el, role}, innermost last
+
+    function hit(s, want) {
+      if (want === null) return true;
+      const low = s.toLowerCase();
+      return exact ? low === want : low.includes(want);
+    }
+
+    function refOf(el, role, name) {
+      const ref = refs.refFor(el, role, name);
+      nodes.push({ ref, role, name: cap(name, lineCap) });
+      return ref;
+    }
+
+    function contextOf() {
+      const c = heading || landmarks[landmarks.length - 1];
+      if (!c) return null;
+      const name = nameOf(c.el, c.role, c.el.localName);
+      const ref = refOf(c.el, c.role, name);
+      return '[' + ref + '] ' + c.role + (name ? ' ' + quote(cap(name, lineCap)) : '');
+    }
+
+    function consider(el, role, tag, own) {
+      if (wantRole && role !== wantRole) return;
+      // Names are only computed for elements the role filter lets through.
+      const name = role ? nameOf(el, role, tag) : '';
+      if (!hit(name, wantName)) return;
+      let byText = false;
+      if (wantText !== null) {
+        if (hit(name, wantText)) byText = false;
+        else if (own && hit(own, wantText)) byText = true;
+        else return;
+      }
+      count++;
+      if (matches.length >= limit) return;
+      const m = { ref: refOf(el, role || 'generic', name), role: role || 'generic',
+        name: cap(name, lineCap) };
+      if (byText) m.text = cap(own, lineCap);
+      const ctx = contextOf();
+      if (ctx) m.context = ctx;
+      matches.push(m);
+    }
+
+    // The text an element shows itself: its text nodes and those of inline
+    // descendants without a role of their own (what a snapshot lists under it).
+    function ownText(el) {
+      let own = '';
+      const stack = [];
+      for (let c = el.lastChild; c; c = c.previousSibling) stack.push(c);
+      while (stack.length && own.length < gatherCap) {
+        const n = stack.pop();
+        if (n.nodeType === 3) { own += n.data; continue; }
+        if (n.nodeType !== 1) continue;
+        const t = n.localName;
+        if (t === 'br') { own += ' '; continue; }
+        if (!INLINE_TAGS.has(t) || SKIP_TAGS.has(t) || roleOf(n, t) !== '') continue;
+        for (let c = n.lastChild; c; c = c.previousSibling) stack.push(c);
+      }
+      return collapse(own);
+    }
+
+    function visit(el, quiet) {
+      const tag = el.localName;
+      if (SKIP_TAGS.has(tag)) return;
+      visited++;
+      const v = visState(el);
+      if (v === 0) return;
+      const selfVis = v === 2;
+      const role = roleOf(el, tag);
+      let kidsQuiet = quiet;
+      let landmark = false;
+      if (selfVis && !quiet) {
+        // Inline elements without a role show their text as part of their parent's.
+        const holder = role !== '' || !INLINE_TAGS.has(tag);
+        const own = wantText !== null && holder && tag !== 'textarea' ? ownText(el) : '';
+        if (role || own) consider(el, role, tag, own);
+        if (role === 'heading') heading = { el, role };
+        else if (LANDMARKS.has(role)) { landmarks.push({ el, role }); landmark = true; }
+        if (CONTENT_ROLES.has(role)) kidsQuiet = true;
+      }
+      if (role === 'iframe') {
+        let doc = null;
+        try { doc = el.contentDocument; } catch (_) { doc = null; }
+        if (doc && doc.documentElement) kids(doc.documentElement, false);
+      } else if (tag === 'select' || tag === 'textarea' || tag === 'svg' || tag === 'input') {
+        // their options and values are not page text
+      } else if (tag === 'details' && !el.open) {
+        const summary = el.querySelector(':scope > summary');
+        if (summary) visit(summary, kidsQuiet);
+      } else {
+        const sr = el.shadowRoot;
+        if (sr) kids(sr, kidsQuiet);
+        else if (tag === 'slot' && el.assignedNodes().length) {
+          for (const n of el.assignedNodes()) if (n.nodeType === 1) visit(n, kidsQuiet);
+        } else kids(el, kidsQuiet);
+      }
+      if (landmark) landmarks.pop();
+    }
+
+    function kids(parent, quiet) {
+      for (let c = parent.firstElementChild; c; c = c.nextElementSibling) visit(c, quiet);
+    }
+
+    const start = scope.el || document.documentElement;
+    if (start) {
+      if (scope.el) visit(start, false);
+      else kids(start, false);
+    }
+    return {
+      matches, count, nodes, nextRef: refs.next, truncated: count > matches.length,
+      stats: { elements: visited, ms: Math.round((performance.now() - t0) * 100) / 100 },
+    };
   }
 
   // ---- domSnapshot ------------------------------------------------------
@@ -978,13 +1200,13 @@
       if (nodes.length >= limit) { truncated = true; return; }
       const root = isDocRoot(el);
       const role = root ? 'RootWebArea' : roleOf(el, tag);
-      const name = root ? cap(collapse(el.ownerDocument.title || ''), MAX_NAME)
+      const name = root ? cap(collapse(el.ownerDocument.title || ''), lineCap)
         : role ? nameOf(el, role, tag) : '';
       const ref = refs.refFor(el, role || 'generic', role ? name : nameOf(el, '', tag));
       const node = { ref, parentRef, depth, tag };
       if (el.id) node.id = el.id;
       const cls = el.getAttribute('class');
-      if (cls && cls.trim()) node.className = cap(collapse(cls), MAX_NAME);
+      if (cls && cls.trim()) node.className = cap(collapse(cls), lineCap);
       if (role) node.role = role;
       if (name) node.name = name;
       let own = '';
@@ -992,7 +1214,7 @@
         if (c.nodeType === 3) own += c.data;
       }
       own = collapse(own);
-      if (own && tag !== 'textarea') node.text = cap(own, MAX_TEXT);
+      if (own && tag !== 'textarea') node.text = cap(own, lineCap);
       if ((tag === 'a' || tag === 'area') && el.href) node.href = el.href;
       if (tag === 'input' || tag === 'button') node.type = el.type;
       if (tag === 'input' || tag === 'textarea' || tag === 'select') {
@@ -1032,6 +1254,7 @@
     findByText,
     readView,
     domSnapshot,
+    find,
   });
   return 'installed';
 })()

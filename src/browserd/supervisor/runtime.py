@@ -6,7 +6,9 @@ import attrs
 
 from ..browser.process import BrowserProcess
 from ..cdp import CdpConnection
+from ..downloads import DownloadFollower
 from ..tabs.capture_gate import CaptureGate
+from ..tabs.navguard import NavGuard
 from ..tabs.registry import TabRegistry
 from ..tabs.scope import TabScope
 
@@ -18,9 +20,11 @@ class BrowserRuntime:
     """The live parts of one running attempt (valid until the attempt ends).
 
     ``process`` is None for an attached browser. ``captures`` is the
-    browser's capture admission and front lock. ``tabs`` is the scope a
-    handler works in: the default scope here, a session's in
-    :meth:`scoped`; ``registry`` is every tab of the browser.
+    browser's capture admission and front lock. ``navguard`` and
+    ``downloads`` are the connection's page guards (None when not
+    configured). ``tabs`` is the scope a handler works in: the default
+    scope here, a session's in :meth:`scoped`; ``registry`` is every tab of
+    the browser.
     """
 
     connection: CdpConnection
@@ -30,6 +34,8 @@ class BrowserRuntime:
     user_agent: str
     started_at: float
     captures: CaptureGate
+    navguard: NavGuard | None = None
+    downloads: DownloadFollower | None = None
     tabs: TabScope = attrs.field()
 
     @tabs.default

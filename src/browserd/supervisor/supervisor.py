@@ -2,7 +2,8 @@
 
 One supervisor per profile. Its restart loop is the only task that launches
 (or attaches to) a browser. Each attempt is a ``one_for_all`` subtree —
-BrowserProcess (or nothing, when attaching), CdpConnection and TabRegistry —
+BrowserProcess (or nothing, when attaching), CdpConnection, the page guards
+(:mod:`.guards`: download follower, navigation guard) and TabRegistry —
 so if any part dies, all of it is torn down together and, while the user
 still wants a browser, started again after a backoff (0.5 s doubling to 30 s,
 with jitter, reset after 60 s healthy) within a budget (``restart_budget``
@@ -23,7 +24,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -47,10 +48,15 @@ from ..errors import (
 from ..paths import Paths
 from ..tabs.capture_gate import CaptureGate
 from ..tabs.registry import open_tab_registry
+from .guards import open_page_guards
 from .leftovers import PidRecord
 from .policy import RestartHistory, RestartPolicy
 from .runtime import BrowserRuntime
 from .state import SupervisorState
+
+if TYPE_CHECKING:
+    from ..downloads import DownloadStore
+    from ..urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +92,13 @@ class BrowserSupervisor:
         rng: Callable[[], float] = random.random,
         subtree: Callable[[BrowserSupervisor], Awaitable[None]] | None = None,
         policy: RestartPolicy | None = None,
+        url_policy: UrlPolicy | None = None,
+        downloads: DownloadStore | None = None,
     ) -> None:
         self.settings = settings
+        # Each connection's page guards (the navigation guard, the download follower).
+        self.url_policy = url_policy
+        self.downloads = downloads
         self.paths = paths
         self._rng = rng
         self._subtree = subtree
@@ -320,9 +331,15 @@ class BrowserSupervisor:
         async with opened as conn:
             with trio.fail_after(10):
                 version = await conn.send("Browser.getVersion")
-            async with open_tab_registry(
-                conn, settings=self.settings, headless=self.headless and process is not None
+            async with open_page_guards(
+                conn, url_policy=self.url_policy, downloads=self.downloads
+            ) as guards, open_tab_registry(
+                conn, settings=self.settings, headless=self.headless and process is not None,
+                navguard=guards.navguard,
             ) as tabs:
+                if guards.downloads is not None:
+                    guards.downloads.locate_tabs_with(tabs.locate_frame,
+                                                      session_of=tabs.session_of)
                 self.mark_running(BrowserRuntime(
                     connection=conn,
                     registry=tabs,
@@ -331,6 +348,8 @@ class BrowserSupervisor:
                     user_agent=str(version.get("userAgent", "")),
                     started_at=time.time(),
                     captures=CaptureGate.with_capacity(self.settings.max_concurrent_captures),
+                    navguard=guards.navguard,
+                    downloads=guards.downloads,
                 ))
                 await conn.wait_closed()
                 reason = conn.close_reason

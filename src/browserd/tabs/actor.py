@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import trio
@@ -29,9 +29,12 @@ from ..errors import (
     unwrap_group,
 )
 from .remote import exception_text, remote_text
-from .state import ConsoleEntry, ConsoleLog, LoadState, RefMap
+from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
 
 __all__ = ["DialogInfo", "TabActor", "TabInfo"]
+
+if TYPE_CHECKING:
+    from .navguard import NavGuard
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -91,6 +94,7 @@ class TabActor:
         url: str = "",
         queue_limit: int = 8,
         headless_viewport: tuple[int, int] | None = None,
+        navguard: NavGuard | None = None,
     ) -> None:
         self.connection = connection
         self.target_id = target_id
@@ -110,6 +114,7 @@ class TabActor:
         self.navigations = 0
         self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
+        self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()
@@ -117,6 +122,9 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
+        #: The connection's navigation guard (read-only here): what it blocked
+        #: on this tab, for /navigate's 403 and the effects of input.
+        self.navguard = navguard
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -167,10 +175,9 @@ class TabActor:
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
-        if self.headless_viewport is not None:
-            width, height = self.headless_viewport
-            calls.append(("Emulation.setDeviceMetricsOverride", {
-                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}))
+        metrics = self.device_metrics()
+        if metrics is not None:
+            calls.append(("Emulation.setDeviceMetricsOverride", metrics))
         return {method: await self.session.post(method, params) for method, params in calls}
 
     async def _finish_enable(self, pending: dict[str, PendingReply]) -> None:
@@ -190,9 +197,8 @@ class TabActor:
         # The current document's lifecycle events fired before we listened.
         ready = results["Runtime.evaluate"].get("result", {}).get("value")
         if self.loader_id and self.loader_id not in self._lifecycle:
-            self._lifecycle[self.loader_id] = {
-                "complete": LoadState.LOAD, "interactive": LoadState.DOMCONTENTLOADED,
-            }.get(ready, LoadState.LOADING)
+            self._lifecycle[self.loader_id] = (LoadState.from_ready_state(ready)
+                                               or LoadState.LOADING)
         self._enabled.set()
         self._notify()
 
@@ -325,6 +331,31 @@ class TabActor:
     def mark_focused(self) -> None:
         """Record that this tab was just brought to the front."""
         self.last_focused_at = time.time()
+
+    def holds_frame(self, frame_id: str) -> bool:
+        """True when ``frame_id`` is this page or a frame of it that this actor has seen."""
+        return (frame_id in (self.target_id, self.main_frame_id)
+                or frame_id in self.frame_loaders or frame_id in self.child_sessions)
+
+    def device_metrics(self) -> dict[str, Any] | None:
+        """The ``Emulation.setDeviceMetricsOverride`` params the tab should have, or None.
+
+        The emulated viewport when ``/emulate`` set one, else browserd's own
+        headless viewport; None (no override) for a headed tab without one.
+        """
+        viewport = self.emulation.viewport
+        if viewport is not None:
+            return {"width": viewport.width, "height": viewport.height,
+                    "deviceScaleFactor": viewport.device_scale_factor,
+                    "mobile": viewport.mobile}
+        if self.headless_viewport is not None:
+            width, height = self.headless_viewport
+            return {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        return None
+
+    def note_emulation(self, emulation: Emulation) -> None:
+        """Record the emulation the tab now has (sent by :mod:`browserd.tabs.emulation`)."""
+        self.emulation = emulation
 
     def info(self, *, active: bool) -> TabInfo:
         return TabInfo(

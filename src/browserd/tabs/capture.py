@@ -42,10 +42,11 @@ tab to the user. ``Page.printToPDF`` works on background tabs and takes no
 lock.
 
 A capture with ``captureBeyondViewport`` makes Chromium 156 drop the page's
-scrollbars afterwards (the layout gets 15 px wider). On a headless tab (one
-with browserd's device-metrics override) the override is cleared and set
-again afterwards, which brings them back; a headed tab keeps the quirk until
-its next navigation.
+scrollbars afterwards (the layout gets 15 px wider). On a tab with a
+device-metrics override (browserd's headless viewport, or one set by
+``/emulate``) the override is cleared and that same override set again
+afterwards, which brings them back; a headed tab without one keeps the quirk
+until its next navigation.
 
 Base64 payloads above :data:`THREAD_DECODE_MIN_CHARS` are decoded in a worker
 thread: measured here, ``binascii.a2b_base64`` costs 3.8-5.7 ms per MB of
@@ -274,15 +275,13 @@ class _Restorer:
         self.needed = False
 
     async def run(self) -> None:
-        viewport = self.tab.headless_viewport
-        if not self.needed or viewport is None:
+        metrics = self.tab.device_metrics()  # the emulated viewport, else browserd's own
+        if not self.needed or metrics is None:
             return
-        width, height = viewport
         with trio.CancelScope(shield=True), trio.move_on_after(2):
             try:
                 await self.tab.send("Emulation.clearDeviceMetricsOverride")
-                await self.tab.send("Emulation.setDeviceMetricsOverride", {
-                    "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+                await self.tab.send("Emulation.setDeviceMetricsOverride", metrics)
             except BrowserdError:
                 pass  # the tab is gone or crashed: nothing left to restore
 

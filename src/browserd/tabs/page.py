@@ -12,7 +12,16 @@ from typing import Any
 import orjson
 import trio
 
-from ..errors import BadUrl, BrowserdError, CdpError, DialogOpen, JsException, Timeout
+from ..errors import (
+    BadUrl,
+    BrowserdError,
+    CdpError,
+    DialogOpen,
+    JsException,
+    Timeout,
+    UrlBlocked,
+)
+from ..redact import loggable_url
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
 from .actor import TabActor
 from .bounded_eval import evaluate_bounded
@@ -21,26 +30,35 @@ from .state import LoadState
 
 DEFAULT_EVAL_MAX_BYTES = 8 * 1024 * 1024
 
-__all__ = ["evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
+__all__ = ["WAIT_UNTIL", "evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
+
+WAIT_UNTIL = ("load", "domcontentloaded", "commit", "none")
+"""What a navigation may wait for; "commit" = the new document replaced the old one."""
 
 
 async def navigate(
     tab: TabActor, url: str, *, wait_until: str = "load", timeout_s: float = 30.0
 ) -> dict[str, Any]:
-    """Navigate the main frame and wait for ``wait_until``.
+    """Navigate the main frame and wait for ``wait_until``; the answer carries ``loadState``.
+
+    ``wait_until``: "load", "domcontentloaded", "commit" (the new document
+    has replaced the old one) or "none" (answer once Chromium has accepted it).
 
     Raises BadUrl when Chromium refuses the URL or the load fails at the
     network level, Timeout when the wait exceeds ``timeout_s`` (the page
     keeps loading), DialogOpen if a dialog blocks the page.
     """
     with trio.move_on_after(timeout_s) as scope:
+        guard_mark = tab.navguard.mark() if tab.navguard is not None else 0
         result = await _send_navigate(tab, url)
         if result.get("errorText"):
+            _raise_if_blocked(tab, guard_mark, url)
             raise BadUrl(f"navigation to {url} failed: {result['errorText']}",
                          hint="check the URL and that the site is reachable")
         loader_id = result.get("loaderId")
         if loader_id and wait_until != "none":
-            want = LoadState(wait_until).rank
+            # "commit": the new document is the tab's, whatever its load state.
+            want = (LoadState.LOADING if wait_until == "commit" else LoadState(wait_until)).rank
             while not (tab.loader_id == loader_id and tab.load_state.rank >= want):
                 if tab.dialog is not None:
                     raise DialogOpen(f"a {tab.dialog.type} dialog opened while loading",
@@ -54,7 +72,30 @@ async def navigate(
     out: dict[str, Any] = {"ok": True, "targetId": tab.target_id}
     info = await page_info(tab)
     out.update(info)
+    out["loadState"] = tab.load_state.value
     return out
+
+
+def _raise_if_blocked(tab: TabActor, mark: int, url: str) -> None:
+    """UrlBlocked (403) when the navigation guard stopped a hop of this navigation.
+
+    ``redirectedFrom`` is the URL the chain started from; URLs are shown as
+    ``scheme://host:port/path`` only (:func:`~browserd.redact.loggable_url`).
+    """
+    guard = tab.navguard
+    if guard is None:
+        return
+    blocks = [b for b in guard.blocks_since(mark, target_id=tab.target_id)
+              if b.target_id == tab.target_id and b.main_frame]
+    if not blocks:
+        return
+    block = blocks[0]
+    redirected_from = block.redirected_from or loggable_url(url)
+    raise UrlBlocked(
+        f"the navigation was redirected to {block.url}, which the URL policy blocks "
+        f"({block.reason}); the request was not sent",
+        url=block.url, reason=block.reason, redirectedFrom=redirected_from,
+    )
 
 
 async def _send_navigate(tab: TabActor, url: str) -> dict[str, Any]:

@@ -1,15 +1,20 @@
-"""The ref engine's issuing side: snapshots that hand out refs.
+"""The ref engine's issuing side: walker runs that hand out refs.
 
 A ref (``e<N>``) names one element of one document of one tab. The in-page
 walker (:mod:`browserd.snapshot`) runs in the frame's ``browserd`` isolated
 world (:mod:`browserd.tabs.worlds`), where it keeps the element ↔ ref maps;
-page scripts can neither see nor patch it. Every ref a snapshot lists is
+page scripts can neither see nor patch it. Every ref a walker reply lists is
 recorded in the tab's :class:`~browserd.tabs.state.RefMap` (``tab.refs``),
 from which :mod:`browserd.tabs.resolve` turns it back into that very element.
 
-Same-origin frames are walked inline by the walker; out-of-process iframes
-(and frames the walker cannot enter, e.g. sandboxed ones) are snapshotted in
-their own world and spliced into the parent's text.
+This module runs the walker; :mod:`browserd.tabs.snapshots` composes the
+answers (/snapshot, /find) from its pieces: :func:`walk_scope` (where a walk
+runs: the tab's main frame, or the frame of a ``root`` ref / the element of a
+``root`` selector), :func:`run_walker` (one walker call, its refs recorded)
+and :func:`walk_tree` (a snapshot walk with its out-of-process frames spliced
+in). Same-origin frames are walked inline by the walker; out-of-process
+iframes (and frames the walker cannot enter, e.g. sandboxed ones) are walked
+in their own world and spliced into the parent's text.
 
 Every function here runs while the caller holds the tab's work slot and
 under the caller's deadline. Cancellation abandons the CDP call in flight;
@@ -20,7 +25,6 @@ walker reply). Errors are :mod:`browserd.errors` classes.
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 import attrs
@@ -36,9 +40,6 @@ from ..errors import (
 )
 from ..snapshot import (
     SnapshotOptions,
-    cap_text,
-    dom_snapshot_call,
-    read_view_call,
     resolve_call,
     snapshot_call,
     splice_frame_text,
@@ -49,14 +50,18 @@ from .routing import own_session_id, send_in
 from .state import WorldKey
 from .worlds import decode_value, world_evaluate
 
-__all__ = ["take_snapshot"]
+__all__ = ["Scope", "Walk", "run_walker", "walk_scope", "walk_tree", "walker_error"]
 
 _REF_RE = re.compile(r"^e[1-9][0-9]{0,9}$")
 _FRAME_DEPTH_CAP = 4
-_READ_TEXT_BUDGET = 4000
 
 
-def _walker_error(error: dict[str, Any], root: str | None) -> BrowserdError:
+def walker_error(error: dict[str, Any], root: str | None) -> BrowserdError:
+    """The error for a walker's ``{error: {code, …}}`` reply; ``root`` names the scope.
+
+    STALE_REF → StaleRef, NO_MATCH → NoMatch, BAD_SELECTOR → BadRequest
+    (field ``root``); anything else a plain BrowserdError.
+    """
     code = error.get("code")
     if code == "STALE_REF":
         reason = str(error.get("reason") or "detached")
@@ -71,10 +76,77 @@ def _walker_error(error: dict[str, Any], root: str | None) -> BrowserdError:
     return BrowserdError(f"page inspection failed: {error}")
 
 
-# -- snapshots -----------------------------------------------------------------
+# -- where a walk runs ---------------------------------------------------------
+
+@attrs.frozen(kw_only=True)
+class Scope:
+    """Where a walk runs: a CDP session, a frame, and at most one root in it.
+
+    ``root_ref`` scopes to the element a ref names (``session`` / ``frame_id``
+    are then its frame's), ``root_selector`` to the first element a CSS
+    selector matches in the main frame; neither: the whole document.
+    """
+
+    session: CdpSession
+    frame_id: str
+    root_ref: str | None = None
+    root_selector: str | None = None
+
+    @property
+    def root(self) -> str | None:
+        """The root as the caller spelt it (for error messages)."""
+        return self.root_ref or self.root_selector
+
+
+async def walk_scope(tab: TabActor, root: str | None) -> Scope:
+    """Where a new walk of the tab runs; ``root`` is a ref (``e12``), a CSS selector or None.
+
+    Refs of documents that have gone are forgotten first (they answer
+    ``navigated`` from then on). Raises RefNotFound / StaleRef for a ``root``
+    ref that cannot be resolved; a bad selector is reported by the walk.
+    """
+    tab.refs.prune(tab.frame_loaders, tab.child_sessions.values())
+    if not root:
+        return Scope(session=tab.session, frame_id=tab.main_frame_id)
+    if _REF_RE.match(root):
+        handle = await resolve_ref(tab, root)
+        return Scope(session=handle.session, frame_id=handle.frame_id, root_ref=root)
+    return Scope(session=tab.session, frame_id=tab.main_frame_id, root_selector=root)
+
+
+# -- walker calls --------------------------------------------------------------
+
+async def run_walker(tab: TabActor, session: CdpSession, frame_id: str, call: str,
+                     root: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Evaluate a walker ``call`` in the frame's world; its reply and the nodes it listed.
+
+    The tab's ref counter advances and the listed refs are recorded against
+    the world's document. Raises BrowserdError when the walker answers
+    nothing, the :func:`walker_error` of an error reply (``root`` names the
+    scope), and whatever :func:`~browserd.tabs.worlds.world_evaluate` raises.
+    """
+    reply = decode_value(await world_evaluate(tab, session, frame_id, call))
+    if not isinstance(reply, dict):
+        raise BrowserdError("the snapshot walker returned no result")
+    if "error" in reply:
+        raise walker_error(reply["error"], root)
+    key: WorldKey = (own_session_id(tab, session), frame_id)
+    world = tab.refs.world(key)
+    tab.refs.advance(int(reply.get("nextRef") or tab.refs.next_ref))
+    nodes: list[dict[str, Any]] = list(reply.get("nodes") or [])
+    tab.refs.record(nodes, frame_id=frame_id, loader_id=world.loader_id if world else "",
+                    session_id=key[0])
+    return reply, nodes
+
 
 @attrs.define
-class _Walk:
+class Walk:
+    """A snapshot walk: its text, the nodes it listed (refs), and how it went.
+
+    Mutable while out-of-process frames are spliced in; the caller owns it
+    afterwards. ``frames`` counts the frames walked in worlds of their own.
+    """
+
     text: str
     nodes: list[dict[str, Any]]
     truncated: bool
@@ -110,38 +182,31 @@ async def _frame_target(tab: TabActor, session: CdpSession, frame_id: str, ref: 
     return None
 
 
-async def _run_walker(tab: TabActor, session: CdpSession, frame_id: str, call: str,
-                      root: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Evaluate a walker ``call`` in the frame's world; its reply and the nodes it listed.
+async def walk_tree(tab: TabActor, scope: Scope, *, interactive: bool, max_chars: int | None,
+                    limit: int | None, line_chars: int | None = None) -> Walk:
+    """Snapshot-walk ``scope``: the walker's text and nodes, frames it cannot enter spliced in.
 
-    The tab's ref counter advances and the listed refs are recorded against
-    the world's document. Raises BrowserdError when the walker answers
-    nothing, the :func:`_walker_error` of an error reply (``root`` names the
-    scope), and whatever :func:`world_evaluate` raises.
+    ``max_chars`` / ``limit`` bound the text and the number of listed nodes
+    across all frames (either sets ``truncated``); ``line_chars`` caps names
+    and text lines (None: the walker's default; 0: whole). Frames are
+    followed at most four levels deep; a frame that goes away meanwhile
+    keeps its iframe line. Raises as :func:`run_walker`.
     """
-    reply = decode_value(await world_evaluate(tab, session, frame_id, call))
-    if not isinstance(reply, dict):
-        raise BrowserdError("the snapshot walker returned no result")
-    if "error" in reply:
-        raise _walker_error(reply["error"], root)
-    key: WorldKey = (own_session_id(tab, session), frame_id)
-    world = tab.refs.world(key)
-    tab.refs.advance(int(reply.get("nextRef") or tab.refs.next_ref))
-    nodes: list[dict[str, Any]] = list(reply.get("nodes") or [])
-    tab.refs.record(nodes, frame_id=frame_id, loader_id=world.loader_id if world else "",
-            session_id=key[0])
-    return reply, nodes
+    return await _walk(tab, scope.session, scope.frame_id, interactive=interactive,
+                       max_chars=max_chars, limit=limit, root_ref=scope.root_ref,
+                       root_selector=scope.root_selector, nesting=0, line_chars=line_chars)
 
 
 async def _walk(tab: TabActor, session: CdpSession, frame_id: str, *, interactive: bool,
                 max_chars: int | None, limit: int | None, root_ref: str | None,
-                root_selector: str | None, nesting: int) -> _Walk:
-    opts = SnapshotOptions(next_ref=tab.refs.next_ref, interactive=interactive, max_chars=max_chars,
-                           limit=limit, root_ref=root_ref, root_selector=root_selector)
-    reply, nodes = await _run_walker(tab, session, frame_id, snapshot_call(opts),
-                                     root_ref or root_selector)
-    walk = _Walk(text=str(reply.get("text") or ""), nodes=nodes,
-                 truncated=bool(reply.get("truncated")), stats=dict(reply.get("stats") or {}))
+                root_selector: str | None, nesting: int, line_chars: int | None) -> Walk:
+    opts = SnapshotOptions(next_ref=tab.refs.next_ref, interactive=interactive,
+                           max_chars=max_chars, limit=limit, root_ref=root_ref,
+                           root_selector=root_selector, line_chars=line_chars)
+    reply, nodes = await run_walker(tab, session, frame_id, snapshot_call(opts),
+                                    root_ref or root_selector)
+    walk = Walk(text=str(reply.get("text") or ""), nodes=nodes,
+                truncated=bool(reply.get("truncated")), stats=dict(reply.get("stats") or {}))
     frames = list(reply.get("frames") or [])
     if not frames and root_ref is not None and nodes and nodes[0].get("ref") == root_ref \
             and nodes[0].get("role") == "iframe":
@@ -163,7 +228,8 @@ async def _walk(tab: TabActor, session: CdpSession, frame_id: str, *, interactiv
                 continue
             child = await _walk(tab, target[0], target[1], interactive=interactive,
                                 max_chars=room_chars, limit=room_nodes, root_ref=None,
-                                root_selector=None, nesting=nesting + 1)
+                                root_selector=None, nesting=nesting + 1,
+                                line_chars=line_chars)
         except CdpError:
             continue  # the frame went away under us: leave its iframe line as is
         walk.text = splice_frame_text(walk.text, ref, child.text, depth)
@@ -177,89 +243,3 @@ async def _walk(tab: TabActor, session: CdpSession, frame_id: str, *, interactiv
             if isinstance(child.stats.get(stat), int | float):
                 walk.stats[stat] = walk.stats.get(stat, 0) + child.stats[stat]
     return walk
-
-
-def _scope_of(root: str | None) -> tuple[str | None, str | None]:
-    if root is None or root == "":
-        return None, None
-    if _REF_RE.match(root):
-        return root, None
-    return None, root
-
-
-async def take_snapshot(tab: TabActor, *, format: str = "aria",
-                        interactive: bool = False, max_chars: int | None = None,
-                        limit: int | None = None, root: str | None = None) -> dict[str, Any]:
-    """Snapshot the tab: the /snapshot answer (API.md "Snapshots and refs").
-
-    ``format`` is "aria" (text + nodes with refs), "read" (title, URL,
-    visible text, then the aria snapshot) or "domSnapshot" (a bounded DOM
-    walk). ``root`` scopes to a ref or a CSS selector. Every ref issued is
-    recorded for :func:`resolve_ref`; ``tab.refs.next_ref`` advances.
-
-    Raises StaleRef / RefNotFound for a bad root ref, NoMatch / BadRequest
-    for a root selector that matches nothing / is invalid, Timeout when the
-    walk outlives the caller's deadline, CdpError / BrowserGone when the
-    page or browser goes away. Cancellation leaves already recorded refs valid.
-    """
-    if format not in ("aria", "read", "domSnapshot"):
-        raise BadRequest(f"unknown snapshot format {format!r}", field="format")
-    started = time.perf_counter()
-    tab.refs.prune(tab.frame_loaders, tab.child_sessions.values())
-    root_ref, root_selector = _scope_of(root)
-    session, frame_id = tab.session, tab.main_frame_id
-    if root_ref is not None:
-        handle = await resolve_ref(tab, root_ref)
-        session, frame_id = handle.session, handle.frame_id
-    snapshot_id = tab.refs.next_snapshot_id()
-    info = decode_value(await world_evaluate(
-        tab, session, frame_id, "JSON.stringify([location.href, document.title])"))
-    url, title = (str(info[0]), str(info[1])) if isinstance(info, list) else (tab.url, "")
-    out: dict[str, Any] = {"snapshotId": snapshot_id, "targetId": tab.target_id, "format": format,
-                           "url": url, "title": title}
-    if format == "domSnapshot":
-        out.update(await _dom_walk(tab, session, frame_id, limit=limit, root_ref=root_ref,
-                                   root_selector=root_selector))
-    else:
-        aria_max = max_chars
-        if format == "read":
-            budget = _READ_TEXT_BUDGET if max_chars is None else min(
-                _READ_TEXT_BUDGET, max_chars // 3)
-            view = decode_value(await world_evaluate(tab, session, frame_id, read_view_call(
-                SnapshotOptions(text_budget=budget))))
-            view = view if isinstance(view, dict) else {}
-            out["text"] = str(view.get("text") or "")
-            out["textTruncated"] = bool(view.get("truncated"))
-            if max_chars is not None:
-                aria_max = max(0, max_chars - len(out["text"]))
-        walk = await _walk(tab, session, frame_id, interactive=interactive,
-                           max_chars=aria_max, limit=limit, root_ref=root_ref,
-                           root_selector=root_selector, nesting=0)
-        text, cut = cap_text(walk.text, aria_max)
-        nodes = walk.nodes
-        if cut:
-            kept = {m.group(1) for m in re.finditer(r"\[(e\d+)\] ", text)}
-            nodes = [n for n in nodes if n.get("ref") in kept]
-        stats = {**walk.stats, "nodes": _count_lines(text), "refs": len(nodes),
-                 "chars": len(text), "frames": walk.frames,
-                 "totalMs": round((time.perf_counter() - started) * 1000, 1)}
-        out.update({"text" if format == "aria" else "snapshot": text, "nodes": nodes,
-                    "truncated": walk.truncated or cut, "stats": stats})
-    return out
-
-
-def _count_lines(text: str) -> int:
-    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
-
-
-async def _dom_walk(tab: TabActor, session: CdpSession, frame_id: str, *, limit: int | None,
-                    root_ref: str | None, root_selector: str | None) -> dict[str, Any]:
-    started = time.perf_counter()
-    opts = SnapshotOptions(next_ref=tab.refs.next_ref, limit=limit, root_ref=root_ref,
-                           root_selector=root_selector)
-    reply, nodes = await _run_walker(tab, session, frame_id, dom_snapshot_call(opts),
-                                     root_ref or root_selector)
-    return {"nodes": nodes, "truncated": bool(reply.get("truncated")),
-            "stats": {"nodes": len(nodes), "refs": len(nodes),
-                      "ms": round((time.perf_counter() - started) * 1000, 1)}}
-

@@ -32,6 +32,8 @@ from ..errors import (
     TabNotFound,
 )
 from .actor import TabActor, TabInfo
+from .navguard import NavGuard
+from .origins import RecentOrigins, origin_of
 
 __all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
@@ -48,7 +50,7 @@ class TabRegistry:
     """Handle to the tabs of one browser connection."""
 
     def __init__(self, connection: CdpConnection, nursery: trio.Nursery, *,
-                 settings: Settings, headless: bool) -> None:
+                 settings: Settings, headless: bool, navguard: NavGuard | None = None) -> None:
         self.connection = connection
         self._nursery = nursery
         self._settings = settings
@@ -59,7 +61,8 @@ class TabRegistry:
         self._started: set[str] = set()
         self._last_used: dict[str | None, str] = {}
         self._context_of: dict[str, str] = {}  # targetId → browserContextId
-        self._scopes: set[str] = set()  # browser contexts of sessions
+        # Browser contexts of sessions → the session's id (a label for records).
+        self._scopes: dict[str, str | None] = {}
         self.created_count = 0
         self._changed = trio.Event()
         # Headless only: one pre-created, unlisted about:blank tab that
@@ -69,6 +72,11 @@ class TabRegistry:
         self._spare_holds = 0
         self._spare: str | None = None
         self._making_spare = False
+        # The connection's navigation guard, handed to every tab actor.
+        self._navguard = navguard
+        # Per scope: origins of pages and out-of-process frames seen since the
+        # browser started (GET /state exports their localStorage).
+        self._origins: dict[str | None, RecentOrigins] = {}
 
     # -- queries -------------------------------------------------------------
 
@@ -89,12 +97,23 @@ class TabRegistry:
 
     def scope_of(self, target_id: str) -> str | None:
         """The scope a tab belongs to (None: the default scope)."""
-        context = self._context_of.get(target_id)
-        return context if context in self._scopes else None
+        return self.scope_of_context(self._context_of.get(target_id))
 
-    def add_scope(self, context_id: str) -> None:
-        """Make ``context_id`` (a session's browser context) a scope of its own."""
-        self._scopes.add(context_id)
+    def scope_of_context(self, context_id: object) -> str | None:
+        """The scope of a browser context: itself for a session's, else None (default)."""
+        return context_id if isinstance(context_id, str) and context_id in self._scopes else None
+
+    def session_of(self, target_id: str) -> str | None:
+        """The label (session id) of the scope a tab belongs to; None for the default."""
+        scope = self.scope_of(target_id)
+        return None if scope is None else self._scopes[scope]
+
+    def add_scope(self, context_id: str, label: str | None = None) -> None:
+        """Make ``context_id`` (a session's browser context) a scope of its own.
+
+        ``label`` (the session's id) is what :meth:`session_of` answers for its tabs.
+        """
+        self._scopes[context_id] = label
 
     def remove_scope(self, context_id: str) -> None:
         """Forget a scope's current tab (its context was disposed).
@@ -103,6 +122,7 @@ class TabRegistry:
         the dispose is never shown to the default scope.
         """
         self._last_used.pop(context_id, None)
+        self._origins.pop(context_id, None)
 
     def _listed(self, scope: str | None = None) -> dict[str, TabActor]:
         """The tabs a client of ``scope`` sees: its attached pages but the spare."""
@@ -133,6 +153,13 @@ class TabRegistry:
     def tab_count(self) -> int:
         """Listed tabs of every scope."""
         return sum(1 for t in self._order if t != self._spare)
+
+    def locate_frame(self, frame_id: str) -> str | None:
+        """The tab whose page holds the frame ``frame_id`` (known frames only), or None."""
+        for target_id, tab in self._tabs.items():
+            if tab.holds_frame(frame_id):
+                return target_id
+        return None
 
     def target_ids(self, scope: str | None = None) -> list[str]:
         return [t for t in self._order if t != self._spare and self.scope_of(t) == scope]
@@ -333,6 +360,8 @@ class TabRegistry:
             task_status.started()
             async for event in sub:
                 p = event.params
+                if "targetInfo" in p:
+                    self._note_origin(p["targetInfo"])
                 if event.method == "Target.targetCreated":
                     self._on_created(p["targetInfo"])
                 elif event.method == "Target.targetInfoChanged":
@@ -353,6 +382,24 @@ class TabRegistry:
         finally:
             self.connection.unsubscribe(sub)
 
+    def _note_origin(self, info: dict[str, Any]) -> None:
+        if info.get("type") not in ("page", "iframe"):
+            return
+        origin = origin_of(str(info.get("url", "")))
+        if origin is not None:
+            self.remember_origin(origin, self.scope_of_context(info.get("browserContextId")))
+
+    def remember_origin(self, origin: str, scope: str | None = None) -> None:
+        """Note ``origin`` as ``scope``'s most recently used (its localStorage was written)."""
+        if scope is not None and scope not in self._scopes:
+            return  # a session's context that is gone
+        self._origins.setdefault(scope, RecentOrigins()).remember(origin)
+
+    def origins_seen(self, scope: str | None = None) -> list[str]:
+        """Origins ``scope``'s pages and frames showed or were written, most recent last."""
+        seen = self._origins.get(scope)
+        return [] if seen is None else seen.listed()
+
     def _on_created(self, info: dict[str, Any]) -> None:
         if info.get("type") != "page":
             return
@@ -372,6 +419,7 @@ class TabRegistry:
         actor = TabActor(
             self.connection, target_id, title=title, url=url,
             queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
+            navguard=self._navguard,
         )
         try:
             await self._nursery.start(actor.run)
@@ -404,15 +452,18 @@ class TabRegistry:
 
 @asynccontextmanager
 async def open_tab_registry(
-    connection: CdpConnection, *, settings: Settings, headless: bool
+    connection: CdpConnection, *, settings: Settings, headless: bool,
+    navguard: NavGuard | None = None,
 ) -> AsyncIterator[TabRegistry]:
     """Run target discovery and the tab actors for one connection.
 
     Ready once discovery is on and the browser's existing pages are attached
-    (bounded). On exit every tab actor is cancelled.
+    (bounded). ``navguard`` (already running) is handed to every tab actor.
+    On exit every tab actor is cancelled.
     """
     async with trio.open_nursery() as nursery:
-        registry = TabRegistry(connection, nursery, settings=settings, headless=headless)
+        registry = TabRegistry(connection, nursery, settings=settings, headless=headless,
+                               navguard=navguard)
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)

@@ -62,6 +62,18 @@ class TabScope:
     async def wait_pending(self) -> None:
         await self.registry.wait_pending()
 
+    def holds_context(self, context_id: object) -> bool:
+        """Whether a target of browser context ``context_id`` belongs to this scope."""
+        return self.registry.scope_of_context(context_id) == self.context
+
+    def remember_origin(self, origin: str) -> None:
+        """Note that this scope used ``origin`` (its localStorage was written)."""
+        self.registry.remember_origin(origin, self.context)
+
+    def origins_seen(self) -> list[str]:
+        """Origins this scope's pages showed or were written, most recent last."""
+        return self.registry.origins_seen(self.context)
+
     async def refresh_infos(self) -> None:
         await self.registry.refresh_infos()
 

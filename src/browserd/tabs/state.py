@@ -1,9 +1,11 @@
-"""Typed tab state, owned by the TabActor: load state, console log, ref map.
+"""Typed tab state, owned by the TabActor: load state, console log, ref map, emulation.
 
 Each object is held by one :class:`browserd.tabs.actor.TabActor` and changed
 only through its own methods: the actor's event task feeds
 :class:`ConsoleLog` and the load state; the ref engine (running in the
-tab's work slot) records and prunes refs and worlds through :class:`RefMap`.
+tab's work slot) records and prunes refs and worlds through :class:`RefMap`;
+:mod:`browserd.tabs.emulation` replaces the tab's :class:`Emulation` record
+(``TabActor.note_emulation``) once the browser took it.
 Nothing here does I/O; all of it is unit-testable without a browser.
 """
 
@@ -17,7 +19,8 @@ from typing import Any
 
 import attrs
 
-__all__ = ["CONSOLE_BUFFER", "ConsoleEntry", "ConsoleLog", "LoadState", "RefMap", "RefRecord",
+__all__ = ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog", "Emulation",
+           "Geolocation", "LoadState", "NetworkConditions", "RefMap", "RefRecord", "Viewport",
            "World", "WorldKey"]
 
 CONSOLE_BUFFER = 500
@@ -37,9 +40,16 @@ class LoadState(enum.StrEnum):
         """-1 none, 0 loading, 1 DOMContentLoaded, 2 load: "at least X" is ``rank >= X.rank``."""
         return _RANK[self]
 
+    @classmethod
+    def from_ready_state(cls, ready: object) -> LoadState | None:
+        """The state a ``document.readyState`` value means; None for anything else."""
+        return _READY.get(ready) if isinstance(ready, str) else None
+
 
 _RANK = {LoadState.NONE: -1, LoadState.LOADING: 0, LoadState.DOMCONTENTLOADED: 1,
          LoadState.LOAD: 2}
+_READY = {"loading": LoadState.LOADING, "interactive": LoadState.DOMCONTENTLOADED,
+          "complete": LoadState.LOAD}
 
 
 # -- console -------------------------------------------------------------------
@@ -213,3 +223,69 @@ class RefMap:
 
     def drop_world(self, key: WorldKey) -> None:
         self._worlds.pop(key, None)
+
+
+# -- emulation -----------------------------------------------------------------
+
+@attrs.frozen(kw_only=True)
+class Viewport:
+    width: int
+    height: int
+    device_scale_factor: float = 1.0
+    mobile: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"width": self.width, "height": self.height,
+                "deviceScaleFactor": self.device_scale_factor, "mobile": self.mobile}
+
+
+@attrs.frozen(kw_only=True)
+class Geolocation:
+    latitude: float
+    longitude: float
+    accuracy: float = 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"latitude": self.latitude, "longitude": self.longitude,
+                "accuracy": self.accuracy}
+
+
+@attrs.frozen(kw_only=True)
+class NetworkConditions:
+    latency_ms: float
+    download_kbps: float
+    upload_kbps: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"latencyMs": self.latency_ms, "downloadKbps": self.download_kbps,
+                "uploadKbps": self.upload_kbps}
+
+
+@attrs.frozen(kw_only=True)
+class Emulation:
+    """A tab's emulation settings; the defaults mean "not emulated"."""
+
+    viewport: Viewport | None = None
+    user_agent: str | None = None
+    locale: str | None = None
+    timezone: str | None = None
+    geolocation: Geolocation | None = None
+    color_scheme: str | None = None
+    reduced_motion: str | None = None
+    offline: bool = False
+    cpu_throttling: float = 1.0
+    network: NetworkConditions | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "viewport": self.viewport.to_json() if self.viewport else None,
+            "userAgent": self.user_agent, "locale": self.locale, "timezone": self.timezone,
+            "geolocation": self.geolocation.to_json() if self.geolocation else None,
+            "colorScheme": self.color_scheme, "reducedMotion": self.reduced_motion,
+            "offline": self.offline, "cpuThrottling": self.cpu_throttling,
+            "network": self.network.to_json() if self.network else None,
+        }
+
+
+NO_EMULATION = Emulation()
+"""A tab's emulation until ``POST /emulate``: nothing overridden."""

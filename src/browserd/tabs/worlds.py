@@ -126,6 +126,10 @@ async def world_evaluate(tab: TabActor, session: CdpSession, frame_id: str, expr
                                  or _CONTEXT_DESTROYED in exc.message):
                 tab.refs.drop_world(key)
                 continue
+            if "terminated" in exc.message.lower():
+                # Runtime.evaluate's own timeout can also end as a protocol error.
+                raise Timeout("the page inspection did not finish within its deadline",
+                              hint="scope it with root, or lower limit/maxChars") from None
             raise
         details = result.get("exceptionDetails")
         if details:

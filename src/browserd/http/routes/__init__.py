@@ -1,5 +1,6 @@
 """The route table, by concern: service, profiles (and sessions), tabs, page (incl.
-inspection), input, media.
+inspection), input, media, state (cookies, web storage, storage state), emulation and
+downloads.
 
 Each module exports one ``*_routes()`` function; :func:`all_routes` is the
 whole table, in the order ``/openapi.json`` lists it. No route module
@@ -10,18 +11,22 @@ work pattern in :mod:`browserd.http.tabwork`).
 from __future__ import annotations
 
 from ..schema import Route
+from .downloads import download_routes
+from .emulation import emulation_routes
 from .input import input_routes
 from .media import media_routes
 from .page import page_routes
 from .profiles import profile_routes
 from .service import service_routes
+from .state import state_routes
 from .tabs import tab_routes
 
-__all__ = ["all_routes", "input_routes", "media_routes", "page_routes", "profile_routes",
-           "service_routes", "tab_routes"]
+__all__ = ["all_routes", "download_routes", "emulation_routes", "input_routes", "media_routes",
+           "page_routes", "profile_routes", "service_routes", "state_routes", "tab_routes"]
 
 
 def all_routes() -> list[Route]:
     """Every route of the API (a new list each call)."""
     return [*service_routes(), *profile_routes(), *tab_routes(), *page_routes(),
-            *input_routes(), *media_routes()]
+            *input_routes(), *media_routes(), *state_routes(), *emulation_routes(),
+            *download_routes()]

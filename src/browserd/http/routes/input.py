@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import trio
 
+from ...downloads import wait_next_download
 from ...errors import BadRequest, EvalDisabled, Timeout
 from ...system import System
 from ...tabs import actions as inp
+from ...tabs import page, settle
 from ...tabs.actions.records import Action
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
@@ -31,13 +34,17 @@ GRACE_S = 3.0
 """Time beyond ``timeoutMs`` for recovering a hung page and answering."""
 MAX_ACTIONS = 100
 
+WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
+                   enum=settle.WAIT_UNTIL,
+                   description="if the action navigates: wait (within timeoutMs) until the new "
+                   "document reaches this; effects.loadState says where it got to")
 
 _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "click": (REF, SELECTOR, TEXT_TARGET,
               Field(name="button", type="string", default="left",
                     enum=("left", "right", "middle")),
               Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
-              MODIFIERS, timeout_field(15_000)),
+              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
     "type": (Field(name="text", type="string", required=True, max_length=100_000,
                    description="the text to type"),
              REF, SELECTOR,
@@ -47,15 +54,15 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
                    description="press Enter afterwards"),
              Field(name="slowly", type="boolean", default=False,
                    description="one key event per character (for pages that listen to keys)"),
-             timeout_field(15_000)),
+             WAIT_UNTIL, timeout_field(15_000)),
     "press": (Field(name="key", type="string", required=True, max_length=100,
                     description='a key ("Enter", "a", "ArrowDown") or chord ("Control+a")'),
-              MODIFIERS, timeout_field(15_000)),
-    "hover": (REF, SELECTOR, TEXT_TARGET, timeout_field(15_000)),
+              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
+    "hover": (REF, SELECTOR, TEXT_TARGET, WAIT_UNTIL, timeout_field(15_000)),
     "select": (REF, SELECTOR, TEXT_TARGET,
                Field(name="values", type="array", items="string", required=True,
                      description="option values or visible labels"),
-               timeout_field(15_000)),
+               WAIT_UNTIL, timeout_field(15_000)),
     "wait": (Field(name="selector", type="string", max_length=4000,
                    description="until an element matching it is visible"),
              Field(name="text", type="string", max_length=2000,
@@ -65,14 +72,16 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
              Field(name="url", type="string", max_length=8192,
                    description="until the URL matches this glob (* within a segment, ** across)"),
              Field(name="loadState", type="string", enum=inp.LOAD_STATES),
+             Field(name="download", type="boolean",
+                   description="until the tab's next download has finished (/wait only)"),
              timeout_field(15_000)),
     "navigate": (Field(name="url", type="string", required=True, max_length=8192),
                  Field(name="waitUntil", type="string", default="load",
-                       enum=("load", "domcontentloaded", "none")),
+                       enum=page.WAIT_UNTIL),
                  timeout_field(30_000)),
     "dialog": (Field(name="accept", type="boolean", required=True),
                Field(name="promptText", type="string", max_length=100_000),
-               timeout_field(10_000)),
+               WAIT_UNTIL, timeout_field(10_000)),
 }
 
 
@@ -81,7 +90,7 @@ def _target(args: dict[str, Any]) -> ElementTarget:
                          text=args.get("text"))
 
 
-def _action(kind: str, args: dict[str, Any], system: System) -> Action:
+def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDownload:
     """The action record for validated ``args``: the one place that reads the camelCase.
 
     Checks the rules beyond field types (exactly one target, known modifiers
@@ -97,17 +106,18 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action:
         target = _target(args)
         target.check()
         return inp.Click(target=target, button=args["button"], click_count=args["clickCount"],
-                         modifiers=modifiers)
+                         modifiers=modifiers, wait_until=args["waitUntil"])
     if kind == "hover":
         target = _target(args)
         target.check()
-        return inp.Hover(target=target)
+        return inp.Hover(target=target, wait_until=args["waitUntil"])
     if kind == "select":
         target = _target(args)
         target.check()
         if not args.get("values"):
             raise BadRequest("values must name at least one option", field="values")
-        return inp.Select(target=target, values=tuple(args["values"]))
+        return inp.Select(target=target, values=tuple(args["values"]),
+                          wait_until=args["waitUntil"])
     if kind == "type":
         if args.get("ref") is not None and args.get("selector") is not None:
             raise BadRequest("give at most one of ref or selector", field="ref")
@@ -115,20 +125,24 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action:
         if args.get("ref") is not None or args.get("selector") is not None:
             typed_into = ElementTarget(ref=args.get("ref"), selector=args.get("selector"))
         return inp.TypeText(text=args["text"], target=typed_into, clear=args["clear"],
-                            submit=args["submit"], slowly=args["slowly"])
+                            submit=args["submit"], slowly=args["slowly"],
+                            wait_until=args["waitUntil"])
     if kind == "press":
         inp.parse_chord(args["key"], modifiers)
-        return inp.Press(key=args["key"], modifiers=modifiers)
+        return inp.Press(key=args["key"], modifiers=modifiers, wait_until=args["waitUntil"])
     if kind == "wait":
         given = [k for k in ("selector", "text", "textGone", "url", "loadState")
-                 if args.get(k) is not None]
+                 if args.get(k) is not None] + (["download"] if args.get("download") else [])
         if len(given) != 1:
-            raise BadRequest("give exactly one of selector, text, textGone, url or loadState"
+            raise BadRequest("give exactly one of selector, text, textGone, url, loadState "
+                             "or download"
                              + (f" (got {', '.join(given)})" if given else ""), field="selector")
         if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
             raise EvalDisabled("JavaScript evaluation is disabled in settings, "
                                "and selector/text waits run JavaScript too",
                                hint="wait for url or loadState, or enable evaluate_enabled")
+        if given[0] == "download":
+            return WaitDownload()
         return inp.Wait(selector=args.get("selector"), text=args.get("text"),
                         text_gone=args.get("textGone"), url=args.get("url"),
                         load_state=args.get("loadState"))
@@ -136,13 +150,16 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action:
         return inp.Navigate(url=system.url_policy.check(args["url"]),
                             wait_until=args["waitUntil"])
     if kind == "dialog":
-        return inp.AnswerDialog(accept=args["accept"], prompt_text=args.get("promptText"))
+        return inp.AnswerDialog(accept=args["accept"], prompt_text=args.get("promptText"),
+                                wait_until=args["waitUntil"])
     raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
                      field="kind")
 
 
 async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any]:
     action = _action(kind, args, system)
+    if isinstance(action, WaitDownload):
+        return await _wait_download(system, args)
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
 
@@ -157,6 +174,33 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
                         allow_dialog=kind == "dialog")
+
+
+@attrs.frozen
+class WaitDownload:
+    """``/wait {download: true}``: not a page action (it runs beside the tab's work)."""
+
+
+async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """``{ok, targetId, waitedMs, download}``, or 504 TIMEOUT when none finished in time.
+
+    Does not take the tab's work slot: the click that starts the download
+    may run meanwhile. Cancellation (client gone) ends the wait only.
+    """
+    runtime = system.supervisor.require_runtime()
+    timeout_s = args["timeoutMs"] / 1000
+    started = trio.current_time()
+    with trio.fail_after(timeout_s + GRACE_S):
+        tab = await runtime.tabs.resolve(args["targetId"])
+    with trio.move_on_after(max(0.0, timeout_s - (trio.current_time() - started))) as scope:
+        record = await wait_next_download(system.downloads, tab, session_id=system.session_id)
+    waited = round((trio.current_time() - started) * 1000)
+    if scope.cancelled_caught:
+        raise Timeout(f"no download of this tab finished within {waited} ms",
+                      hint="raise timeoutMs, or list downloads with GET /downloads",
+                      waitedMs=waited)
+    return {"ok": True, "targetId": tab.target_id, "waitedMs": waited,
+            "download": record.to_json()}
 
 
 def _handler(kind: str) -> Any:
@@ -185,6 +229,9 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             body = {k: v for k, v in action.items() if k != "kind"}
             args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
             action_record = _action(kind, args, system)
+            if isinstance(action_record, WaitDownload):
+                raise BadRequest("download waits are for POST /wait, not /act",
+                                 field="actions")
         except BadRequest as exc:
             raise BadRequest(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
                              field="actions", index=index) from None

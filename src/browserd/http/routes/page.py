@@ -1,9 +1,11 @@
-"""Page routes: navigate and eval; the read-only inspection /snapshot, /query, /dom, /console.
+"""Page routes: navigate and eval; inspection: /snapshot, /find, /query, /dom, /console.
 
 The inspection routes are GET with query parameters, or POST with the same
-fields as a JSON body. Snapshot, query and dom hold the tab's work slot and
-refuse to run beside an open JavaScript dialog (it blocks the renderer: 409
-DIALOG_OPEN); console only reads the tab's buffer, so it works even then.
+fields as a JSON body. Snapshot, find, query and dom hold the tab's work
+slot and refuse to run beside an open JavaScript dialog (it blocks the
+renderer: 409 DIALOG_OPEN); they first let a loading document settle (up to
+``settleMs``) and say in ``loadState`` where it got to. Console only reads
+the tab's buffer, so it works even then.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import trio
 
 from ...errors import EvalDisabled
 from ...system import System
-from ...tabs import page, refs
+from ...tabs import page, settle, snapshots
 from ...tabs import query as page_query
 from ..fields import TARGET, timeout_field
 from ..schema import Field, Route
@@ -53,25 +55,36 @@ async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
 async def snapshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
     return await on_tab(
         system, args["targetId"],
-        lambda tab: refs.take_snapshot(tab, format=args["format"],
-                                       interactive=args["interactive"],
-                                       max_chars=args["maxChars"], limit=args["limit"],
-                                       root=args["root"]),
+        lambda tab: snapshots.take_snapshot(
+            tab, format=args["format"], interactive=args["interactive"],
+            max_chars=args["maxChars"], limit=args["limit"], root=args["root"],
+            line_chars=args["lineChars"], nodes=args["nodes"], settle_ms=args["settleMs"]),
         deadline_s=SNAPSHOT_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
+
+
+async def find(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    return await on_tab(
+        system, args["targetId"],
+        lambda tab: snapshots.find(
+            tab, role=args["role"], name=args["name"], text=args["text"], exact=args["exact"],
+            limit=args["limit"], root=args["root"], line_chars=args["lineChars"],
+            settle_ms=args["settleMs"]),
+        deadline_s=QUERY_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
 
 
 async def query(system: System, args: dict[str, Any]) -> dict[str, Any]:
     return await on_tab(
         system, args["targetId"],
-        lambda tab: page_query.query(tab, args["selector"], limit=args["limit"]),
+        lambda tab: settle.after_settling(tab, args["settleMs"], lambda: page_query.query(
+            tab, args["selector"], limit=args["limit"])),
         deadline_s=QUERY_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
 
 
 async def dom(system: System, args: dict[str, Any]) -> dict[str, Any]:
     return await on_tab(
         system, args["targetId"],
-        lambda tab: page_query.dom(tab, format=args["format"], selector=args["selector"],
-                                   max_chars=args["maxChars"]),
+        lambda tab: settle.after_settling(tab, args["settleMs"], lambda: page_query.dom(
+            tab, format=args["format"], selector=args["selector"], max_chars=args["maxChars"])),
         deadline_s=DOM_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
 
 
@@ -83,6 +96,15 @@ async def console(system: System, args: dict[str, Any]) -> dict[str, Any]:
     return page_query.console(tab, level=args["level"], clear=args["clear"])
 
 
+SETTLE = Field(name="settleMs", type="integer", default=settle.DEFAULT_SETTLE_MS, minimum=0,
+               maximum=60_000, description="wait up to this long for a loading document to "
+               "reach domcontentloaded (0: do not wait); loadState says where it got to")
+LINE_CHARS = Field(name="lineChars", type="integer", minimum=0, maximum=1_000_000,
+                   description="longest name or text line shown (default 300; 0: whole)")
+ROOT = Field(name="root", type="string", max_length=4000,
+             description="scope to a ref (e12) or a CSS selector")
+
+
 def page_routes() -> list[Route]:
     return [
         Route(path="/navigate", methods=("POST",), handler=navigate, tag="page",
@@ -90,7 +112,7 @@ def page_routes() -> list[Route]:
               fields=(TARGET,
                       Field(name="url", type="string", required=True, max_length=8192),
                       Field(name="waitUntil", type="string", default="load",
-                            enum=("load", "domcontentloaded", "none")),
+                            enum=page.WAIT_UNTIL),
                       timeout_field(30_000))),
         Route(path="/eval", methods=("POST",), handler=evaluate, tag="page",
               summary="Evaluate JavaScript in the page; the result by value",
@@ -102,21 +124,38 @@ def page_routes() -> list[Route]:
               summary="The page as compact accessibility text with refs (or read view / DOM walk)",
               fields=(TARGET,
                       Field(name="format", type="string", default="aria",
-                            enum=("aria", "read", "domSnapshot")),
+                            enum=snapshots.FORMATS),
                       Field(name="limit", type="integer", minimum=1, maximum=200_000,
                             description="at most this many nodes with refs"),
-                      Field(name="maxChars", type="integer", minimum=1, maximum=20_000_000,
-                            description="cap the text (cut at a line; truncated: true)"),
+                      Field(name="maxChars", type="integer", minimum=0, maximum=20_000_000,
+                            description="cap the text (aria: 20000, read: 8000 by default; "
+                            "0: no limit; cut at a line; truncated: true)"),
                       Field(name="interactive", type="boolean", default=False,
                             description="only what can be acted on"),
-                      Field(name="root", type="string", max_length=4000,
-                            description="scope to a ref (e12) or a CSS selector"))),
+                      ROOT, LINE_CHARS,
+                      Field(name="nodes", type="boolean", default=False,
+                            description="also answer the refs as JSON nodes"),
+                      SETTLE)),
+        Route(path="/find", methods=READ, handler=find, tag="page",
+              summary="Elements matching a role, accessible name or visible text, with refs",
+              fields=(TARGET,
+                      Field(name="role", type="string", max_length=100,
+                            description="the role, e.g. link, button, heading"),
+                      Field(name="name", type="string", max_length=2000,
+                            description="part of the accessible name (case-insensitive)"),
+                      Field(name="text", type="string", max_length=2000,
+                            description="part of the name or of the element's own text"),
+                      Field(name="exact", type="boolean", default=False,
+                            description="match the whole name / text, not a part"),
+                      Field(name="limit", type="integer", default=20, minimum=1, maximum=1000),
+                      ROOT, LINE_CHARS, SETTLE)),
         Route(path="/query", methods=READ, handler=query, tag="page",
               summary="Elements matching a CSS selector",
               fields=(TARGET,
                       Field(name="selector", type="string", required=True, max_length=4000),
                       Field(name="limit", type="integer", default=20, minimum=1,
-                            maximum=page_query.QUERY_LIMIT_MAX))),
+                            maximum=page_query.QUERY_LIMIT_MAX),
+                      SETTLE)),
         Route(path="/dom", methods=READ, handler=dom, tag="page",
               summary="The document's (or an element's) HTML or text",
               fields=(TARGET,
@@ -124,7 +163,8 @@ def page_routes() -> list[Route]:
                             enum=("html", "text")),
                       Field(name="selector", type="string", max_length=4000),
                       Field(name="maxChars", type="integer", default=200_000, minimum=1,
-                            maximum=20_000_000))),
+                            maximum=20_000_000),
+                      SETTLE)),
         Route(path="/console", methods=READ, handler=console, tag="page",
               summary="Recent console messages of the tab",
               fields=(TARGET,

@@ -50,12 +50,20 @@ def status_body(system: System) -> dict[str, Any]:
         "cdp": attrs.asdict(rt.connection.statistics()) if rt is not None else None,
         "media": {"files": media.files, "bytes": media.bytes, "saves": media.saves,
                   "failures": media.failures, "pruned": media.pruned},
+        "downloads": _download_stats(system),
         "default": system.profile.is_default,
         "sessions": len(system.profile.sessions.live(rt)),
         "profiles": {p.name: {"state": str(p.supervisor.state),
                               "running": p.supervisor.state == SupervisorState.RUNNING}
                      for p in system.profiles.all()},
     }
+
+
+def _download_stats(system: System) -> dict[str, Any]:
+    stats = system.downloads.statistics()
+    return {"enabled": system.downloads.enabled, "directory": str(stats.directory),
+            "inProgress": stats.in_progress, "completed": stats.completed,
+            "canceled": stats.canceled, "pruned": stats.pruned}
 
 
 async def healthz(system: System, args: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 When the deadline expires while the renderer does not answer (a hung
 page), ``Runtime.terminateExecution`` recovers the tab, and the 504 says
 whether the input had already been sent (``uncertain: true``). Nothing is
-ever retried or replayed.
+ever retried or replayed. An input action that navigated then waits, within
+its deadline, until the new document reaches its ``wait_until``
+(:mod:`browserd.tabs.settle`) and reports ``effects.loadState``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import trio
 from ...errors import BrowserdError, Timeout
 from .. import page
 from ..actor import TabActor
+from ..settle import settle_after_input
 from .dialog import handle_dialog
 from .keyboard import press, type_text
 from .pointer import click, hover
@@ -35,11 +38,13 @@ from .records import (
 from .select import select
 from .wait import wait
 
-__all__ = ["ACTION_KINDS", "RESPONSIVE_PROBE_S", "Step", "act", "perform"]
+__all__ = ["ACTION_KINDS", "RESPONSIVE_PROBE_S", "SETTLE_MARGIN_S", "Step", "act", "perform"]
 
 RESPONSIVE_PROBE_S = 0.3
 """How long a renderer may take to answer before a timed-out action counts as hung."""
 ACTION_KINDS = ("click", "type", "press", "hover", "select", "wait", "navigate", "dialog")
+SETTLE_MARGIN_S = 0.2
+"""What a navigating action keeps of its deadline for answering after the load wait."""
 
 
 async def _responsive(tab: TabActor) -> bool:
@@ -104,6 +109,14 @@ async def _dispatch(tab: TabActor, action: Action, progress: Progress,
     raise AssertionError(f"unknown action {action!r}")  # pragma: no cover
 
 
+def _settles_to(action: Action) -> str | None:
+    """What an input action waits for if it navigates; None for wait and navigate (their own)."""
+    match action:
+        case Click() | Hover() | TypeText() | Press() | Select() | AnswerDialog():
+            return action.wait_until
+    return None
+
+
 async def perform(tab: TabActor, action: Action, *, timeout_s: float,
                   evaluate_enabled: bool = True) -> dict[str, Any]:
     """Run one ``action`` within ``timeout_s``.
@@ -113,15 +126,24 @@ async def perform(tab: TabActor, action: Action, *, timeout_s: float,
     ``Runtime.terminateExecution`` and Timeout (504) is raised with
     ``uncertain: true`` if input had already been sent — its effect is
     unknown and it is not replayed. Raises DialogOpen if a dialog is open
-    (except for ``dialog``); other errors as the action raises them.
+    (except for ``dialog``); other errors as the action raises them. An
+    input action that navigated then waits, within ``timeout_s``, for its
+    ``wait_until`` and reports ``effects.loadState`` (a slow page is
+    reported, never an error).
     """
     kind = action.kind
     tab.check_usable(allow_dialog=kind == "dialog")
     progress = Progress()
+    settle_until = trio.current_time() + max(0.0, timeout_s - SETTLE_MARGIN_S)
     with trio.move_on_after(timeout_s + (0.5 if kind in ("wait", "navigate") else 0)) as scope:
         try:
-            return await _dispatch(tab, action, progress, evaluate_enabled=evaluate_enabled,
-                                   timeout_s=timeout_s)
+            result = await _dispatch(tab, action, progress, evaluate_enabled=evaluate_enabled,
+                                     timeout_s=timeout_s)
+            wait_until = _settles_to(action)
+            if wait_until is not None:
+                await settle_after_input(tab, result, wait_until=wait_until,
+                                         until=settle_until)
+            return result
         except Timeout as exc:
             if kind in ("wait", "navigate"):
                 raise

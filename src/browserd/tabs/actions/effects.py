@@ -1,9 +1,15 @@
-"""What an action causes: navigation, new tabs, a dialog (the effects Observer).
+"""What an action causes: navigation, new tabs, a dialog, downloads, blocked requests.
 
 Events are collected from just before the input until a short settle time
 after it (:data:`SETTLE_S`, or longer while a main-frame navigation the
 action requested has not committed yet, up to :data:`COMMIT_WAIT_S`). New
 tabs are page targets created with this tab as their opener.
+``downloads`` are the tab's own ``Page.downloadWillBegin`` events (a
+navigation that ends without committing waits :data:`DOWNLOAD_GRACE_S` for
+its download); ``blocked`` the requests the navigation guard
+(:mod:`browserd.tabs.navguard`) stopped on this tab or on a popup it opened
+(a new popup's first request is waited for, ≤ :data:`POPUP_DECIDE_S`).
+A popup the guard closed is not in ``newTabs``.
 """
 
 from __future__ import annotations
@@ -17,7 +23,16 @@ import trio
 from ...errors import CdpError
 from ..actor import TabActor
 
-__all__ = ["COMMIT_WAIT_S", "SETTLE_S", "Observer", "observing", "race"]
+__all__ = [
+    "COMMIT_WAIT_S",
+    "DOWNLOADS_KEPT",
+    "DOWNLOAD_GRACE_S",
+    "POPUP_DECIDE_S",
+    "SETTLE_S",
+    "Observer",
+    "observing",
+    "race",
+]
 
 T = TypeVar("T")
 
@@ -25,6 +40,12 @@ SETTLE_S = 0.15
 """How long to watch for effects after an input."""
 COMMIT_WAIT_S = 5.0
 """How long to wait, after the settle time, for a requested navigation to commit."""
+DOWNLOAD_GRACE_S = 0.5
+"""How long effects wait for a download after a navigation ended without committing."""
+POPUP_DECIDE_S = 1.0
+"""How long effects wait for the navigation guard to judge a new popup's first request."""
+DOWNLOADS_KEPT = 100
+"""At most this many downloads are listed in one action's effects."""
 
 # -- effects ---------------------------------------------------------------------
 
@@ -35,7 +56,7 @@ _PAGE_EVENTS = frozenset({
 
 
 class Observer:
-    """Collects what an action causes: navigation, new tabs, a dialog.
+    """Collects what an action causes: navigation, new tabs, a dialog, downloads, blocks.
 
     Created (subscribed) before the input is sent, so nothing is missed;
     events wait in bounded buffers until :meth:`settle` reads them.
@@ -52,10 +73,16 @@ class Observer:
         self._targets = tab.connection.subscribe(None, frozenset({"Target.targetCreated"}),
                                                  buffer=256)
         self._page = tab.session.subscribe(_PAGE_EVENTS, buffer=256)
+        self.downloads: list[dict[str, Any]] = []
+        self._download_events = tab.session.subscribe(
+            frozenset({"Page.downloadWillBegin"}), buffer=64)
+        self._guard_mark = tab.navguard.mark() if tab.navguard is not None else 0
+        self.uncommitted = False  # a requested navigation ended without committing
 
     def close(self) -> None:
         self._tab.connection.unsubscribe(self._targets)
         self._tab.connection.unsubscribe(self._page)
+        self._tab.connection.unsubscribe(self._download_events)
 
     def _poke(self) -> None:
         self._changed.set()
@@ -88,7 +115,21 @@ class Observer:
                     self.committed = True
                     self.requested = None
                 elif event.method == "Page.frameStoppedLoading":
+                    if self.requested is not None and not self.committed:
+                        self.uncommitted = True  # maybe it became a download
                     self.requested = None
+                self._poke()
+        except CdpError:
+            return
+
+    async def _pump_downloads(self) -> None:
+        try:
+            async for event in self._download_events:
+                p = event.params
+                if len(self.downloads) < DOWNLOADS_KEPT:
+                    self.downloads.append({
+                        "id": str(p.get("guid", "")), "url": str(p.get("url", "")),
+                        "suggestedFilename": str(p.get("suggestedFilename", ""))})
                 self._poke()
         except CdpError:
             return
@@ -105,21 +146,32 @@ class Observer:
     async def settle(self, quiet_s: float = SETTLE_S) -> dict[str, Any]:
         """Watch for ``quiet_s`` (or until a commit or dialog), then for a pending commit.
 
-        Returns the effects dict. Bounded (``quiet_s`` + :data:`COMMIT_WAIT_S`);
-        cancellation simply ends the watch.
+        Returns the effects dict. Bounded (``quiet_s`` + :data:`COMMIT_WAIT_S` +
+        :data:`DOWNLOAD_GRACE_S` + :data:`POPUP_DECIDE_S`); cancellation
+        simply ends the watch.
         """
         tab = self._tab
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._pump_targets)
             nursery.start_soon(self._pump_page)
             nursery.start_soon(self._pump_tab)
+            nursery.start_soon(self._pump_downloads)
             with trio.move_on_after(quiet_s):
                 await self._until(lambda: self.committed or tab.dialog is not None
                                   or tab.closed or tab.crashed)
             if self.requested is not None and tab.dialog is None:
                 with trio.move_on_after(COMMIT_WAIT_S):
-                    await self._until(lambda: self.requested is None
+                    await self._until(lambda: self.requested is None or bool(self.downloads)
                                       or tab.dialog is not None or tab.closed or tab.crashed)
+            if self.uncommitted and not self.downloads and tab.dialog is None:
+                # An attachment response ends the navigation; its download
+                # may be reported just after.
+                with trio.move_on_after(DOWNLOAD_GRACE_S):
+                    await self._until(lambda: bool(self.downloads) or self.committed)
+            if self.new_tabs and tab.navguard is not None:
+                # A popup's first request is judged just after it opens.
+                with trio.move_on_after(POPUP_DECIDE_S):
+                    await tab.navguard.wait_decided(self.new_tabs)
             nursery.cancel_scope.cancel()
         return self.effects()
 
@@ -131,10 +183,19 @@ class Observer:
             out["navigated"] = tab.url
         elif self.requested is not None:
             out["navigationPending"] = self.requested
-        if self.new_tabs:
-            out["newTabs"] = list(self.new_tabs)
+        guard = tab.navguard
+        new_tabs = [t for t in self.new_tabs if guard is None or t not in guard.closed_popups]
+        if new_tabs:
+            out["newTabs"] = new_tabs
         if tab.dialog is not None:
             out["dialog"] = {"type": tab.dialog.type, "message": tab.dialog.message}
+        if self.downloads:
+            out["downloads"] = list(self.downloads)
+        if guard is not None:
+            blocked = guard.blocks_since(self._guard_mark, target_id=tab.target_id,
+                                         opened_by=self.new_tabs)
+            if blocked:
+                out["blocked"] = [b.to_json() for b in blocked]
         return out
 
 

@@ -3,6 +3,11 @@
 The HTTP routes build these (they are the only place that reads the API's
 camelCase JSON); the domain takes them as they are. Frozen attrs records,
 one per action kind; :data:`Action` is their union.
+
+``wait_until`` (click, hover, type, press, select, dialog): if the action
+navigates, what the new document is waited for afterwards, within the
+action's deadline — "domcontentloaded" (the default), "load", "commit" or
+"none" (see :func:`browserd.tabs.settle.settle_after_input`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ class Click:
     button: str = "left"
     click_count: int = 1
     modifiers: tuple[str, ...] = ()
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -34,6 +40,7 @@ class Hover:
 
     kind: ClassVar[str] = "hover"
     target: ElementTarget
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +53,7 @@ class TypeText:
     clear: bool = False
     submit: bool = False
     slowly: bool = False
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +63,7 @@ class Press:
     kind: ClassVar[str] = "press"
     key: str
     modifiers: tuple[str, ...] = ()
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -64,6 +73,7 @@ class Select:
     kind: ClassVar[str] = "select"
     target: ElementTarget
     values: tuple[str, ...]
+    wait_until: str = "domcontentloaded"
 
 
 @attrs.frozen(kw_only=True)
@@ -94,6 +104,7 @@ class AnswerDialog:
     kind: ClassVar[str] = "dialog"
     accept: bool
     prompt_text: str | None = None
+    wait_until: str = "domcontentloaded"
 
 
 Action = Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog

@@ -1,0 +1,138 @@
+"""Settling: answers about a page wait until its document has been parsed.
+
+Two waits, both bounded and both reporting where the document got to
+(``loadState``: ``"loading"``, ``"domcontentloaded"`` or ``"load"``) instead
+of failing when their time runs out:
+
+- :func:`settle_document` — before a snapshot, find, query or DOM read: a
+  document still ``loading`` is waited for up to ``settleMs`` until
+  ``domcontentloaded``, so what is read is never silently a partial page;
+- :func:`settle_after_input` — after an input action whose effects show a
+  navigation: the new document is waited for until ``waitUntil``
+  (``domcontentloaded`` by default; ``load``; ``commit`` and ``none`` do not
+  wait), and ``effects.loadState`` says where it got to.
+
+The state comes from the tab's lifecycle events and, where those may lag
+behind a navigation that has just committed, from ``document.readyState``
+of the current document (read in the tab's ``browserd`` world, so page
+scripts cannot fake it). Nothing here raises on a slow page: the deadline
+ends the wait and the answer says ``"loading"``. A JavaScript dialog ends the
+wait at once (it blocks the renderer). Cancellation ends the wait; nothing
+is changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import trio
+
+from ..errors import BrowserdError
+from .actor import TabActor
+from .state import LoadState
+from .worlds import world_evaluate
+
+__all__ = ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling", "settle_after_input",
+           "settle_document", "wait_load_state"]
+
+WAIT_UNTIL = ("domcontentloaded", "load", "commit", "none")
+"""What an input action may wait for after it navigated (``waitUntil``)."""
+DEFAULT_SETTLE_MS = 5000
+"""How long a read waits for a loading document by default (``settleMs``)."""
+_PROBE_S = 1.0
+"""The longest one readyState probe may take (a busy renderer answers late)."""
+_RECHECK_S = 0.1
+"""How often the state is re-read when no tab event arrives."""
+
+
+async def _ready_state(tab: TabActor) -> LoadState | None:
+    """The current main document's readyState as a load state; None if unknown now."""
+    with trio.move_on_after(_PROBE_S):
+        try:
+            remote = await world_evaluate(tab, tab.session, tab.main_frame_id,
+                                          "document.readyState")
+        except BrowserdError:
+            return None  # between documents, or the world went away: ask again later
+        return LoadState.from_ready_state(remote.get("value"))
+    return None
+
+
+async def _state_now(tab: TabActor, *, probe: bool) -> LoadState:
+    state = tab.load_state
+    if probe or state == LoadState.LOADING:
+        ready = await _ready_state(tab)
+        if ready is not None:
+            # The document itself is the authority right after a commit, when
+            # the tab's lifecycle record may still describe the old one.
+            state = ready if probe else max(state, ready, key=lambda s: s.rank)
+    return state
+
+
+async def wait_load_state(tab: TabActor, want: LoadState, *, until: float,
+                          probe: bool = False) -> LoadState:
+    """Wait until the main document reaches ``want`` or trio time ``until``; its state.
+
+    ``want`` is DOMCONTENTLOADED or LOAD. ``probe`` reads the document's
+    readyState even when the tab's events say it got far enough (needed
+    right after a navigation committed). Returns the state reached, which is
+    below ``want`` only when the time ran out, a dialog opened, or the tab
+    went away. Never raises for a slow page.
+    """
+    state = tab.load_state
+    with trio.move_on_at(until):
+        while True:
+            state = await _state_now(tab, probe=probe)
+            if (state.rank >= want.rank or tab.dialog is not None or tab.closed
+                    or tab.crashed):
+                break
+            with trio.move_on_after(_RECHECK_S):
+                await tab.wait_changed()
+    return state
+
+
+async def settle_document(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS) -> LoadState:
+    """Before reading a page: wait up to ``settle_ms`` for ``domcontentloaded``; the state.
+
+    Returns at once (no CDP call) when the tab's events say the document is
+    parsed, or when ``settle_ms`` is 0. LOADING in the result means the
+    time ran out first: the caller reports it so that a partial read is never
+    silent.
+    """
+    if settle_ms <= 0 or tab.load_state.rank >= LoadState.DOMCONTENTLOADED.rank:
+        return tab.load_state
+    return await wait_load_state(tab, LoadState.DOMCONTENTLOADED,
+                                 until=trio.current_time() + settle_ms / 1000)
+
+
+async def after_settling(tab: TabActor, settle_ms: int,
+                         read: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """Settle the document (up to ``settle_ms``), then ``read``; its answer with ``loadState``.
+
+    Errors and cancellation of ``read`` pass through unchanged.
+    """
+    load_state = await settle_document(tab, settle_ms=settle_ms)
+    return {**await read(), "loadState": load_state.value}
+
+
+async def settle_after_input(tab: TabActor, result: MutableMapping[str, Any], *,
+                             wait_until: str, until: float) -> None:
+    """After an input action: if it navigated, wait for ``wait_until``; set ``effects.loadState``.
+
+    ``result`` is the action's answer; its ``effects`` dict is updated in
+    place (nothing is added when the action did not navigate). The wait ends
+    at trio time ``until`` at the latest — the action's own deadline — and
+    then reports the state reached (e.g. ``"loading"``), never an error.
+    """
+    effects = result.get("effects")
+    if not isinstance(effects, dict) or "navigated" not in effects:
+        return
+    if wait_until in ("domcontentloaded", "load"):
+        state = await wait_load_state(tab, LoadState(wait_until), until=until, probe=True)
+    elif wait_until == "commit":
+        # The navigation has committed (effects.navigated): no wait, but the
+        # document itself says how far it got.
+        state = await _state_now(tab, probe=True)
+    else:
+        state = tab.load_state
+    effects["loadState"] = state.value
