@@ -22,6 +22,7 @@ import orjson
 
 from .cli_input import GESTURE_COMMANDS, add_gesture_commands
 from .cli_network import NETWORK_COMMANDS, add_network_commands
+from .cli_profiles import PROFILE_COMMANDS, add_profile_commands
 from .cli_routes import (
     RouteCommand,
     add_route_commands,
@@ -37,9 +38,10 @@ __all__ = ["HAND_WRITTEN", "LOCAL_COMMANDS", "Command", "build_parser", "main"]
 
 Command = Callable[[argparse.Namespace], Any]
 LOCAL_COMMANDS = ("serve", "token", "service")
-HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS}
+HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS,
+                                 **PROFILE_COMMANDS}
 """Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
-:mod:`browserd.cli_network`)."""
+:mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`)."""
 """Subcommands that run here; all others call the API (their parsers need the route table)."""
 
 
@@ -57,7 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     overrides: dict[str, Any] = {
         "control_url": args.control_url, "cdp_port": args.cdp_port, "cdp_url": args.cdp_url,
-        "profile": args.profile, "executable": args.executable,
+        "profile": args.profile, "executable": args.executable,  # the default profile's name
         "headless": args.headless, "attach_only": args.attach_only or None,
         "auto_start": False if args.no_auto_start else None,
     }
@@ -95,6 +97,10 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
                         help="print JSON")
     common.add_argument("--control-url", default=argparse.SUPPRESS,
                         help="where the service listens (default from settings)")
+    common.add_argument("--profile", default=argparse.SUPPRESS,
+                        help="the profile to act on (serve: the default profile's name)")
+    common.add_argument("--session", default=argparse.SUPPRESS,
+                        help="a sessionId: see only that session's tabs")
     parser = argparse.ArgumentParser(prog="browserd", description=__doc__, parents=[common])
     sub = parser.add_subparsers(dest="command", required=True)
     real_add = sub.add_parser
@@ -108,7 +114,6 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     serve.add_argument("--cdp-port", type=int)
     serve.add_argument("--cdp-url")
     serve.add_argument("--attach-only", action="store_true")
-    serve.add_argument("--profile")
     serve.add_argument("--executable")
     serve.add_argument("--headless", action="store_true", default=None)
     serve.add_argument("--headed", dest="headless", action="store_false")
@@ -128,6 +133,7 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     add_state_commands(sub)
     add_gesture_commands(sub)
     add_network_commands(sub, common)
+    add_profile_commands(sub)
     add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
     return parser
 
@@ -176,6 +182,8 @@ def _run(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     args.json = getattr(args, "json", False)
     args.control_url = getattr(args, "control_url", None)
+    args.profile = getattr(args, "profile", None)
+    args.session = getattr(args, "session", None)
     try:
         if args.command == "serve":
             return _serve(args)
@@ -186,6 +194,7 @@ def _run(argv: Sequence[str]) -> int:
         else:
             if client is None:
                 client = _client(args.control_url)
+            client.profile, client.session = args.profile, args.session
             if args.command in HAND_WRITTEN:
                 result = HAND_WRITTEN[args.command](client, args)
             else:

@@ -54,6 +54,8 @@ _HAND_WRITTEN = {"cookies": ("/cookies", ("GET", "POST", "DELETE")),
                  "emulate": ("/emulate", ("GET", "POST", "DELETE")),
                  "upload": ("/upload", ("POST",)), "drag": ("/drag", ("POST",)),
                  "mouse": ("/mouse", ("POST",)), "keyboard": ("/keyboard", ("POST",))}
+_PROFILES = {"/profiles": ("GET", "POST"), "/profiles/{name}": ("DELETE",),
+             "/sessions": ("GET", "POST"), "/sessions/{sessionId}": ("DELETE",)}
 _NETWORK = {"/network": ("GET", "POST"), "/network/{id}": ("GET",),
             "/network/block": ("POST",), "/network/headers": ("POST",), "/network/har": ("POST",)}
 SKIP: dict[tuple[str, str], str] = {
@@ -61,10 +63,13 @@ SKIP: dict[tuple[str, str], str] = {
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},
     **{(path, method): "network" for path, methods in _NETWORK.items() for method in methods},
+    **{(path, method): path.split("/")[1] for path, methods in _PROFILES.items()
+       for method in methods},
 }
 """Routes that another command already covers: (path, method) → that command
 (``close``, or one of the hand-written commands of :mod:`browserd.cli_state`,
-:mod:`browserd.cli_input` and :mod:`browserd.cli_network`)."""
+:mod:`browserd.cli_input`, :mod:`browserd.cli_network` and
+:mod:`browserd.cli_profiles`)."""
 POSITIONAL: dict[str, tuple[str, ...]] = {
     "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
     "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),

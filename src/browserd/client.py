@@ -57,6 +57,9 @@ class Client:
         self._token = token
         self.timeout = timeout
         self._verified = False
+        #: Sent with every request (X-Browserd-Profile / X-Browserd-Session) when set.
+        self.profile: str | None = None
+        self.session: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, paths: Paths | None = None,
@@ -113,6 +116,10 @@ class Client:
         self.verify()
         headers = {"Host": f"{self.host}:{self.port}",
                    "Authorization": f"Bearer {self._token}"}
+        if self.profile:
+            headers["X-Browserd-Profile"] = self.profile
+        if self.session:
+            headers["X-Browserd-Session"] = self.session
         body = None
         if payload is not None:
             body = orjson.dumps({k: v for k, v in payload.items() if v is not None})

@@ -11,7 +11,8 @@ Tree::
     ├── BadRequest                         400 BAD_REQUEST
     │   ├── BadUrl                         400 BAD_URL
     │   ├── JsException                    400 JS_EXCEPTION
-    │   └── UploadFileMissing              400 FILE_NOT_FOUND
+    │   ├── UploadFileMissing              400 FILE_NOT_FOUND
+    │   └── DriverNotAvailable             400 DRIVER_NOT_AVAILABLE
     ├── Unauthorized                       401 UNAUTHORIZED
     ├── Forbidden                          403 FORBIDDEN_ORIGIN
     │   ├── EvalDisabled                   403 EVAL_DISABLED
@@ -21,7 +22,9 @@ Tree::
     │   ├── TabNotFound                    404 TAB_NOT_FOUND
     │   ├── RefNotFound                    404 REF_NOT_FOUND
     │   ├── NoMatch                        404 NO_MATCH
-    │   └── RequestNotFound                404 REQUEST_NOT_FOUND
+    │   ├── ProfileNotFound                404 PROFILE_NOT_FOUND
+    │   ├── RequestNotFound                404 REQUEST_NOT_FOUND
+    │   └── SessionNotFound                404 SESSION_NOT_FOUND
     ├── MethodNotAllowed                   405 METHOD_NOT_ALLOWED
     ├── Conflict                           409 CONFLICT
     │   ├── AmbiguousTarget                409 AMBIGUOUS_TARGET
@@ -31,12 +34,16 @@ Tree::
     │   ├── NoDialog                       409 NO_DIALOG
     │   ├── NoFileChooser                  409 NO_FILE_CHOOSER
     │   ├── NoFrame                        409 NO_FRAME
-    │   └── NoHistory                      409 NO_HISTORY
+    │   ├── NoHistory                      409 NO_HISTORY
+    │   ├── ProfileRunning                 409 PROFILE_RUNNING
+    │   ├── ProfileExists                  409 PROFILE_EXISTS
+    │   └── ProfileProtected               409 PROFILE_PROTECTED
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
     ├── ResultTooLarge                     422 RESULT_TOO_LARGE
     ├── TabBusy                            429 TAB_BUSY
+    ├── TooManySessions                    429 TOO_MANY_SESSIONS
     ├── BrowserGone                        502 BROWSER_GONE
     │   └── TargetCrashed                  502 TARGET_CRASHED
     ├── Unavailable                        503 UNAVAILABLE
@@ -69,14 +76,15 @@ from typing import Any, ClassVar
 __all__ = [
     "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
     "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
-    "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
-    "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
-    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser", "NoHistory", "NoMatch",
-    "NotFound", "Overloaded", "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound",
-    "RequestNotFound", "StaleRef",
-    "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
-    "Unavailable", "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked",
-    "unwrap_group"
+    "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen",
+    "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound", "Forbidden",
+    "InsufficientStorage", "JsException", "MethodNotAllowed", "MisdirectedHost", "NoDialog",
+    "NoFileChooser", "NoHistory", "NoMatch", "NotFound", "Overloaded", "PortInUse",
+    "ProfileExists", "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused",
+    "ProfileRunning", "RefNotFound", "RequestNotFound", "SessionNotFound", "StaleRef",
+    "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "TooManySessions",
+    "Unauthorized", "Unavailable", "UnsupportedMediaType", "UploadBlocked",
+    "UploadFileMissing", "UrlBlocked", "unwrap_group"
 ]
 
 
@@ -126,6 +134,12 @@ class UploadFileMissing(BadRequest):
     default_hint = "put the file under one of the upload roots first"
 
 
+class DriverNotAvailable(BadRequest):
+    code = "DRIVER_NOT_AVAILABLE"
+    default_hint = ("use driver 'launch' or 'cdp'; 'live' and 'extension' are not available "
+                    "in this version")
+
+
 class Unauthorized(BrowserdError):
     status, code = 401, "UNAUTHORIZED"
     default_hint = "send 'Authorization: Bearer <token>'; `browserd token` prints it"
@@ -173,6 +187,17 @@ class NoMatch(NotFound):
 class RequestNotFound(NotFound):
     code = "REQUEST_NOT_FOUND"
     default_hint = "ids come from GET /network; the ring keeps the tab's last 1000 requests"
+
+
+class ProfileNotFound(NotFound):
+    code = "PROFILE_NOT_FOUND"
+    default_hint = "GET /profiles lists the profiles"
+
+
+class SessionNotFound(NotFound):
+    code = "SESSION_NOT_FOUND"
+    default_hint = ("GET /sessions lists the live sessions; sessions end when idle past "
+                    "their ttlS, when deleted, and when the browser restarts")
 
 
 class MethodNotAllowed(BrowserdError):
@@ -227,6 +252,19 @@ class AttachOnly(Conflict):
     default_hint = "browserd is in attach-only mode; start the browser yourself"
 
 
+class ProfileRunning(Conflict):
+    code = "PROFILE_RUNNING"
+    default_hint = "POST /stop with this profile first"
+
+
+class ProfileExists(Conflict):
+    code = "PROFILE_EXISTS"
+
+
+class ProfileProtected(Conflict):
+    code = "PROFILE_PROTECTED"
+
+
 class BodyTooLarge(BrowserdError):
     status, code = 413, "BODY_TOO_LARGE"
 
@@ -250,6 +288,11 @@ class MisdirectedHost(BrowserdError):
 class TabBusy(BrowserdError):
     status, code = 429, "TAB_BUSY"
     default_hint = "the tab's queue is full; retry shortly"
+
+
+class TooManySessions(BrowserdError):
+    status, code = 429, "TOO_MANY_SESSIONS"
+    default_hint = "DELETE /sessions/{id} an unused session, or raise max_sessions"
 
 
 class BrowserGone(BrowserdError):

@@ -1,13 +1,15 @@
 """``browserd serve``: the one place the tree is wired.
 
 Service (one_for_one)
-├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app
-├── CdpGateway   hypercorn.trio.serve of the guarded CDP gateway (cdp_gateway)
-├── MediaStore   (a handle; its pruning runs here)
-├── DownloadStore (a handle: <data>/downloads/<profile>/; its pruning runs here)
-└── BrowserSupervisor — restart loop over the browser subtree
+├── HttpFacade       hypercorn.trio.serve of the guarded quart-trio app
+├── MediaStore       (a handle; its pruning runs here)
+└── ProfileManager   one_for_one between profiles
+    └── Profile x N  BrowserSupervisor (restart loop over the browser subtree:
+                     page guards, tabs), session reaper, CdpGateway (launch
+                     profiles, cdp_gateway), DownloadStore (a handle:
+                     <data>/downloads/<profile>/; pruned from here)
 
-SIGTERM/SIGINT: the browser is stopped through its ladder first, then the
+SIGTERM/SIGINT: every profile's browser is stopped through its ladder first, then the
 HTTP server drains (bounded), and the process exits 0. A refusal at start
 (config, token file mode, control or gateway port taken, non-loopback without opt-in)
 exits non-zero with the reason on stderr.
@@ -29,15 +31,16 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from .browser.ports import find_port_holder, port_is_free
 from .config import Settings, is_loopback_host, load_settings
-from .downloads import DownloadStore
 from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
 from .gateway import check_gateway_port, serve_gateway
 from .http.app import create_app, wrap
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
+from .profiles.manager import ProfileManager
+from .profiles.profile import Profile
+from .profiles.spec import ProfileOrigin
 from .redact import RedactingFilter
-from .supervisor import BrowserSupervisor
-from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
+from .supervisor.budgets import HTTP_DRAIN_S
 from .system import System
 from .token import load_or_create_token
 from .uploads import UploadPolicy
@@ -114,13 +117,21 @@ async def run_service(
         raise ConfigError(f"cannot create the upload root: {exc}") from None
     log.info("upload roots: %s", ", ".join(uploads.describe()))
     async with open_media_store(paths.media_dir, retention) as media:
-        downloads = _download_store(settings, paths)
-        url_policy = _url_policy(settings)
-        supervisor = BrowserSupervisor(settings, paths, url_policy=url_policy,
-                                       downloads=downloads)
+
+        async def run_gateway(profile: Profile, shutdown: trio.Event, *,
+                              task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED
+                              ) -> None:
+            await serve_gateway(system.bind(profile.name, None), token, shutdown,
+                                task_status=task_status)
+
+        profiles = ProfileManager(settings, paths, run_gateway=run_gateway)
+        profiles.load()
+        default = profiles.get()
         system = System(
-            settings=settings, paths=paths, supervisor=supervisor, media=media,
-            url_policy=url_policy, downloads=downloads, uploads=uploads, token=token,
+            settings=settings, paths=paths, supervisor=default.supervisor, media=media,
+            url_policy=profiles.url_policy, downloads=default.downloads, uploads=uploads,
+            token=token,
+            profiles=profiles, profile=default,
         )
         app = wrap(create_app(system), system, token)
         config = HypercornConfig()
@@ -132,43 +143,27 @@ async def run_service(
         shutdown = trio.Event()
         http_done = trio.Event()
         async with trio.open_nursery() as nursery:
-            await nursery.start(supervisor.run)
+            await nursery.start(profiles.run)
             await nursery.start(_serve_http, app, config, shutdown, http_done)
-            if settings.gateway_active:
-                await nursery.start(serve_gateway, system, token, shutdown)
-            log.info("browserd listening on http://%s:%d (cdp port %d: %s)", host, port,
-                     settings.effective_cdp_port,
-                     "CDP gateway" if settings.gateway_active else "no gateway")
+            log.info("browserd listening on http://%s:%d (cdp port %d: %s); profiles: %s",
+                     host, port, settings.effective_cdp_port,
+                     "CDP gateway" if settings.gateway_active else "no gateway",
+                     ", ".join(f"{p.name}" + (f" (cdp port {p.gateway_port})"
+                                              if p.gateway_port else "")
+                               for p in profiles.all()))
             nursery.start_soon(_prune_media, media)
-            nursery.start_soon(_prune_media, downloads)
+            nursery.start_soon(_prune_downloads, profiles)
             if settings.enabled and settings.auto_start:
-                nursery.start_soon(_auto_start, supervisor)
+                nursery.start_soon(profiles.start_profiles, [
+                    p.name for p in profiles.all() if p.spec.origin != ProfileOrigin.API])
             task_status.started(system)
             await _wait_for_signal()
-            log.info("stopping: browser first, then the HTTP server")
-            with trio.move_on_after(SUPERVISOR_STOP_S) as scope:
-                scope.shield = True
-                await supervisor.stop()
+            log.info("stopping: browsers first, then the HTTP server")
+            await profiles.stop_all()
             shutdown.set()
             with trio.move_on_after(DRAIN_S + 1):
                 await http_done.wait()
             nursery.cancel_scope.cancel()
-
-
-def _download_store(settings: Settings, paths: Paths) -> DownloadStore:
-    """The downloads of this service's profile: ``<data>/downloads/<profile>/``."""
-    retention = Retention(max_files=settings.download_max_files,
-                          max_bytes=settings.download_max_total_bytes,
-                          max_age_s=settings.download_max_age_s)
-    return DownloadStore(paths.downloads_dir(settings.profile), retention,
-                         max_bytes=settings.download_max_bytes,
-                         enabled=settings.downloads_enabled)
-
-
-def _url_policy(settings: Settings) -> Any:
-    from .urlpolicy import UrlPolicy
-
-    return UrlPolicy.for_settings(settings)
 
 
 async def _serve_http(app: Any, config: HypercornConfig, shutdown: trio.Event,
@@ -180,17 +175,18 @@ async def _serve_http(app: Any, config: HypercornConfig, shutdown: trio.Event,
         done.set()
 
 
-async def _auto_start(supervisor: BrowserSupervisor) -> None:
-    try:
-        await supervisor.start()
-    except BrowserdError as exc:
-        log.error("browser did not start: %s", exc.message)
-
-
 async def _prune_media(media: Any) -> None:
     while True:
         await trio.sleep(PRUNE_EVERY_S)
         await media.prune()
+
+
+async def _prune_downloads(profiles: ProfileManager) -> None:
+    """Apply download retention to every profile's downloads, every PRUNE_EVERY_S."""
+    while True:
+        await trio.sleep(PRUNE_EVERY_S)
+        for profile in profiles.all():
+            await profile.downloads.prune()
 
 
 async def _wait_for_signal() -> None:

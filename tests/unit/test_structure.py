@@ -55,7 +55,7 @@ PINNED = {
     "browserd.supervisor.guards": ["PageGuards", "open_page_guards"],
     "browserd.downloads": ["CancelReason", "DownloadFollower", "DownloadRecord", "DownloadState",
                            "DownloadStatistics", "DownloadStore", "download_url",
-                           "wait_next_download"],
+                           "remove_downloads", "wait_next_download"],
     "browserd.tabs.navguard": ["ANSWER_DEADLINE_S", "BLOCKS_KEPT", "CHAINS_KEPT",
                                "SETUP_DEADLINE_S", "BlockRecord", "NavGuard",
                                "navigation_verdict"],
@@ -86,11 +86,18 @@ PINNED = {
         "wait"],
     "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
                              "media_routes", "navigation_routes", "network_routes", "page_routes",
-                             "service_routes", "state_routes", "tab_routes"],
+                             "profile_routes", "service_routes", "state_routes", "tab_routes"],
     "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
                                "checked_files", "gesture_action"],
     "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
     "browserd.tabs.inputstate": ["BUTTON_BITS", "FileChooser", "InputState"],
+    "browserd.tabs.scope": ["TabScope"],
+    "browserd.tabs.origins": ["ORIGINS_SEEN_MAX", "RecentOrigins", "origin_of"],
+    "browserd.supervisor.handle": ["SupervisorHandle"],
+    "browserd.profiles.manager": ["GatewayRunner", "ProfileManager", "download_store_for",
+                                  "settings_for"],
+    "browserd.profiles.sessions": ["CDP_DEADLINE_S", "Session", "SessionTable"],
+    "browserd.profiles.binding": ["SessionBoundSupervisor"],
     "browserd.http.tabwork": ["on_tab"],
     "browserd.cli_routes": ["NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec",
                             "RouteCommand", "add_route_commands", "commands_from_openapi",
@@ -186,15 +193,16 @@ def area(name: str) -> str:
 
 
 #: What each part of the tree must never import: imports point down
-#: (service/http -> supervisor -> downloads -> cdp, tabs, browser -> errors; beside the
+#: (service/http -> profiles -> supervisor -> downloads -> cdp, tabs, browser -> errors; beside the
 #: supervisor, http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies
 #: and storage). ``downloads`` sits between the supervisor (which starts its follower per
 #: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
 #: media and download stores. ``uploads`` (the upload-roots policy) is a leaf used by
 #: http: the tabs only ever see paths it already checked.
-_CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_routes", "cli_format"}
+_CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
+        "cli_format"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
-                 "downloads"} | _CLI
+                 "downloads", "profiles"} | _CLI
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "retention": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
@@ -207,6 +215,7 @@ FORBIDDEN = {
     "downloads": (_ABOVE_LEAVES - {"downloads"}) | {"browser", "snapshot"},
     "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
     "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
+    "profiles": {"http", "gateway", "service", "system"} | _CLI,
     "http": {"gateway", "service"} | _CLI,
     "gateway": {"service"} | _CLI,
 }

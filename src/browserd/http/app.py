@@ -12,6 +12,7 @@ import logging
 import time
 from typing import Any
 
+import attrs
 import orjson
 import trio
 from quart import Response, request
@@ -31,11 +32,13 @@ from ..errors import (
 from ..redact import loggable_url
 from ..system import System
 from ..token import token_id
+from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
 from .guard import Guard
 from .routes import all_routes
-from .schema import Route, openapi, parse_args
+from .schema import Route, check_value, openapi, parse_args
 
-__all__ = ["audit_field", "create_app", "error_response", "json_response", "wrap"]
+__all__ = ["audit_field", "bind_request", "create_app", "error_response", "json_response",
+           "with_scope_fields", "wrap"]
 
 log = logging.getLogger(__name__)
 audit_log = logging.getLogger("browserd.audit")
@@ -70,14 +73,14 @@ def create_app(system: System) -> QuartTrio:
     app = QuartTrio("browserd")
     app.config["MAX_CONTENT_LENGTH"] = 1024 * 1024
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
-    routes = all_routes()
+    routes = [with_scope_fields(route) for route in all_routes()]
     spec = openapi(routes, version=__version__)
 
     async def openapi_handler(system: System, args: dict[str, Any]) -> dict[str, Any]:
         return spec
 
     routes.append(Route(path="/openapi.json", methods=("GET",), handler=openapi_handler,
-                        summary="This API's OpenAPI document", tag="meta"))
+                        summary="This API's OpenAPI document", tag="meta", scope="none"))
     for route in routes:
         _register(app, system, route)
 
@@ -101,13 +104,43 @@ def create_app(system: System) -> QuartTrio:
     return app
 
 
+def with_scope_fields(route: Route) -> Route:
+    """``route`` with the ``profile`` (and ``session``) fields its scope takes."""
+    extra = {"session": (PROFILE, SESSION), "profile": (PROFILE,), "none": ()}[route.scope]
+    return attrs.evolve(route, fields=(*route.fields, *extra))
+
+
+def bind_request(system: System, route: Route, args: dict[str, Any]) -> System:
+    """The System this request works on: its profile and session taken out of ``args``.
+
+    The ``profile``/``session`` fields win over the X-Browserd-Profile and
+    X-Browserd-Session headers (routes that take no session ignore that
+    header). Raises ProfileNotFound, BadRequest.
+    """
+    if route.scope == "none":
+        return system
+    profile = args.pop("profile", None)
+    if profile is None:
+        profile = request.headers.get(PROFILE_HEADER) or None
+        if profile is not None:
+            profile = check_value(PROFILE, profile)
+    session = args.pop("session", None)
+    if route.scope == "session" and session is None:
+        session = request.headers.get(SESSION_HEADER) or None
+        if session is not None:
+            session = check_value(SESSION, session)
+    return system.bind(profile, session if route.scope == "session" else None)
+
+
 def _register(app: QuartTrio, system: System, route: Route) -> None:
     who = token_id(system.token) if route.auth else "-"
 
     async def view(**path_args: str) -> Response:
         started = time.perf_counter()
         outcome = "ok"
+        asked: Any = None
         args: dict[str, Any] = {}
+        bound: System | None = None  # set once the request's profile and session are known
         try:
             body: Any = None
             if request.method != "GET":
@@ -122,8 +155,10 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     raise BadRequest("the JSON body must be an object")
                 body = {**(body or {}), **path_args}
             args = parse_args(route.fields, query=_single_valued(request.args), body=body)
+            asked = args.get("profile")
+            bound = bind_request(system, route, args)
             try:
-                result = await route.handler(system, args)
+                result = await route.handler(bound, args)
             except trio.TooSlowError:
                 raise Timeout(f"{request.path} did not finish within its deadline",
                               hint="raise timeoutMs, or check the page with GET /snapshot"
@@ -151,7 +186,13 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                 url = args.get("url")
                 tab = args.get("targetId")
                 audit_log.info(
-                    "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
+                    "who=%s profile=%s session=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who,
+                    "-" if route.scope == "none" else audit_field(
+                        bound.profile.name if bound is not None
+                        else str(asked or request.headers.get(PROFILE_HEADER) or "-"),
+                        system.token),
+                    audit_field((bound.session_id or "-") if bound is not None else "-",
+                                system.token), request.method,
                     audit_field(request.path, system.token),
                     audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
                     audit_field(loggable_url(url), system.token) if isinstance(url, str)

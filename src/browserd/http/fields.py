@@ -5,8 +5,14 @@ from __future__ import annotations
 from ..tabs import settle
 from .schema import Field
 
-__all__ = ["MODIFIERS", "REF", "REQUIRED_TARGET", "SELECTOR", "TARGET", "TEXT_TARGET",
-           "WAIT_UNTIL", "timeout_field"]
+__all__ = ["MODIFIERS", "PROFILE", "PROFILE_HEADER", "REF", "REQUIRED_TARGET", "SELECTOR",
+           "SESSION", "SESSION_HEADER", "TARGET", "TEXT_TARGET", "WAIT_UNTIL",
+           "timeout_field"]
+
+#: The header that names a request's profile (the ``profile`` field wins).
+PROFILE_HEADER = "X-Browserd-Profile"
+#: The header that names a request's session (the ``session`` field wins).
+SESSION_HEADER = "X-Browserd-Session"
 
 TARGET = Field(name="targetId", type="string", max_length=200,
                description="a tab's targetId or a unique prefix (≥ 4 chars); "
@@ -28,3 +34,10 @@ def timeout_field(default_ms: int, maximum_ms: int = 300_000) -> Field:
     """The ``timeoutMs`` field with a route's own default."""
     return Field(name="timeoutMs", type="integer", default=default_ms, minimum=1,
                  maximum=maximum_ms, description="deadline in milliseconds")
+
+
+PROFILE = Field(name="profile", type="string", max_length=64,
+                description="the profile to act on (GET /profiles); default: the default profile")
+SESSION = Field(name="session", type="string", max_length=64,
+                description="a sessionId from POST /sessions: only that session's tabs are "
+                "seen (also as the X-Browserd-Session header); default: no session")

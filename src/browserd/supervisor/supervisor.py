@@ -338,10 +338,11 @@ class BrowserSupervisor:
                 navguard=guards.navguard,
             ) as tabs:
                 if guards.downloads is not None:
-                    guards.downloads.locate_tabs_with(tabs.locate_frame)
+                    guards.downloads.locate_tabs_with(tabs.locate_frame,
+                                                      session_of=tabs.session_of)
                 self.mark_running(BrowserRuntime(
                     connection=conn,
-                    tabs=tabs,
+                    registry=tabs,
                     process=process,
                     version=str(version.get("product", "")),
                     user_agent=str(version.get("userAgent", "")),

@@ -1,6 +1,6 @@
-"""The route table, by concern: service, tabs, page (incl. inspection), navigation
-(history, scroll), input, media, state (cookies, web storage, storage state),
-emulation, downloads and network.
+"""The route table, by concern: service, profiles (and sessions), tabs, page (incl.
+inspection), navigation (history, scroll), input, media, state (cookies, web storage,
+storage state), emulation, downloads and network.
 
 Each module exports one ``*_routes()`` function; :func:`all_routes` is the
 whole table, in the order ``/openapi.json`` lists it. No route module
@@ -18,17 +18,18 @@ from .media import media_routes
 from .navigation import navigation_routes
 from .network import network_routes
 from .page import page_routes
+from .profiles import profile_routes
 from .service import service_routes
 from .state import state_routes
 from .tabs import tab_routes
 
 __all__ = ["all_routes", "download_routes", "emulation_routes", "input_routes", "media_routes",
-           "navigation_routes", "network_routes", "page_routes", "service_routes", "state_routes",
-           "tab_routes"]
+           "navigation_routes", "network_routes", "page_routes", "profile_routes",
+           "service_routes", "state_routes", "tab_routes"]
 
 
 def all_routes() -> list[Route]:
     """Every route of the API (a new list each call)."""
-    return [*service_routes(), *tab_routes(), *page_routes(), *navigation_routes(),
-            *input_routes(), *media_routes(), *state_routes(), *emulation_routes(),
-            *download_routes(), *network_routes()]
+    return [*service_routes(), *profile_routes(), *tab_routes(), *page_routes(),
+            *navigation_routes(), *input_routes(), *media_routes(), *state_routes(),
+            *emulation_routes(), *download_routes(), *network_routes()]

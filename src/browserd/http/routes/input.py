@@ -194,7 +194,7 @@ async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]
     with trio.fail_after(timeout_s + GRACE_S):
         tab = await runtime.tabs.resolve(args["targetId"])
     with trio.move_on_after(max(0.0, timeout_s - (trio.current_time() - started))) as scope:
-        record = await wait_next_download(system.downloads, tab)
+        record = await wait_next_download(system.downloads, tab, session_id=system.session_id)
     waited = round((trio.current_time() - started) * 1000)
     if scope.cancelled_caught:
         raise Timeout(f"no download of this tab finished within {waited} ms",

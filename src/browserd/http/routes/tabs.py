@@ -7,11 +7,11 @@ from typing import Any
 
 import trio
 
-from ...errors import BrowserdError
+from ...errors import Unavailable
 from ...system import System
 from ...tabs import page
 from ...tabs.actor import TabActor
-from ...tabs.registry import TabRegistry
+from ...tabs.scope import TabScope
 from ..fields import REQUIRED_TARGET
 from ..schema import Field, Route
 
@@ -21,7 +21,7 @@ __all__ = ["tab_routes"]
 async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
     try:
         rt = system.supervisor.require_runtime()
-    except BrowserdError:
+    except Unavailable:  # no browser (an unknown session is still a 404)
         return {"running": False, "tabs": []}
     await rt.tabs.wait_pending()
     with trio.move_on_after(2):
@@ -49,7 +49,7 @@ async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _registry_command(system: System, args: dict[str, Any],
-                  command: Callable[[TabRegistry, TabActor], Awaitable[None]]) -> dict[str, Any]:
+                  command: Callable[[TabScope, TabActor], Awaitable[None]]) -> dict[str, Any]:
     """Run a registry ``command`` on the tab ``args["targetId"]`` within 10 s."""
     rt = system.supervisor.require_runtime()
     tab = rt.tabs.get(args["targetId"])
@@ -59,11 +59,11 @@ async def _registry_command(system: System, args: dict[str, Any],
 
 
 async def focus_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    return await _registry_command(system, args, TabRegistry.focus)
+    return await _registry_command(system, args, TabScope.focus)
 
 
 async def close_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    return await _registry_command(system, args, TabRegistry.close)
+    return await _registry_command(system, args, TabScope.close)
 
 
 def tab_routes() -> list[Route]:
