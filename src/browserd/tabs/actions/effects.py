@@ -226,7 +226,9 @@ class Observer:
         out: dict[str, Any] = {}
         if (self.committed or tab.loader_id != self._before_loader
                 or tab.navigations != self._before_navigations):
-            out["navigated"] = tab.url
+            # The commit this Observer saw itself: the actor's own event task may not
+            # have applied it to ``tab.url`` yet (two subscribers, either may run first).
+            out["navigated"] = self.commit.url if self.commit is not None else tab.url
         elif self.requested is not None:
             out["navigationPending"] = self.requested
         guard = tab.navguard
