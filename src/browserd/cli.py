@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from .cli_state import STATE_COMMANDS, add_state_commands
+from .cli_ui import UI_COMMANDS, add_ui_command
 from .errors import BrowserdError
 from .paths import Paths
 
@@ -272,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--await", dest="await_", action="store_true", default=None)
     p.add_argument("--target")
     add_state_commands(sub)
+    add_ui_command(sub)
     return parser
 
 
@@ -298,6 +300,7 @@ _CLIENT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], Any]] = {
     "pdf": lambda c, a: c.post("/pdf", targetId=a.target),
     "eval": lambda c, a: c.post("/eval", js=a.js, targetId=a.target, **{"await": a.await_}),
     **STATE_COMMANDS,
+    **UI_COMMANDS,
 }
 
 

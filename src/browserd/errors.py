@@ -26,7 +26,8 @@ Tree::
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
     │   ├── NoDialog                       409 NO_DIALOG
-    │   └── NoFrame                        409 NO_FRAME
+    │   ├── NoFrame                        409 NO_FRAME
+    │   └── HandoffActive                  409 HANDOFF_ACTIVE
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
@@ -65,7 +66,7 @@ __all__ = [
     "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
     "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
     "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
-    "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
+    "ExecutableNotFound", "Forbidden", "HandoffActive", "InsufficientStorage", "JsException",
     "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoMatch", "NotFound", "Overloaded",
     "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
     "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
@@ -180,6 +181,14 @@ class NoFrame(Conflict):
     """The tab has no frame of the origin whose per-tab state was asked for."""
 
     code = "NO_FRAME"
+
+
+class HandoffActive(Conflict):
+    """The tab is handed to a person (``POST /handoff``); agent input waits for Done."""
+
+    code = "HANDOFF_ACTIVE"
+    default_hint = ("a person has this tab: wait with POST /wait {handoff: true}, "
+                    "or cancel your request with DELETE /handoff")
 
 
 class AttachOnly(Conflict):

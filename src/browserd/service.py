@@ -134,6 +134,7 @@ async def run_service(
                      "CDP gateway" if settings.gateway_active else "no gateway")
             nursery.start_soon(_prune_media, media)
             nursery.start_soon(_prune_media, downloads)
+            nursery.start_soon(_keep_audit_tail, system.ui.audit)
             if settings.enabled and settings.auto_start:
                 nursery.start_soon(_auto_start, supervisor)
             task_status.started(system)
@@ -184,6 +185,16 @@ async def _prune_media(media: Any) -> None:
     while True:
         await trio.sleep(PRUNE_EVERY_S)
         await media.prune()
+
+
+async def _keep_audit_tail(tail: logging.Handler) -> None:
+    """The ops page's audit tail hears the audit log while the service runs."""
+    audit = logging.getLogger("browserd.audit")
+    audit.addHandler(tail)
+    try:
+        await trio.sleep_forever()
+    finally:
+        audit.removeHandler(tail)
 
 
 async def _wait_for_signal() -> None:

@@ -81,8 +81,12 @@ PINNED = {
         "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
         "type_text", "wait"],
     "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
-                             "media_routes", "page_routes", "service_routes", "state_routes",
-                             "tab_routes"],
+                             "media_routes", "ops_routes", "page_routes", "service_routes",
+                             "state_routes", "tab_routes"],
+    "browserd.handoff": ["ENDED_KEPT", "REASON_MAX_CHARS", "Handoff", "HandoffBoard",
+                         "HandoffEnd", "HandoffOutcome", "wait_handoff_end"],
+    "browserd.metrics": ["CONTENT_TYPE", "LATENCY_BUCKETS_S", "Metrics", "ServiceGauges"],
+    "browserd.ui": ["AuditTail", "LiveViews", "OpsUi", "ThumbnailCache", "UiSessions"],
     "browserd.http.tabwork": ["on_tab"],
 }
 
@@ -169,7 +173,10 @@ def area(name: str) -> str:
 #: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
 #: media and download stores.
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system", "cli",
-                 "cli_state", "downloads"}
+                 "cli_state", "cli_ui", "downloads", "handoff", "metrics", "ui"}
+#: The ops page (``ui``) and handoffs sit above the supervisor and tabs, below the System
+#: that holds them and the HTTP routes that use them; ``metrics`` is a leaf.
+_OPS_ABOVE = {"http", "service", "system", "gateway", "cli", "cli_state", "cli_ui"}
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "retention": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
@@ -181,8 +188,11 @@ FORBIDDEN = {
     "downloads": (_ABOVE_LEAVES - {"downloads"}) | {"browser", "snapshot"},
     "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
     "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
-    "http": {"gateway", "service", "cli", "cli_state"},
-    "gateway": {"service", "cli", "cli_state"},
+    "http": {"gateway", "service", "cli", "cli_state", "cli_ui"},
+    "gateway": {"service", "cli", "cli_state", "cli_ui"},
+    "metrics": (_ABOVE_LEAVES - {"metrics"}) | {"browser", "cdp", "tabs", "snapshot"},
+    "handoff": _OPS_ABOVE | {"ui", "metrics"},
+    "ui": _OPS_ABOVE | {"handoff", "metrics"},
 }
 
 
