@@ -101,7 +101,7 @@
   function render(state) {
     $('#service').textContent =
       `${state.service.version} · ${state.service.controlUrl} · up ${duration(state.service.uptimeS)}`;
-    $('#audit').textContent = state.audit.join('\n');
+    $('#audit').textContent = state.audit.slice().reverse().join('\n');
     const usage = $('#usage');
     usage.replaceChildren(el('h2', {text: 'Storage'}), el('div', {class: 'usage'},
       el('span', {text: `Media: ${state.media.files} files, ${bytes(state.media.bytes)}`}),
@@ -244,7 +244,11 @@
     ws.onmessage = async (event) => {
       if (typeof event.data === 'string') {
         const message = JSON.parse(event.data);
-        if (message.type === 'frame') mine.meta = message;
+        if (message.type === 'frame') {
+          mine.meta = message;
+          canvas.dataset.deviceWidth = String(message.deviceWidth);
+          canvas.dataset.deviceHeight = String(message.deviceHeight);
+        }
         else if (message.type === 'started') $('#live-status').textContent = 'live';
         else if (message.type === 'closed') $('#live-status').textContent = 'tab closed';
         else if (message.type === 'error') notice(`live view: ${message.error}`);
