@@ -347,6 +347,51 @@ def test_the_docs_screenshot_shows_a_handoff_and_the_live_view(
             agent.post("/tabs/close", json={"targetId": target})
 
 
+# -- the agent's ops routes --------------------------------------------------------------------
+
+
+def test_metrics_parse_and_count(agent: httpx.Client, ops: ServiceInfo) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    assert agent.get("/tabs").status_code == 200
+    with httpx.Client(base_url=ops.base_url, timeout=30) as anonymous:
+        assert anonymous.get("/metrics").status_code == 401
+    r = agent.get("/metrics")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    got = {(s.name, tuple(sorted(s.labels.items()))): s.value
+           for family in text_string_to_metric_families(r.text) for s in family.samples}
+    profile = (("profile", ops.profile),)
+    assert got[("browserd_http_requests_total",
+                (("method", "GET"), ("route", "/tabs"), ("status", "200")))] >= 1
+    assert got[("browserd_http_request_duration_seconds_count", (("route", "/tabs"),))] >= 1
+    assert got[("browserd_browser_up", profile)] == 1
+    assert got[("browserd_browser_state", (*profile, ("state", "running")))] == 1
+    assert ("browserd_cdp_pending_commands", profile) in got
+    assert got[("browserd_tabs", profile)] == len(agent.get("/tabs").json()["tabs"])
+    for name in ("browserd_browser_restarts_total", "browserd_media_bytes",
+                 "browserd_download_bytes", "browserd_ui_sessions"):
+        assert any(key[0] == name for key in got), name
+
+
+def test_browserd_ui_prints_a_link_that_logs_in(ops: ServiceInfo, context: BrowserContext
+                                                ) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "BROWSERD_HOME": str(ops.home), "BROWSERD_CONTROL_URL": ops.base_url,
+           "DISPLAY": ""}
+    env.pop("WAYLAND_DISPLAY", None)
+    done = subprocess.run([sys.executable, "-m", "browserd", "ui", "--no-open"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    url = done.stdout.strip()
+    assert url.startswith(f"{ops.base_url}/ui/login?code=")
+    assert "works once" in done.stderr
+    page = context.new_page()
+    page.goto(url)
+    expect(page.locator("#main")).to_be_visible()
+
+
 # -- start / stop (last: it stops this module's browser) ---------------------------------------
 
 
