@@ -244,7 +244,17 @@ def test_a_click_and_keys_in_the_live_view_reach_the_page(
             "targetId": target, "js": "document.querySelector('#typed').value"}
         ).json()["result"], until=lambda v: v == "hi")
         assert value == "hi"
-        # The new frames show it: the counter in the picture is not checked, the page is.
+        # A dialog is not in the picture: the page shows it, the person answers it.
+        live_click(page, 800, 200)
+        dialog = page.locator("#live-dialog")
+        expect(dialog).to_be_visible()
+        expect(dialog.locator(".dialog-message")).to_have_text("Really <b>leave</b>?")
+        expect(dialog.locator(".dialog-prompt")).to_have_value("maybe")
+        dialog.locator(".dialog-prompt").fill("yes, leave")
+        dialog.locator(".dialog-accept").click()
+        expect(dialog).to_be_hidden()
+        answer = agent.post("/eval", json={"targetId": target, "js": "window.answer"})
+        assert answer.json()["result"] == "yes, leave"
         page.locator("#live-close").click()
         expect(page.locator("#live")).to_be_hidden()
     finally:
@@ -390,6 +400,29 @@ def test_browserd_ui_prints_a_link_that_logs_in(ops: ServiceInfo, context: Brows
     page = context.new_page()
     page.goto(url)
     expect(page.locator("#main")).to_be_visible()
+
+
+def test_a_failed_browser_shows_its_last_error_and_stderr_tail(
+    tmp_path: Path, context: BrowserContext
+) -> None:
+    script = tmp_path / "failing-browser"
+    script.write_text("#!/bin/sh\necho 'fatal: <img src=x onerror=alert(1)> no display' >&2\n"
+                      "exit 1\n")
+    script.chmod(0o755)
+    broken = start_service(tmp_path / "home", wait_browser=False, env={
+        "BROWSERD_EXECUTABLE": str(script), "BROWSERD_RESTART_BUDGET": "1"})
+    try:
+        with broken.sync_client() as agent:
+            poll(lambda: agent.get("/status").json()["state"], until=lambda s: s == "failed")
+            page = logged_in(context, agent)
+            expect(page.locator(".profile .state")).to_have_text("failed")
+            expect(page.locator(".profile .restarts")).to_have_text("1")
+            expect(page.locator(".profile .error")).to_contain_text("giving up")
+            stderr = page.locator(".profile .error pre.stderr")
+            expect(stderr).to_contain_text("fatal: <img src=x onerror=alert(1)> no display")
+            assert page.locator(".profile .error img").count() == 0
+    finally:
+        stop_service(broken)
 
 
 # -- start / stop (last: it stops this module's browser) ---------------------------------------

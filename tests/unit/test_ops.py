@@ -201,6 +201,10 @@ def test_viewer_messages_become_input_commands() -> None:
     assert chord["type"] == "rawKeyDown", "Control+a is a shortcut, not text"
     assert input_command({"type": "text", "text": "pasted"}) == (
         "Input.insertText", {"text": "pasted"})
+    assert input_command({"type": "dialog", "accept": False}) == (
+        "Page.handleJavaScriptDialog", {"accept": False})
+    assert input_command({"type": "dialog", "accept": True, "promptText": "x"})[1] == {
+        "accept": True, "promptText": "x"}
 
 
 @pytest.mark.parametrize("message", [
@@ -212,6 +216,7 @@ def test_viewer_messages_become_input_commands() -> None:
     {"type": "key", "event": "press", "key": "a"}, {"type": "text", "text": 5},
     {"type": "mouse", "event": "up", "x": 1, "y": 1, "modifiers": 16},
     {"type": "mouse", "event": "up", "x": 1, "y": 1, "clicks": True},
+    {"type": "dialog", "accept": "yes"}, {"type": "dialog", "accept": True, "promptText": 1},
 ])
 def test_bad_viewer_messages_are_refused(message: Any) -> None:
     with pytest.raises(BadRequest):

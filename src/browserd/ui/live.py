@@ -13,6 +13,11 @@ its screencast. Then it
   viewer slows the stream instead of piling frames up;
 - reads the viewer's messages (:func:`input_command`: mouse, keys, text,
   each validated) and sends them with ``Input.dispatch*`` on its session;
+- tells the viewer when a JavaScript dialog opens or closes on the tab
+  (``{type: "dialog", dialog: {type, message, defaultPrompt} | null}``: it
+  is not part of the picture) and answers it on the viewer's word
+  (``{type: "dialog", accept, promptText?}``, sent on the tab's own session,
+  where the Page domain is enabled);
 - ends when the viewer goes, the tab goes away (``{type: "closed"}``) or
   the browser connection closes.
 
@@ -40,7 +45,8 @@ from ..tabs.actions.keys import KEYS
 from ..tabs.actor import TabActor
 from ..tabs.capture import decode_base64
 
-__all__ = ["CDP_DEADLINE_S", "DETACH_DEADLINE_S", "SCREENCAST", "LiveChannel", "LiveViews",
+__all__ = ["CDP_DEADLINE_S", "DETACH_DEADLINE_S", "DIALOG_METHOD", "INPUT_QUEUE", "SCREENCAST",
+           "LiveChannel", "LiveViews",
            "input_command", "run_live_view"]
 
 log = logging.getLogger(__name__)
@@ -55,6 +61,9 @@ _MOUSE_TYPES = {"down": "mousePressed", "up": "mouseReleased", "move": "mouseMov
 _BUTTONS = frozenset({"none", "left", "middle", "right"})
 _CONTROL_OR_META = 2 | 4
 _FRAME_EVENTS = frozenset({"Page.screencastFrame"})
+DIALOG_METHOD = "Page.handleJavaScriptDialog"
+INPUT_QUEUE = 64
+"""Viewer input messages that may wait for the page; more are dropped (and the viewer told)."""
 
 
 class LiveChannel(Protocol):
@@ -115,7 +124,8 @@ def input_command(message: Any) -> tuple[str, dict[str, Any]]:
     Messages: ``{type: "mouse", event: down|up|move|wheel, x, y, button?,
     clicks?, modifiers?, deltaX?, deltaY?}`` (CSS pixels of the tab's
     viewport), ``{type: "key", event: down|up, key, code?, keyCode?,
-    modifiers?}`` and ``{type: "text", text}`` (inserted as typed, e.g. a paste).
+    modifiers?}``, ``{type: "text", text}`` (inserted as typed, e.g. a paste) and
+    ``{type: "dialog", accept, promptText?}`` (answers the open JavaScript dialog).
     """
     if not isinstance(message, dict):
         raise BadRequest("a message must be a JSON object")
@@ -164,6 +174,14 @@ def input_command(message: Any) -> tuple[str, dict[str, Any]]:
     if kind == "text":
         text = _text(message, "text", 10_000)
         return "Input.insertText", {"text": text}
+    if kind == "dialog":
+        accept = message.get("accept")
+        if not isinstance(accept, bool):
+            raise BadRequest("accept must be true or false", field="accept")
+        params = {"accept": accept}
+        if "promptText" in message:
+            params["promptText"] = _text(message, "promptText", 10_000)
+        return DIALOG_METHOD, params
     raise BadRequest("type must be mouse, key or text", field="type")
 
 
@@ -191,7 +209,7 @@ async def run_live_view(connection: CdpConnection, tab: TabActor, channel: LiveC
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_forward_frames, session, frames, channel)
             nursery.start_soon(_watch_tab, tab, channel, nursery.cancel_scope)
-            await _forward_input(session, channel, on_input)
+            await _forward_input(session, tab, channel, on_input)
             nursery.cancel_scope.cancel()
     finally:
         views.closed(tab.target_id)
@@ -221,31 +239,69 @@ async def _forward_frames(session: CdpSession, frames: Any, channel: LiveChannel
 
 
 async def _watch_tab(tab: TabActor, channel: LiveChannel, scope: trio.CancelScope) -> None:
+    shown = None
     while not tab.closed:
+        if tab.dialog != shown:
+            shown = tab.dialog
+            await channel.send_json({"type": "dialog",
+                                     "dialog": shown.to_json() if shown else None})
         await tab.wait_changed()
     await channel.send_json({"type": "closed", "targetId": tab.target_id})
     scope.cancel()
 
 
-async def _forward_input(session: CdpSession, channel: LiveChannel,
+async def _forward_input(session: CdpSession, tab: TabActor, channel: LiveChannel,
                          on_input: Callable[[str], None] | None) -> None:
-    while True:
-        raw = await channel.receive()
-        if raw is None:
-            return
-        try:
-            method, params = input_command(orjson.loads(raw))
-        except orjson.JSONDecodeError:
-            await channel.send_json({"type": "error", "error": "a message must be JSON"})
-            continue
-        except BadRequest as exc:
-            await channel.send_json({"type": "error", "error": exc.message})
-            continue
-        try:
-            with trio.fail_after(CDP_DEADLINE_S):
-                await session.send(method, params)
-        except (BrowserdError, trio.TooSlowError) as exc:
-            await channel.send_json({"type": "error", "error": f"{method} failed: {exc}"})
-            continue
-        if on_input is not None:
-            on_input(method)
+    """Read the viewer's messages until it goes; input is sent in order by one task.
+
+    A page that opens a dialog does not answer the input that opened it
+    until the dialog closes, so the reader never waits for input: it queues
+    it (:data:`INPUT_QUEUE`; a full queue drops the message and says so) and
+    answers a dialog at once, beside the queue.
+    """
+    send_input, queued = trio.open_memory_channel[tuple[str, dict[str, Any]]](INPUT_QUEUE)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_dispatch_input, session, queued, channel, on_input)
+        async with send_input:
+            while True:
+                raw = await channel.receive()
+                if raw is None:
+                    break
+                try:
+                    method, params = input_command(orjson.loads(raw))
+                except orjson.JSONDecodeError:
+                    await channel.send_json({"type": "error", "error": "a message must be JSON"})
+                    continue
+                except BadRequest as exc:
+                    await channel.send_json({"type": "error", "error": exc.message})
+                    continue
+                if method == DIALOG_METHOD:
+                    await _send_reporting(tab.session, method, params, channel, on_input)
+                    continue
+                try:
+                    send_input.send_nowait((method, params))
+                except trio.WouldBlock:
+                    await channel.send_json({"type": "error", "error": (
+                        f"input dropped: the page has not taken the last {INPUT_QUEUE}")})
+        nursery.cancel_scope.cancel()
+
+
+async def _dispatch_input(session: CdpSession,
+                          queued: trio.MemoryReceiveChannel[tuple[str, dict[str, Any]]],
+                          channel: LiveChannel, on_input: Callable[[str], None] | None) -> None:
+    async with queued:
+        async for method, params in queued:
+            await _send_reporting(session, method, params, channel, on_input)
+
+
+async def _send_reporting(session: CdpSession, method: str, params: dict[str, Any],
+                          channel: LiveChannel, on_input: Callable[[str], None] | None) -> None:
+    """Send one command (deadline :data:`CDP_DEADLINE_S`); a failure is told to the viewer."""
+    try:
+        with trio.fail_after(CDP_DEADLINE_S):
+            await session.send(method, params)
+    except (BrowserdError, trio.TooSlowError) as exc:
+        await channel.send_json({"type": "error", "error": f"{method} failed: {exc}"})
+        return
+    if on_input is not None:
+        on_input(method)

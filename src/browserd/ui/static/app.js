@@ -252,6 +252,7 @@
         else if (message.type === 'started') $('#live-status').textContent = 'live';
         else if (message.type === 'closed') $('#live-status').textContent = 'tab closed';
         else if (message.type === 'error') notice(`live view: ${message.error}`);
+        else if (message.type === 'dialog') showDialog(message.dialog);
         return;
       }
       const bitmap = await createImageBitmap(event.data);
@@ -269,11 +270,29 @@
     canvas.focus();
   }
 
+  function showDialog(dialog) {
+    const box = $('#live-dialog');
+    box.hidden = !dialog;
+    if (!dialog) return;
+    box.querySelector('.dialog-kind').textContent = `The page shows a ${dialog.type} dialog:`;
+    box.querySelector('.dialog-message').textContent = dialog.message;
+    const prompt = box.querySelector('.dialog-prompt');
+    prompt.hidden = dialog.type !== 'prompt';
+    prompt.value = dialog.defaultPrompt || '';
+  }
+
+  function answerDialog(accept) {
+    const prompt = $('#live-dialog .dialog-prompt');
+    send(prompt.hidden ? {type: 'dialog', accept} : {type: 'dialog', accept,
+                                                     promptText: prompt.value});
+  }
+
   function closeLive() {
     if (!live) return;
     live.ws.close();
     live = null;
     $('#live').hidden = true;
+    $('#live-dialog').hidden = true;
   }
 
   function wireLiveInput() {
@@ -316,6 +335,8 @@
       if (text) send({type: 'text', text: text.slice(0, 10000)});
     });
     $('#live-close').addEventListener('click', closeLive);
+    $('#live-dialog .dialog-accept').addEventListener('click', () => answerDialog(true));
+    $('#live-dialog .dialog-dismiss').addEventListener('click', () => answerDialog(false));
   }
 
   // -- start -----------------------------------------------------------------------------
