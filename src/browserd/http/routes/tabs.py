@@ -22,6 +22,7 @@ async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
     try:
         rt = system.supervisor.require_runtime()
     except BrowserdError:
+        system.handoffs.prune(())  # no browser, no tab: their handoffs are over
         return {"running": False, "tabs": []}
     await rt.tabs.wait_pending()
     with trio.move_on_after(2):

@@ -180,7 +180,9 @@ async def state(system: System, session: UiSession | None) -> Response:
     stats = sup.statistics()
     runtime = sup.runtime if stats.state == SupervisorState.RUNNING else None
     tabs: list[dict[str, Any]] = []
-    if runtime is not None:
+    if runtime is None:
+        system.handoffs.prune(())  # no browser, no tab: their handoffs are over
+    else:
         with trio.move_on_after(TABS_REFRESH_S):
             await runtime.tabs.refresh_infos()
         infos = runtime.tabs.infos()
