@@ -31,6 +31,7 @@ from .cli_routes import (
     run_route_command,
 )
 from .cli_state import STATE_COMMANDS, add_state_commands
+from .cli_ui import UI_COMMANDS, add_ui_command
 from .errors import BrowserdError
 from .paths import Paths
 
@@ -39,9 +40,9 @@ __all__ = ["HAND_WRITTEN", "LOCAL_COMMANDS", "Command", "build_parser", "main"]
 Command = Callable[[argparse.Namespace], Any]
 LOCAL_COMMANDS = ("serve", "token", "service")
 HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS,
-                                 **PROFILE_COMMANDS}
+                                 **PROFILE_COMMANDS, **UI_COMMANDS}
 """Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
-:mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`)."""
+:mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_ui`)."""
 """Subcommands that run here; all others call the API (their parsers need the route table)."""
 
 
@@ -134,6 +135,7 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     add_gesture_commands(sub)
     add_network_commands(sub, common)
     add_profile_commands(sub)
+    add_ui_command(sub)
     add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
     return parser
 

@@ -37,7 +37,8 @@ Tree::
     │   ├── NoHistory                      409 NO_HISTORY
     │   ├── ProfileRunning                 409 PROFILE_RUNNING
     │   ├── ProfileExists                  409 PROFILE_EXISTS
-    │   └── ProfileProtected               409 PROFILE_PROTECTED
+    │   ├── ProfileProtected               409 PROFILE_PROTECTED
+    │   └── HandoffActive                  409 HANDOFF_ACTIVE
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
@@ -77,7 +78,7 @@ __all__ = [
     "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
     "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
     "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen",
-    "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound", "Forbidden",
+    "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound", "Forbidden", "HandoffActive",
     "InsufficientStorage", "JsException", "MethodNotAllowed", "MisdirectedHost", "NoDialog",
     "NoFileChooser", "NoHistory", "NoMatch", "NotFound", "Overloaded", "PortInUse",
     "ProfileExists", "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused",
@@ -245,6 +246,14 @@ class NoHistory(Conflict):
 
     code = "NO_HISTORY"
     default_hint = "GET /tabs shows the tab's URL; /navigate goes somewhere new"
+
+
+class HandoffActive(Conflict):
+    """The tab is handed to a person (``POST /handoff``); agent input waits for Done."""
+
+    code = "HANDOFF_ACTIVE"
+    default_hint = ("a person has this tab: wait with POST /wait {handoff: true}, "
+                    "or cancel your request with DELETE /handoff")
 
 
 class AttachOnly(Conflict):

@@ -153,6 +153,7 @@ async def run_service(
                                for p in profiles.all()))
             nursery.start_soon(_prune_media, media)
             nursery.start_soon(_prune_downloads, profiles)
+            nursery.start_soon(_keep_audit_tail, system.ui.audit)
             if settings.enabled and settings.auto_start:
                 nursery.start_soon(profiles.start_profiles, [
                     p.name for p in profiles.all() if p.spec.origin != ProfileOrigin.API])
@@ -187,6 +188,16 @@ async def _prune_downloads(profiles: ProfileManager) -> None:
         await trio.sleep(PRUNE_EVERY_S)
         for profile in profiles.all():
             await profile.downloads.prune()
+
+
+async def _keep_audit_tail(tail: logging.Handler) -> None:
+    """The ops page's audit tail hears the audit log while the service runs."""
+    audit = logging.getLogger("browserd.audit")
+    audit.addHandler(tail)
+    try:
+        await trio.sleep_forever()
+    finally:
+        audit.removeHandler(tail)
 
 
 async def _wait_for_signal() -> None:

@@ -18,12 +18,15 @@ import attrs
 
 from .config import Settings
 from .downloads import DownloadStore
+from .handoff import HandoffBoard
 from .media import MediaStore
+from .metrics import Metrics
 from .paths import Paths
 from .profiles.binding import SessionBoundSupervisor
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
 from .supervisor.handle import SupervisorHandle
+from .ui import OpsUi
 from .uploads import UploadPolicy
 from .urlpolicy import UrlPolicy
 
@@ -38,6 +41,10 @@ class System:
     default profile's in the service-wide record); ``profiles`` is every
     profile; ``media`` and ``uploads`` are the service's (every capture names its profile and
     session).
+
+    ``handoffs`` (tabs handed to a person), ``metrics`` (``/metrics``) and
+    ``ui`` (the ops page's sessions, audit tail, thumbnails, live views) are
+    one per service too; they have defaults, so a test can leave them out.
     """
 
     settings: Settings
@@ -51,6 +58,9 @@ class System:
     profiles: ProfileManager
     profile: Profile
     session_id: str | None = None
+    handoffs: HandoffBoard = attrs.field(factory=HandoffBoard)
+    metrics: Metrics = attrs.field(factory=Metrics)
+    ui: OpsUi = attrs.field(factory=OpsUi)
     started_at: float = attrs.field(factory=time.time)
 
     def bind(self, profile: str | None, session: str | None) -> System:

@@ -85,8 +85,9 @@ PINNED = {
         "observing", "parse_chord", "perform", "press", "select", "type_text", "upload",
         "wait"],
     "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
-                             "media_routes", "navigation_routes", "network_routes", "page_routes",
-                             "profile_routes", "service_routes", "state_routes", "tab_routes"],
+                             "media_routes", "navigation_routes", "network_routes", "ops_routes",
+                             "page_routes", "profile_routes", "service_routes", "state_routes",
+                             "tab_routes"],
     "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
                                "checked_files", "gesture_action"],
     "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
@@ -98,6 +99,10 @@ PINNED = {
                                   "settings_for"],
     "browserd.profiles.sessions": ["CDP_DEADLINE_S", "Session", "SessionTable"],
     "browserd.profiles.binding": ["SessionBoundSupervisor"],
+    "browserd.handoff": ["ENDED_KEPT", "REASON_MAX_CHARS", "Handoff", "HandoffBoard",
+                         "HandoffEnd", "HandoffOutcome", "wait_handoff_end"],
+    "browserd.metrics": ["CONTENT_TYPE", "LATENCY_BUCKETS_S", "Metrics", "ServiceGauges"],
+    "browserd.ui": ["AuditTail", "LiveViews", "OpsUi", "ThumbnailCache", "UiSessions"],
     "browserd.http.tabwork": ["on_tab"],
     "browserd.cli_routes": ["NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec",
                             "RouteCommand", "add_route_commands", "commands_from_openapi",
@@ -200,9 +205,12 @@ def area(name: str) -> str:
 #: media and download stores. ``uploads`` (the upload-roots policy) is a leaf used by
 #: http: the tabs only ever see paths it already checked.
 _CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
-        "cli_format"}
+        "cli_format", "cli_ui"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
-                 "downloads", "profiles"} | _CLI
+                 "downloads", "profiles", "handoff", "metrics", "ui"} | _CLI
+#: The ops page (``ui``) and handoffs sit above the supervisor and tabs, below the System
+#: that holds them and the HTTP routes that use them; ``metrics`` is a leaf.
+_OPS_ABOVE = {"http", "service", "system", "gateway"} | _CLI
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "retention": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
@@ -218,6 +226,9 @@ FORBIDDEN = {
     "profiles": {"http", "gateway", "service", "system"} | _CLI,
     "http": {"gateway", "service"} | _CLI,
     "gateway": {"service"} | _CLI,
+    "metrics": (_ABOVE_LEAVES - {"metrics"}) | {"browser", "cdp", "tabs", "snapshot"},
+    "handoff": _OPS_ABOVE | {"ui", "metrics"},
+    "ui": _OPS_ABOVE | {"handoff", "metrics"},
 }
 
 

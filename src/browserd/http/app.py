@@ -32,16 +32,21 @@ from ..errors import (
 from ..redact import loggable_url
 from ..system import System
 from ..token import token_id
+from ..ui.gate import UiGate
 from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
 from .guard import Guard
 from .routes import all_routes
+from .routes.ui import register_ui
 from .schema import Route, check_value, openapi, parse_args
 
-__all__ = ["audit_field", "bind_request", "create_app", "error_response", "json_response",
-           "with_scope_fields", "wrap"]
+__all__ = ["CLIENT_GONE_STATUS", "audit_field", "bind_request", "create_app", "error_response",
+           "json_response", "with_scope_fields", "wrap"]
 
 log = logging.getLogger(__name__)
 audit_log = logging.getLogger("browserd.audit")
+
+CLIENT_GONE_STATUS = 499
+"""The status counted in ``/metrics`` for a request whose client went away first."""
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -83,6 +88,7 @@ def create_app(system: System) -> QuartTrio:
                         summary="This API's OpenAPI document", tag="meta", scope="none"))
     for route in routes:
         _register(app, system, route)
+    register_ui(app, system)
 
     @app.errorhandler(404)
     async def not_found(_: Any) -> Response:
@@ -139,6 +145,7 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
         started = time.perf_counter()
         outcome = "ok"
         asked: Any = None
+        status = 200
         args: dict[str, Any] = {}
         bound: System | None = None  # set once the request's profile and session are known
         try:
@@ -165,23 +172,26 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                               ) from None
             if route.raw_response:
                 response: Response = result
+                status = response.status_code
                 return response
             return json_response(result)
         except BaseException as exc:
             inner = unwrap_group(exc)
             if isinstance(inner, BrowserdError):
-                outcome = inner.code
+                outcome, status = inner.code, inner.status
                 return error_response(inner)
             if isinstance(inner, trio.TooSlowError):
-                outcome = "TIMEOUT"
+                outcome, status = "TIMEOUT", Timeout.status
                 return error_response(Timeout(f"{request.path} timed out"))
             if not isinstance(inner, Exception):
-                outcome = "cancelled"
+                outcome, status = "cancelled", CLIENT_GONE_STATUS
                 raise
-            outcome = "INTERNAL"
+            outcome, status = "INTERNAL", BrowserdError.status
             log.exception("internal error in %s %s", request.method, request.path)
             return error_response(BrowserdError(f"internal error: {type(inner).__name__}"))
         finally:
+            system.metrics.observe_request(route.path, request.method, status,
+                                           time.perf_counter() - started)
             if route.tag != "meta":
                 url = args.get("url")
                 tab = args.get("targetId")
@@ -228,4 +238,5 @@ def wrap(app: QuartTrio, system: System, token: str) -> Guard:
         host = settings.control_host
         extra.append(f"[{host}]:{settings.control_port}" if ":" in host
                      else f"{host}:{settings.control_port}")
-    return Guard(asgi, token=token, control_port=settings.control_port, extra_hosts=extra)
+    return Guard(asgi, token=token, control_port=settings.control_port, extra_hosts=extra,
+                 session_gate=UiGate(system.ui.sessions))

@@ -27,6 +27,7 @@ from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
 from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, WAIT_UNTIL, timeout_field
 from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
+from ..handoffs import WaitHandoff, wait_for_handoff
 from ..schema import Field, Route, parse_args
 from ..tabwork import on_tab
 
@@ -71,6 +72,8 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
              Field(name="loadState", type="string", enum=inp.LOAD_STATES),
              Field(name="download", type="boolean",
                    description="until the tab's next download has finished (/wait only)"),
+             Field(name="handoff", type="boolean",
+                   description="until the person ends the tab's handoff (/wait only)"),
              timeout_field(15_000)),
     "navigate": (Field(name="url", type="string", required=True, max_length=8192),
                  Field(name="waitUntil", type="string", default="load",
@@ -88,7 +91,8 @@ def _target(args: dict[str, Any]) -> ElementTarget:
                          text=args.get("text"))
 
 
-def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDownload:
+def _action(kind: str, args: dict[str, Any], system: System
+            ) -> Action | WaitDownload | WaitHandoff:
     """The action record for validated ``args``: the one place that reads the camelCase.
 
     Checks the rules beyond field types (exactly one target, known modifiers
@@ -131,10 +135,11 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDow
         return inp.Press(key=args["key"], modifiers=modifiers, wait_until=args["waitUntil"])
     if kind == "wait":
         given = [k for k in ("selector", "text", "textGone", "url", "loadState")
-                 if args.get(k) is not None] + (["download"] if args.get("download") else [])
+                 if args.get(k) is not None] + [k for k in ("download", "handoff")
+                                                if args.get(k)]
         if len(given) != 1:
-            raise BadRequest("give exactly one of selector, text, textGone, url, loadState "
-                             "or download"
+            raise BadRequest("give exactly one of selector, text, textGone, url, loadState, "
+                             "download or handoff"
                              + (f" (got {', '.join(given)})" if given else ""), field="selector")
         if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
             raise EvalDisabled("JavaScript evaluation is disabled in settings, "
@@ -142,6 +147,8 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDow
                                hint="wait for url or loadState, or enable evaluate_enabled")
         if given[0] == "download":
             return WaitDownload()
+        if given[0] == "handoff":
+            return WaitHandoff()
         return inp.Wait(selector=args.get("selector"), text=args.get("text"),
                         text_gone=args.get("textGone"), url=args.get("url"),
                         load_state=args.get("loadState"))
@@ -161,6 +168,8 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
     action = _action(kind, args, system)
     if isinstance(action, WaitDownload):
         return await _wait_download(system, args)
+    if isinstance(action, WaitHandoff):
+        return await wait_for_handoff(system, args["targetId"], args["timeoutMs"])
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
 
@@ -174,7 +183,7 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
         return {"targetId": tab.target_id, **result}
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                        allow_dialog=kind == "dialog")
+                        allow_dialog=kind == "dialog", agent_input=kind != "wait")
 
 
 @attrs.frozen
@@ -230,8 +239,8 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             body = {k: v for k, v in action.items() if k != "kind"}
             args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
             action_record = _action(kind, args, system)
-            if isinstance(action_record, WaitDownload):
-                raise BadRequest("download waits are for POST /wait, not /act",
+            if isinstance(action_record, WaitDownload | WaitHandoff):
+                raise BadRequest("download and handoff waits are for POST /wait, not /act",
                                  field="actions")
         except BadRequest as exc:  # keeps its code (e.g. FILE_NOT_FOUND) and details
             details = {**exc.details, "field": "actions", "index": index}
@@ -255,7 +264,7 @@ async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
                              evaluate_enabled=system.settings.evaluate_enabled)
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                        allow_dialog=False)
+                        allow_dialog=False, agent_input=True)
 
 
 _SUMMARIES = {

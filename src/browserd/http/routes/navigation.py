@@ -47,14 +47,16 @@ async def back(system: System, args: dict[str, Any]) -> dict[str, Any]:
     timeout_s = args["timeoutMs"] / 1000
     return await on_tab(system, args["targetId"], lambda tab: history.go_back(
         tab, wait_until=args["waitUntil"], timeout_s=timeout_s,
-        check_url=system.url_policy.check), deadline_s=timeout_s + GRACE_S, allow_dialog=False)
+        check_url=system.url_policy.check), deadline_s=timeout_s + GRACE_S, allow_dialog=False,
+        agent_input=True)
 
 
 async def forward(system: System, args: dict[str, Any]) -> dict[str, Any]:
     timeout_s = args["timeoutMs"] / 1000
     return await on_tab(system, args["targetId"], lambda tab: history.go_forward(
         tab, wait_until=args["waitUntil"], timeout_s=timeout_s,
-        check_url=system.url_policy.check), deadline_s=timeout_s + GRACE_S, allow_dialog=False)
+        check_url=system.url_policy.check), deadline_s=timeout_s + GRACE_S, allow_dialog=False,
+        agent_input=True)
 
 
 async def reload(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +64,7 @@ async def reload(system: System, args: dict[str, Any]) -> dict[str, Any]:
     return await on_tab(system, args["targetId"], lambda tab: history.reload(
         tab, ignore_cache=args["ignoreCache"], wait_until=args["waitUntil"],
         timeout_s=timeout_s), deadline_s=timeout_s + GRACE_S, allow_dialog=False,
-        allow_crashed=True)
+        allow_crashed=True, agent_input=True)
 
 
 async def scroll_route(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +83,7 @@ async def scroll_route(system: System, args: dict[str, Any]) -> dict[str, Any]:
         return {"targetId": tab.target_id, **result}
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                        allow_dialog=False)
+                        allow_dialog=False, agent_input=True)
 
 
 def navigation_routes() -> list[Route]:

@@ -22,11 +22,20 @@ async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
     try:
         rt = system.supervisor.require_runtime()
     except Unavailable:  # no browser (an unknown session is still a 404)
+        system.handoffs.prune(())  # no browser, no tab: their handoffs are over
         return {"running": False, "tabs": []}
     await rt.tabs.wait_pending()
     with trio.move_on_after(2):
         await rt.tabs.refresh_infos()
-    return {"running": True, "tabs": [t.to_json() for t in rt.tabs.infos()]}
+    infos = rt.tabs.infos()
+    system.handoffs.prune([t.target_id for t in infos])
+    return {"running": True, "tabs": [_with_handoff(system, t.to_json()) for t in infos]}
+
+
+def _with_handoff(system: System, tab: dict[str, Any]) -> dict[str, Any]:
+    """The tab's JSON plus ``handoff: {reason, since}`` while a person has it."""
+    handoff = system.handoffs.active(tab["targetId"])
+    return tab if handoff is None else {**tab, "handoff": handoff.to_json()}
 
 
 async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -37,6 +46,7 @@ async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
             tab = await rt.tabs.open("about:blank")
         else:
             tab = await rt.tabs.resolve(None)
+            system.handoffs.check_input(tab.target_id)
         if url != "about:blank":
             async with tab.work():
                 await page.navigate(tab, url, wait_until="load", timeout_s=25)
@@ -63,6 +73,8 @@ async def focus_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def close_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    rt = system.supervisor.require_runtime()
+    system.handoffs.check_input(rt.tabs.get(args["targetId"]).target_id)
     return await _registry_command(system, args, TabScope.close)
 
 
