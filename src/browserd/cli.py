@@ -43,6 +43,18 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(overrides, verbose=args.verbose)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """``browserd mcp``: MCP on stdio, each tool call an HTTP request to the service."""
+    from .mcp.stdio import run_stdio
+
+    try:
+        run_stdio(args.caps.split(","), _client(args))
+    except ValueError as exc:
+        print(f"browserd mcp: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _token(args: argparse.Namespace) -> str:
     from .token import load_or_create_token, rotate_token
 
@@ -212,6 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-auto-start", action="store_true")
     serve.add_argument("-v", "--verbose", action="store_true")
 
+    mcp = sub.add_parser("mcp", help="serve MCP on stdio (tools on the running service)")
+    mcp.add_argument("--caps", default="core",
+                     help="tool groups, comma-separated: core, page, files, state, network, "
+                          "emulation, profiles, service, or all (default: core)")
+
     token = sub.add_parser("token", help="print the API token")
     token.add_argument("--rotate", action="store_true", help="replace it with a new one")
 
@@ -308,6 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return _serve(args)
+        if args.command == "mcp":
+            return _mcp(args)
         if args.command == "token":
             result: Any = _token(args)
         elif args.command == "service":

@@ -1,14 +1,17 @@
 """``browserd serve``: the one place the tree is wired.
 
 Service (one_for_one)
-├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app
+├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app, with the lanes
+│                /events, /ws and /mcp (its MCP session managers run here)
+├── EventHub     (a handle: the supervisor, tabs and downloads publish; lanes subscribe)
 ├── CdpGateway   hypercorn.trio.serve of the guarded CDP gateway (cdp_gateway)
 ├── MediaStore   (a handle; its pruning runs here)
 ├── DownloadStore (a handle: <data>/downloads/<profile>/; its pruning runs here)
 └── BrowserSupervisor — restart loop over the browser subtree
 
 SIGTERM/SIGINT: the browser is stopped through its ladder first, then the
-HTTP server drains (bounded), and the process exits 0. A refusal at start
+event hub ends every /events stream and /ws connection, the HTTP server
+drains (bounded), and the process exits 0. A refusal at start
 (config, token file mode, control or gateway port taken, non-loopback without opt-in)
 exits non-zero with the reason on stderr.
 """
@@ -31,8 +34,11 @@ from .browser.ports import find_port_holder, port_is_free
 from .config import Settings, is_loopback_host, load_settings
 from .downloads import DownloadStore
 from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
+from .events import EventHub
 from .gateway import check_gateway_port, serve_gateway
 from .http.app import create_app, wrap
+from .http.frontdoor import FrontDoor
+from .mcp import open_mcp_endpoint
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
 from .redact import RedactingFilter
@@ -106,56 +112,71 @@ async def run_service(
         check_gateway_port(settings.effective_cdp_port)
     retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
                           max_age_s=settings.media_max_age_s)
+    events = EventHub()
     async with open_media_store(paths.media_dir, retention) as media:
-        downloads = _download_store(settings, paths)
+        downloads = _download_store(settings, paths, events)
         url_policy = _url_policy(settings)
         supervisor = BrowserSupervisor(settings, paths, url_policy=url_policy,
-                                       downloads=downloads)
+                                       downloads=downloads,
+                                       events=events.sink(settings.profile))
         system = System(
             settings=settings, paths=paths, supervisor=supervisor, media=media,
-            url_policy=url_policy, downloads=downloads, token=token,
+            url_policy=url_policy, downloads=downloads, token=token, events=events,
         )
-        app = wrap(create_app(system), system, token)
-        config = HypercornConfig()
-        bind_host = f"[{host}]" if ":" in host else host
-        config.bind = [f"{bind_host}:{port}"]
-        config.accesslog = None
-        config.graceful_timeout = DRAIN_S
-        config.keep_alive_timeout = 30
-        shutdown = trio.Event()
-        http_done = trio.Event()
-        async with trio.open_nursery() as nursery:
-            await nursery.start(supervisor.run)
-            await nursery.start(_serve_http, app, config, shutdown, http_done)
-            if settings.gateway_active:
-                await nursery.start(serve_gateway, system, token, shutdown)
-            log.info("browserd listening on http://%s:%d (cdp port %d: %s)", host, port,
-                     settings.effective_cdp_port,
-                     "CDP gateway" if settings.gateway_active else "no gateway")
-            nursery.start_soon(_prune_media, media)
-            nursery.start_soon(_prune_media, downloads)
-            if settings.enabled and settings.auto_start:
-                nursery.start_soon(_auto_start, supervisor)
-            task_status.started(system)
-            await _wait_for_signal()
-            log.info("stopping: browser first, then the HTTP server")
-            with trio.move_on_after(SUPERVISOR_STOP_S) as scope:
-                scope.shield = True
-                await supervisor.stop()
-            shutdown.set()
-            with trio.move_on_after(DRAIN_S + 1):
-                await http_done.wait()
-            nursery.cancel_scope.cancel()
+        async with open_mcp_endpoint(system) as mcp:
+            await _serve(system, FrontDoor(create_app(system), system, mcp=mcp),
+                         task_status=task_status)
 
 
-def _download_store(settings: Settings, paths: Paths) -> DownloadStore:
+async def _serve(system: System, front: FrontDoor, *,
+                 task_status: trio.TaskStatus[System] = trio.TASK_STATUS_IGNORED) -> None:
+    """The tree under the app; returns after a signal (browser stopped, server drained)."""
+    settings, token = system.settings, system.token
+    host, port = settings.control_host, settings.control_port
+    supervisor, media, downloads = system.supervisor, system.media, system.downloads
+    app = wrap(front, system, token)
+    config = HypercornConfig()
+    bind_host = f"[{host}]" if ":" in host else host
+    config.bind = [f"{bind_host}:{port}"]
+    config.accesslog = None
+    config.graceful_timeout = DRAIN_S
+    config.keep_alive_timeout = 30
+    shutdown = trio.Event()
+    http_done = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(supervisor.run)
+        await nursery.start(_serve_http, app, config, shutdown, http_done)
+        if settings.gateway_active:
+            await nursery.start(serve_gateway, system, token, shutdown)
+        log.info("browserd listening on http://%s:%d (cdp port %d: %s)", host, port,
+                 settings.effective_cdp_port,
+                 "CDP gateway" if settings.gateway_active else "no gateway")
+        nursery.start_soon(_prune_media, media)
+        nursery.start_soon(_prune_media, downloads)
+        if settings.enabled and settings.auto_start:
+            nursery.start_soon(_auto_start, supervisor)
+        task_status.started(system)
+        await _wait_for_signal()
+        log.info("stopping: browser first, then the HTTP server")
+        with trio.move_on_after(SUPERVISOR_STOP_S) as scope:
+            scope.shield = True
+            await supervisor.stop()
+        system.events.close()  # ends /events streams and /ws connections: nothing to drain
+        shutdown.set()
+        with trio.move_on_after(DRAIN_S + 1):
+            await http_done.wait()
+        nursery.cancel_scope.cancel()
+
+
+def _download_store(settings: Settings, paths: Paths, events: EventHub) -> DownloadStore:
     """The downloads of this service's profile: ``<data>/downloads/<profile>/``."""
     retention = Retention(max_files=settings.download_max_files,
                           max_bytes=settings.download_max_total_bytes,
                           max_age_s=settings.download_max_age_s)
     return DownloadStore(paths.downloads_dir(settings.profile), retention,
                          max_bytes=settings.download_max_bytes,
-                         enabled=settings.downloads_enabled)
+                         enabled=settings.downloads_enabled,
+                         events=events.sink(settings.profile))
 
 
 def _url_policy(settings: Settings) -> Any:

@@ -12,6 +12,7 @@ import attrs
 
 from .config import Settings
 from .downloads import DownloadStore
+from .events import EventHub
 from .media import MediaStore
 from .paths import Paths
 from .supervisor import BrowserSupervisor
@@ -22,7 +23,8 @@ __all__ = ["System"]
 
 @attrs.frozen(kw_only=True)
 class System:
-    """The service-wide handles: settings, paths, the supervisor, media, URL policy, token."""
+    """The service-wide handles: settings, paths, the supervisor, media, URL policy, token,
+    and the event hub (``GET /events``, ``/ws`` subscriptions)."""
 
     settings: Settings
     paths: Paths
@@ -32,3 +34,4 @@ class System:
     downloads: DownloadStore
     token: str = attrs.field(repr=False)
     started_at: float = attrs.field(factory=time.time)
+    events: EventHub = attrs.field(factory=EventHub)

@@ -33,6 +33,7 @@ import attrs
 import trio
 
 from ..errors import NotFound
+from ..events import EventSink, EventType
 from ..redact import loggable_url
 from ..retention import RetainedFile, Retention, apply_retention
 
@@ -118,8 +119,9 @@ class DownloadStore:
     """Records and files of downloads in one directory (created 0700 if missing)."""
 
     def __init__(self, directory: Path, retention: Retention, *, max_bytes: int,
-                 enabled: bool = True) -> None:
+                 enabled: bool = True, events: EventSink | None = None) -> None:
         self._directory = Path(directory).absolute()
+        self._events = events  # download.started / download.finished
         self.retention = retention
         self.max_bytes = max_bytes
         self.enabled = enabled
@@ -150,6 +152,9 @@ class DownloadStore:
         self._records[download_id] = record
         self._trim()
         log.info("download %s began from %s", download_id, loggable_url(url))
+        if self._events is not None:
+            self._events.publish(EventType.DOWNLOAD_STARTED, target_id=target_id,
+                                 **record.brief())
         self._notify()
         return record
 
@@ -172,6 +177,12 @@ class DownloadStore:
         self._records[download_id] = record
         log.info("download %s %s%s (%d bytes)", download_id, state.value,
                  f" ({reason.value})" if reason else "", record.received_bytes)
+        if self._events is not None:
+            body = record.to_json()
+            self._events.publish(EventType.DOWNLOAD_FINISHED, target_id=record.target_id,
+                                 **{k: body[k] for k in ("id", "state", "reason", "url",
+                                                         "suggestedFilename", "receivedBytes",
+                                                         "totalBytes", "mediaUrl") if k in body})
         self._notify()
         return record
 

@@ -2,8 +2,9 @@
 
 ``create_app(system)`` builds a quart-trio app from the route table
 (:mod:`browserd.http.routes`); :func:`wrap` puts the security Guard in front
-of it. Domain errors become ``{"error", "code", "hint"}`` here and nowhere
-else; a deadline that expires inside a handler becomes 504 TIMEOUT.
+of it. Domain errors become ``{"error", "code", "hint"}`` here; what a
+handler's exception means (a deadline that expires inside it is 504 TIMEOUT)
+is decided in :mod:`browserd.http.dispatch`, shared with the /ws and MCP lanes.
 """
 
 from __future__ import annotations
@@ -13,32 +14,23 @@ import time
 from typing import Any
 
 import orjson
-import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from .. import __version__
 from .. import jsontext as decoding
 from ..config import is_loopback_host
-from ..errors import (
-    BadRequest,
-    BrowserdError,
-    MethodNotAllowed,
-    NotFound,
-    Timeout,
-    unwrap_group,
-)
-from ..redact import loggable_url
+from ..errors import BadRequest, BrowserdError, MethodNotAllowed, NotFound
 from ..system import System
 from ..token import token_id
-from .guard import Guard
+from .dispatch import audit, audit_field, domain_error, run_handler
+from .guard import ASGIApp, Guard
 from .routes import all_routes
 from .schema import Route, openapi, parse_args
 
 __all__ = ["audit_field", "create_app", "error_response", "json_response", "wrap"]
 
 log = logging.getLogger(__name__)
-audit_log = logging.getLogger("browserd.audit")
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -48,21 +40,6 @@ def json_response(data: Any, status: int = 200) -> Response:
 
 def error_response(exc: BrowserdError) -> Response:
     return json_response(exc.to_dict(), exc.status)
-
-
-def audit_field(value: str, token: str, limit: int = 200) -> str:
-    """A client-supplied value made safe for one audit-log line.
-
-    The token is redacted, whitespace and control characters are escaped
-    (``\\x0a``), so a value cannot split the line or forge another entry, and
-    the result is cut to ``limit`` characters.
-    """
-    text = value.replace(token, "[redacted]")[:limit]
-    return "".join(
-        c if c.isprintable() and not c.isspace()
-        else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
-        for c in text
-    )
 
 
 def create_app(system: System) -> QuartTrio:
@@ -122,41 +99,20 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     raise BadRequest("the JSON body must be an object")
                 body = {**(body or {}), **path_args}
             args = parse_args(route.fields, query=_single_valued(request.args), body=body)
-            try:
-                result = await route.handler(system, args)
-            except trio.TooSlowError:
-                raise Timeout(f"{request.path} did not finish within its deadline",
-                              hint="raise timeoutMs, or check the page with GET /snapshot"
-                              ) from None
+            result = await run_handler(system, route, args, path=request.path)
             if route.raw_response:
                 response: Response = result
                 return response
             return json_response(result)
         except BaseException as exc:
-            inner = unwrap_group(exc)
-            if isinstance(inner, BrowserdError):
-                outcome = inner.code
-                return error_response(inner)
-            if isinstance(inner, trio.TooSlowError):
-                outcome = "TIMEOUT"
-                return error_response(Timeout(f"{request.path} timed out"))
-            if not isinstance(inner, Exception):
-                outcome = "cancelled"
-                raise
-            outcome = "INTERNAL"
-            log.exception("internal error in %s %s", request.method, request.path)
-            return error_response(BrowserdError(f"internal error: {type(inner).__name__}"))
+            outcome = "cancelled"
+            error = domain_error(exc, what=f"{request.method} {request.path}")
+            outcome = error.code
+            return error_response(error)
         finally:
             if route.tag != "meta":
-                url = args.get("url")
-                tab = args.get("targetId")
-                audit_log.info(
-                    "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
-                    audit_field(request.path, system.token),
-                    audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
-                    audit_field(loggable_url(url), system.token) if isinstance(url, str)
-                    else "-", outcome, (time.perf_counter() - started) * 1000,
-                )
+                audit(system, who=who, method=request.method, path=request.path, args=args,
+                      outcome=outcome, started=started)
 
     app.add_url_rule(route.path, endpoint=route.endpoint + "_" + "_".join(route.methods),
                      view_func=view, methods=list(route.methods))
@@ -178,7 +134,7 @@ def _single_valued(query: Any) -> dict[str, str]:
     return out
 
 
-def wrap(app: QuartTrio, system: System, token: str) -> Guard:
+def wrap(app: QuartTrio | ASGIApp, system: System, token: str) -> Guard:
     """The app behind the one security Guard (auth, Host, Origin, body rules)."""
     asgi: Any = app
     settings = system.settings
