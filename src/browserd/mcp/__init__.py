@@ -9,6 +9,7 @@ is ``/mcp`` (streamable HTTP, in-process); :mod:`.stdio` is ``browserd mcp``
 from __future__ import annotations
 
 from .endpoint import McpEndpoint, open_mcp_endpoint
-from .tools import build_server, tool_operations
 
-__all__ = ["McpEndpoint", "build_server", "open_mcp_endpoint", "tool_operations"]
+# (The SDK-based modules, .tools and .stdio, are imported where used: importing
+# the MCP SDK takes seconds, which `browserd serve` must not pay at start.)
+__all__ = ["McpEndpoint", "open_mcp_endpoint"]

@@ -9,6 +9,10 @@ requests. ``?caps=core,state`` picks the tool groups (default ``core``); each
 distinct set gets its own MCP session manager, started on first use in the
 endpoint's nursery (at most :data:`MAX_CAPS_SETS`).
 
+The MCP SDK (pydantic, starlette, …: seconds of imports on a busy machine) is
+imported on the first ``/mcp`` request, in a worker thread, so that neither
+the service's start nor its event loop pays for it.
+
 Errors: 400 JSON for unknown groups or too many distinct sets. Cancellation
 (client gone) cancels the call like a closed HTTP request; leaving
 :func:`open_mcp_endpoint` stops every manager.
@@ -16,21 +20,23 @@ Errors: 400 JSON for unknown groups or too many distinct sets. Cancellation
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import trio
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from ..errors import BadRequest, BrowserdError, NotFound
-from ..http.catalog import Operation
+from ..http.catalog import Operation, catalog, select
 from ..http.dispatch import call_operation
 from ..http.guard import Receive, Scope, Send
 from ..http.sse import send_json
 from ..system import System
-from .tools import build_server, tool_operations
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 __all__ = ["DEFAULT_CAPS", "MAX_CAPS_SETS", "InProcessCaller", "McpEndpoint", "open_mcp_endpoint"]
 
@@ -75,9 +81,10 @@ class McpEndpoint:
                                  field="caps")
             started = self._starting[caps] = trio.Event()
             try:
-                server = build_server(tool_operations(caps), self._caller)
-                manager = StreamableHTTPSessionManager(app=server, stateless=True,
-                                                       json_response=True)
+                tools, managers = await trio.to_thread.run_sync(_load_sdk)
+                server = tools.build_server(tools.tool_operations(caps), self._caller)
+                manager = managers.StreamableHTTPSessionManager(
+                    app=server, stateless=True, json_response=True)
                 await self._nursery.start(_run_manager, manager)
                 self._managers[caps] = manager
             finally:
@@ -88,7 +95,7 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             caps = _caps(scope)
-            tool_operations(caps)  # unknown groups: 400 before any session
+            select(catalog(), caps)  # unknown groups: 400 before any session
             manager = await self._manager(caps)
         except ValueError as exc:
             error = BadRequest(str(exc), field="caps")
@@ -98,6 +105,12 @@ class McpEndpoint:
             await send_json(send, exc.status, exc.to_dict())
             return
         await manager.handle_request(scope, receive, send)
+
+
+def _load_sdk() -> tuple[Any, Any]:
+    """(browserd.mcp.tools, the SDK's session manager module), imported (worker thread)."""
+    return (importlib.import_module("browserd.mcp.tools"),
+            importlib.import_module("mcp.server.streamable_http_manager"))
 
 
 def _caps(scope: Scope) -> frozenset[str]:

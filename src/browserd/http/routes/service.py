@@ -51,7 +51,14 @@ def status_body(system: System) -> dict[str, Any]:
         "media": {"files": media.files, "bytes": media.bytes, "saves": media.saves,
                   "failures": media.failures, "pruned": media.pruned},
         "downloads": _download_stats(system),
+        "events": _event_stats(system),
     }
+
+
+def _event_stats(system: System) -> dict[str, Any]:
+    stats = system.events.statistics()
+    return {"published": stats.published, "lastId": stats.last_id, "oldestId": stats.oldest_id,
+            "subscribers": stats.subscribers, "dropped": stats.dropped}
 
 
 def _download_stats(system: System) -> dict[str, Any]:
