@@ -114,8 +114,8 @@ async def test_a_client_sees_tabs_navigations_dialogs_and_downloads(api, pages: 
 
             # Page strings are data: a newline cannot end the frame or forge a field.
             hostile = "line1\n\nevent: tab.closed\ndata: {\"forged\": true}\r\nid: 999999"
-            r = await api.post("/eval", json={"targetId": tab, "js":
-                                              f"setTimeout(() => alert({orjson.dumps(hostile).decode()}), 0); 1"})
+            script = f"setTimeout(() => alert({orjson.dumps(hostile).decode()}), 0); 1"
+            r = await api.post("/eval", json={"targetId": tab, "js": script})
             assert r.status_code == 200, r.text
             dialog = await reader.wait_for(lambda e: e["type"] == "dialog.opened")
             # (Chromium itself turns the CR LF into LF.)

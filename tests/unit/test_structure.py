@@ -84,6 +84,11 @@ PINNED = {
                              "media_routes", "page_routes", "service_routes", "state_routes",
                              "tab_routes"],
     "browserd.http.tabwork": ["on_tab"],
+    "browserd.events": ["RING_SIZE", "SUBSCRIBER_BUFFER", "Event", "EventHub", "EventSink",
+                        "EventType", "HubStatistics", "Subscription", "parse_types",
+                        "sse_comment", "sse_event", "sse_retry"],
+    "browserd.http.catalog": ["CORE", "GROUPS", "Operation", "catalog", "select"],
+    "browserd.mcp": ["McpEndpoint", "open_mcp_endpoint"],
 }
 
 
@@ -167,9 +172,10 @@ def area(name: str) -> str:
 #: supervisor, http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies
 #: and storage). ``downloads`` sits between the supervisor (which starts its follower per
 #: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
-#: media and download stores.
+#: media and download stores; ``events`` is a leaf every publisher imports (supervisor,
+#: tabs, downloads); ``mcp`` sits beside ``http`` (it builds on its catalog).
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system", "cli",
-                 "cli_state", "downloads"}
+                 "cli_state", "downloads", "mcp"}
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "retention": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
@@ -181,7 +187,9 @@ FORBIDDEN = {
     "downloads": (_ABOVE_LEAVES - {"downloads"}) | {"browser", "snapshot"},
     "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
     "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
-    "http": {"gateway", "service", "cli", "cli_state"},
+    "events": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
+    "http": {"gateway", "service", "cli", "cli_state", "mcp"},
+    "mcp": {"gateway", "service", "cli", "cli_state"},
     "gateway": {"service", "cli", "cli_state"},
 }
 

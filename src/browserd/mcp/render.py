@@ -27,7 +27,7 @@ IMAGE_MAX_BYTES = 1024 * 1024
 Content = dict[str, Any]
 """One MCP content item as JSON: ``{type: "text", text}`` or ``{type: "image", data, mimeType}``."""
 
-_QUIET = frozenset({"ok", "targetId", "stats", "snapshotId"})
+_QUIET = frozenset({"ok", "stats", "snapshotId"})
 
 
 def _json(value: Any) -> str:
@@ -99,7 +99,7 @@ def _action(r: dict[str, Any]) -> str:
     if r.get("method"):
         head += f" ({r['method']}" + (f": {r['fallbackReason']}" if r.get("fallbackReason")
                                       else "") + ")"
-    rest = _lines(r, _QUIET | {"method", "fallbackReason", "effects"})
+    rest = _lines(r, _QUIET | {"method", "fallbackReason", "effects", "targetId"})
     effects = r.get("effects") or {}
     lines = [head] + ([rest] if rest != "ok" else [])
     lines += [f"{key}: {v if isinstance(v, str) else _json(v)}" for key, v in effects.items()
@@ -126,6 +126,8 @@ def render_result(name: str, result: Any, image: bytes | None = None) -> list[Co
         return [_text(value if isinstance(value, str) else _json(value))]
     if name == "tabs":
         return [_text(_tabs(result))]
+    if name == "tabs/open":
+        return [_text("opened\n" + _tabs({"tabs": [result]}))]
     if name in ("screenshot", "pdf"):
         size = (f" {result['width']}x{result['height']}" if result.get("width") else "")
         line = (f"{result.get('mime')}{size}, {result.get('bytes')} bytes: "
