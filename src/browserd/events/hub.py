@@ -131,6 +131,7 @@ class Subscription:
         self.profile = profile
         self._send, self._receive = trio.open_memory_channel[Event](buffer)
         self.dropped = False
+        self._ended = trio.Event()
 
     def wants(self, event: Event) -> bool:
         if self.profile is not None and event.profile != self.profile \
@@ -154,6 +155,11 @@ class Subscription:
         """End the stream (idempotent): iteration stops after what is queued."""
         self.dropped = self.dropped or dropped
         self._send.close()
+        self._ended.set()
+
+    async def wait_ended(self) -> None:
+        """Wait until the stream has ended (closed, dropped or the hub closed)."""
+        await self._ended.wait()
 
     def close(self) -> None:
         """Stop receiving events (idempotent; also what leaving ``async with`` does)."""

@@ -11,7 +11,10 @@ A reader that falls :data:`~browserd.events.SUBSCRIBER_BUFFER` events behind
 is dropped by the hub: its stream gets a last comment saying so and ends
 (the client reconnects with ``Last-Event-ID`` and resumes from the ring). The
 hub never waits for a reader, so a reader that never reads slows nothing.
-When the service stops, the hub ends every stream.
+When the service stops, the hub ends every stream. A stream that has ended but
+cannot write its last bytes within :data:`ABORT_GRACE_S` (the client stopped
+reading) has its connection cut (:func:`~browserd.http.connections.abort_connection`):
+the server's write to it would otherwise never return.
 
 Errors before the stream starts are JSON: 400 BAD_REQUEST (unknown type, bad
 id, a field given twice), 405 for a method other than GET. Cancellation (the
@@ -30,13 +33,16 @@ from .. import jsontext
 from ..errors import BadRequest, BrowserdError, MethodNotAllowed
 from ..events import Event, EventHub, Subscription, parse_types, sse_comment, sse_event, sse_retry
 from ..events.sse import HEARTBEAT
+from .connections import abort_connection
 from .guard import Receive, Scope, Send
 
-__all__ = ["BATCH", "HEARTBEAT_S", "send_json", "serve_events", "stream_events"]
+__all__ = ["ABORT_GRACE_S", "BATCH", "HEARTBEAT_S", "send_json", "serve_events",
+           "stream_events"]
 
 log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 15.0
+ABORT_GRACE_S = 2.0
 BATCH = 256
 """Events sent in one write at most."""
 
@@ -139,14 +145,24 @@ async def serve_events(hub: EventHub, scope: Scope, receive: Receive, send: Send
         async def write(data: bytes) -> None:
             await send({"type": "http.response.body", "body": data, "more_body": True})
 
+        finished = trio.Event()
         async with trio.open_nursery() as nursery:
             async def watch_disconnect() -> None:
                 while (await receive())["type"] != "http.disconnect":
                     pass
                 nursery.cancel_scope.cancel()
 
+            async def cut_when_stuck() -> None:
+                await sub.wait_ended()
+                with trio.move_on_after(ABORT_GRACE_S):
+                    await finished.wait()
+                    return
+                abort_connection(scope)
+
             nursery.start_soon(watch_disconnect)
+            nursery.start_soon(cut_when_stuck)
             await write(sse_retry() + sse_comment(f"browserd events after id {hub.last_id}"))
             await stream_events(sub, write)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+            finished.set()
             nursery.cancel_scope.cancel()

@@ -22,6 +22,13 @@ for an unknown method, and browserd's own errors as -32602 (400s: bad params)
 or -32000 with ``data: {code, status, hint, …}``. A message over
 :data:`MAX_MESSAGE_BYTES` closes the connection (1009).
 
+A client that stops reading: its calls wait for room in the outbox, its
+subscription is dropped by the hub, and once one write to it has been stuck
+for :data:`WRITE_STALL_S` its connection is cut
+(:func:`~browserd.http.connections.abort_connection`; the server's write would
+otherwise never return). When the service stops, a connection that has not
+closed within :data:`ABORT_GRACE_S` is cut the same way.
+
 Cancellation: when the client goes away (or the service stops) every call in
 flight is cancelled, as a closed HTTP request would be, and the subscription
 ends.
@@ -42,14 +49,18 @@ from ..events import Subscription, parse_types
 from ..system import System
 from ..token import token_id
 from .catalog import Operation, catalog
+from .connections import abort_connection
 from .dispatch import audit, call_operation
 from .guard import Receive, Scope, Send
 
-__all__ = ["MAX_IN_FLIGHT", "MAX_MESSAGE_BYTES", "PARSE_ERROR", "WsLane", "rpc_error"]
+__all__ = ["ABORT_GRACE_S", "MAX_IN_FLIGHT", "MAX_MESSAGE_BYTES", "PARSE_ERROR",
+           "WRITE_STALL_S", "WsLane", "rpc_error"]
 
 log = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 64
+WRITE_STALL_S = 30.0
+ABORT_GRACE_S = 2.0
 MAX_MESSAGE_BYTES = 1024 * 1024
 OUTBOX = 256
 """Answers and notifications waiting to be written (then calls wait to answer)."""
@@ -87,14 +98,16 @@ class WsLane:
         await send({"type": "websocket.accept"})
         audit(self._system, who=self._who, method="WS", path="/ws", args={}, outcome="open",
               started=time.perf_counter())
-        await _Connection(self, send).run(receive)
+        await _Connection(self, scope, send).run(receive)
 
 
 class _Connection:
     """One WebSocket: its calls in flight, its outbox and its subscription."""
 
-    def __init__(self, lane: WsLane, send: Send) -> None:
+    def __init__(self, lane: WsLane, scope: Scope, send: Send) -> None:
         self._lane = lane
+        self._scope = scope
+        self._writing_since: float | None = None
         self._system = lane._system
         self._send = send
         self._outbox_send, self._outbox = trio.open_memory_channel[bytes](OUTBOX)
@@ -108,6 +121,7 @@ class _Connection:
                 self._nursery = nursery
                 nursery.start_soon(self._write_outbox)
                 nursery.start_soon(self._watch_service_stop)
+                nursery.start_soon(self._watch_stalled_writes)
                 while True:
                     message = await receive()
                     kind = message["type"]
@@ -131,13 +145,30 @@ class _Connection:
         await self._system.events.wait_closed()
         assert self._nursery is not None
         self._nursery.cancel_scope.cancel()
-        with trio.move_on_after(1) as scope:
-            scope.shield = True
-            await self._send({"type": "websocket.close", "code": 1001})
+        async def cut_when_stuck() -> None:
+            await trio.sleep(ABORT_GRACE_S)
+            abort_connection(self._scope)
+
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as closing:
+                closing.start_soon(cut_when_stuck)
+                await self._send({"type": "websocket.close", "code": 1001})
+                closing.cancel_scope.cancel()
+
+    async def _watch_stalled_writes(self) -> None:
+        """Cut the connection once one write has been stuck for WRITE_STALL_S."""
+        while True:
+            await trio.sleep(WRITE_STALL_S / 4)
+            since = self._writing_since
+            if since is not None and trio.current_time() - since > WRITE_STALL_S:
+                abort_connection(self._scope)
+                return
 
     async def _write_outbox(self) -> None:
         async for frame in self._outbox:
+            self._writing_since = trio.current_time()
             await self._send({"type": "websocket.send", "text": frame.decode()})
+            self._writing_since = None
 
     async def _answer(self, body: dict[str, Any]) -> None:
         await self._outbox_send.send(jsontext.dumps(body, option=orjson.OPT_NON_STR_KEYS))
