@@ -86,3 +86,13 @@ def test_errors_say_code_status_hint_and_details() -> None:
                               "reason": "navigated"}, 409)
     assert content["text"] == ('STALE_REF (409): stale\nhint: snapshot again\n'
                                'details: {"reason":"navigated"}')
+
+
+def test_audit_fields_cannot_split_a_line_or_show_the_token() -> None:
+    from browserd.http.dispatch import audit_field
+
+    token = "t" * 43
+    assert audit_field("/eval", token) == "/eval"
+    assert audit_field(f"/x\nwho=forged {token}", token) == "/x\\x0awho=forged\\x20[redacted]"
+    assert audit_field("a\u2028b\u00a0c", token) == "a\\u2028b\\xa0c"
+    assert len(audit_field("a" * 500, token)) == 200

@@ -38,6 +38,8 @@ def audit_field(value: str, token: str, limit: int = 200) -> str:
     the result is cut to ``limit`` characters.
     """
     text = value.replace(token, "[redacted]")[:limit]
+    if text.isprintable() and " " not in text:  # the usual case: nothing to escape
+        return text
     return "".join(
         c if c.isprintable() and not c.isspace()
         else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
