@@ -5,6 +5,7 @@ A private service (module scope): one test kills its browser with SIGKILL.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -275,3 +276,44 @@ async def test_browser_state_after_the_browser_is_killed(api):
             assert up["previous"] in ("restarting", "starting")
             nursery.cancel_scope.cancel()
         assert (await api.get("/status")).json()["pid"] != pid
+
+
+# trio-websocket leaves the socket of a connection that the server closed to the
+# garbage collector (a client-library leak, in this test process only).
+@pytest.mark.filterwarnings("ignore::ResourceWarning",
+                            "ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_stopping_the_service_ends_streams_and_closes_ws(tmp_path) -> None:
+    from supervision.harness import start_service_async, stop_service_async
+    from trio_websocket import ConnectionClosed, open_websocket_url
+
+    info = await start_service_async(tmp_path / "svc")
+    reader = Reader()
+    ws_closed: list[int | None] = []
+
+    async def ws_until_closed(subscribed: trio.Event) -> None:
+        async with open_websocket_url(
+                f"ws://127.0.0.1:{info.port}/ws",
+                extra_headers=[(b"Authorization", f"Bearer {info.token}".encode())]) as ws:
+            await ws.send_message('{"jsonrpc": "2.0", "id": 1, "method": "subscribe"}')
+            assert orjson.loads(await ws.get_message())["result"]["ok"] is True
+            subscribed.set()
+            try:
+                while True:
+                    await ws.get_message()
+            except ConnectionClosed as exc:
+                ws_closed.append(exc.reason.code)
+
+    try:
+        with trio.fail_after(60):
+            async with info.client() as client, trio.open_nursery() as nursery:
+                await nursery.start(reader.run, client)
+                subscribed = trio.Event()
+                nursery.start_soon(ws_until_closed, subscribed)
+                await subscribed.wait()
+                assert await stop_service_async(info) == 0
+        assert reader.ended.is_set() and ws_closed == [1001]
+        states = [e["state"] for e in reader.events if e["type"] == "browser.state"]
+        assert states == ["stopping", "stopped"]
+    finally:
+        await stop_service_async(info)
+        gc.collect()  # here, where the filters above apply

@@ -87,12 +87,14 @@ def audit(system: System, *, who: str, method: str, path: str, args: dict[str, A
     )
 
 
-async def call_operation(system: System, op: Operation, params: Any, *, lane: str) -> Any:
+async def call_operation(system: System, op: Operation, params: Any, *, lane: str,
+                         who: str | None = None) -> Any:
     """Validate ``params`` against the operation's fields and run its handler.
 
     Raises the BrowserdError the call is answered with (400 for bad params);
     cancellation (the caller went away) abandons the handler like a closed
-    HTTP request does. ``lane`` ("WS", "MCP") is the method in the audit line.
+    HTTP request does. ``lane`` ("WS", "MCP") is the method in the audit line,
+    ``who`` the token's id there (computed when not given).
     """
     started = time.perf_counter()
     outcome = "ok"
@@ -106,5 +108,5 @@ async def call_operation(system: System, op: Operation, params: Any, *, lane: st
         outcome = error.code
         raise error from None
     finally:
-        audit(system, who=token_id(system.token), method=lane, path=op.route.path, args=args,
-              outcome=outcome, started=started)
+        audit(system, who=who or token_id(system.token), method=lane, path=op.route.path,
+              args=args, outcome=outcome, started=started)

@@ -87,16 +87,16 @@ class WsLane:
     """The ``/ws`` endpoint of one service (module docstring)."""
 
     def __init__(self, system: System) -> None:
-        self._system = system
-        self._operations: dict[str, Operation] = catalog()
-        self._who = token_id(system.token)
+        self.system = system
+        self.operations: dict[str, Operation] = catalog()
+        self.who = token_id(system.token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         first = await receive()
         if first["type"] != "websocket.connect":
             return
         await send({"type": "websocket.accept"})
-        audit(self._system, who=self._who, method="WS", path="/ws", args={}, outcome="open",
+        audit(self.system, who=self.who, method="WS", path="/ws", args={}, outcome="open",
               started=time.perf_counter())
         await _Connection(self, scope, send).run(receive)
 
@@ -108,7 +108,7 @@ class _Connection:
         self._lane = lane
         self._scope = scope
         self._writing_since: float | None = None
-        self._system = lane._system
+        self._system = lane.system
         self._send = send
         self._outbox_send, self._outbox = trio.open_memory_channel[bytes](OUTBOX)
         self._in_flight = 0
@@ -231,10 +231,10 @@ class _Connection:
                 self._subscription.close()
                 self._subscription = None
             return {"ok": True, "subscribed": had}
-        op = self._lane._operations.get(method)
+        op = self._lane.operations.get(method)
         if op is None:
             raise _MethodNotFound
-        return await call_operation(self._system, op, params, lane="WS")
+        return await call_operation(self._system, op, params, lane="WS", who=self._lane.who)
 
     def _subscribe(self, params: Any) -> dict[str, Any]:
         if params is None:
