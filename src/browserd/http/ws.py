@@ -62,8 +62,6 @@ MAX_IN_FLIGHT = 64
 WRITE_STALL_S = 30.0
 ABORT_GRACE_S = 2.0
 MAX_MESSAGE_BYTES = 1024 * 1024
-OUTBOX = 256
-"""Answers and notifications waiting to be written (then calls wait to answer)."""
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, SERVER_ERROR = (
     -32700, -32600, -32601, -32602, -32000)
 _TOO_BIG = 1009
@@ -102,7 +100,7 @@ class WsLane:
 
 
 class _Connection:
-    """One WebSocket: its calls in flight, its outbox and its subscription."""
+    """One WebSocket: its calls in flight, its writes and its subscription."""
 
     def __init__(self, lane: WsLane, scope: Scope, send: Send) -> None:
         self._lane = lane
@@ -110,7 +108,7 @@ class _Connection:
         self._writing_since: float | None = None
         self._system = lane.system
         self._send = send
-        self._outbox_send, self._outbox = trio.open_memory_channel[bytes](OUTBOX)
+        self._send_lock = trio.Lock()  # one frame at a time; FIFO, so answers keep order
         self._in_flight = 0
         self._subscription: Subscription | None = None
         self._nursery: trio.Nursery | None = None
@@ -119,7 +117,6 @@ class _Connection:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                nursery.start_soon(self._write_outbox)
                 nursery.start_soon(self._watch_service_stop)
                 nursery.start_soon(self._watch_stalled_writes)
                 while True:
@@ -164,14 +161,16 @@ class _Connection:
                 abort_connection(self._scope)
                 return
 
-    async def _write_outbox(self) -> None:
-        async for frame in self._outbox:
-            self._writing_since = trio.current_time()
-            await self._send({"type": "websocket.send", "text": frame.decode()})
-            self._writing_since = None
-
     async def _answer(self, body: dict[str, Any]) -> None:
-        await self._outbox_send.send(jsontext.dumps(body, option=orjson.OPT_NON_STR_KEYS))
+        """Write one frame (callers wait their turn: a client that stops reading holds
+        them up, its subscription is dropped, and a write stuck too long cuts it off)."""
+        frame = jsontext.dumps(body, option=orjson.OPT_NON_STR_KEYS).decode()
+        async with self._send_lock:
+            self._writing_since = trio.current_time()
+            try:
+                await self._send({"type": "websocket.send", "text": frame})
+            finally:
+                self._writing_since = None
 
     async def _on_message(self, data: bytes) -> None:
         try:
