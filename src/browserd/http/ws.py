@@ -142,6 +142,7 @@ class _Connection:
         await self._system.events.wait_closed()
         assert self._nursery is not None
         self._nursery.cancel_scope.cancel()
+
         async def cut_when_stuck() -> None:
             await trio.sleep(ABORT_GRACE_S)
             abort_connection(self._scope)
