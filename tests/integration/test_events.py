@@ -137,6 +137,8 @@ async def test_a_client_sees_tabs_navigations_dialogs_and_downloads(api, pages: 
             started = await reader.wait_for(lambda e: e["type"] == "download.started")
             finished = await reader.wait_for(lambda e: e["type"] == "download.finished")
             assert finished["id"] > started["id"]
+            assert finished["downloadId"] == started["downloadId"]
+            assert finished["mediaUrl"] == f"/downloads/{started['downloadId']}"
             assert finished["state"] == "completed" and finished["suggestedFilename"] == \
                 "report.txt"
             assert finished["mediaUrl"].startswith("/downloads/")

@@ -28,9 +28,11 @@ def drain(sub) -> list:  # type: ignore[no-untyped-def]
 def test_events_carry_id_type_profile_target_and_time() -> None:
     hub = EventHub(clock=lambda: 12.3456)
     event = hub.publish(EventType.DIALOG_OPENED, profile="work", target_id="AB",
-                        message="hi", id=99, type="forged")
+                        message="hi")
     assert event.to_json() == {"id": 1, "type": "dialog.opened", "profile": "work",
                                "targetId": "AB", "at": 12.346, "message": "hi"}
+    with pytest.raises(AssertionError):
+        hub.publish(EventType.DIALOG_OPENED, profile="work", id=99)
     assert "targetId" not in hub.publish(EventType.BROWSER_STATE, profile="work").to_json()
 
 

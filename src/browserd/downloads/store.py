@@ -154,7 +154,8 @@ class DownloadStore:
         log.info("download %s began from %s", download_id, loggable_url(url))
         if self._events is not None:
             self._events.publish(EventType.DOWNLOAD_STARTED, target_id=target_id,
-                                 **record.brief())
+                                 downloadId=download_id, url=url,
+                                 suggestedFilename=suggested_filename)
         self._notify()
         return record
 
@@ -180,7 +181,8 @@ class DownloadStore:
         if self._events is not None:
             body = record.to_json()
             self._events.publish(EventType.DOWNLOAD_FINISHED, target_id=record.target_id,
-                                 **{k: body[k] for k in ("id", "state", "reason", "url",
+                                 downloadId=record.id,
+                                 **{k: body[k] for k in ("state", "reason", "url",
                                                          "suggestedFilename", "receivedBytes",
                                                          "totalBytes", "mediaUrl") if k in body})
         self._notify()

@@ -40,6 +40,9 @@ SUBSCRIBER_BUFFER = 1000
 """Events one subscriber may have waiting; past it the subscriber is dropped."""
 
 
+_ENVELOPE = frozenset({"id", "type", "profile", "targetId", "at"})
+
+
 class EventType(enum.StrEnum):
     """Every event type a client can see (``handoff.*`` are reserved, sent by no one yet)."""
 
@@ -71,13 +74,12 @@ class Event:
     data: Mapping[str, Any] = attrs.field(factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """``{id, type, profile, targetId?, at, …data}``; data never replaces those."""
+        """``{id, type, profile, targetId?, at, …data}``."""
         out: dict[str, Any] = {"id": self.id, "type": self.type.value, "profile": self.profile}
         if self.target_id is not None:
             out["targetId"] = self.target_id
         out["at"] = self.at
-        for key, value in self.data.items():
-            out.setdefault(key, value)
+        out.update(self.data)
         return out
 
 
@@ -218,7 +220,12 @@ class EventHub:
 
     def publish(self, event_type: EventType, *, profile: str, target_id: str | None = None,
                 **data: Any) -> Event:
-        """Stamp, keep and deliver one event; drops subscribers whose buffer is full."""
+        """Stamp, keep and deliver one event; drops subscribers whose buffer is full.
+
+        ``data`` may not use the envelope's names (``id``, ``type``, ``profile``,
+        ``targetId``, ``at``): a programming error (AssertionError).
+        """
+        assert not data.keys() & _ENVELOPE, f"event data may not set {data.keys() & _ENVELOPE}"
         self._last_id += 1
         self._published += 1
         event = Event(id=self._last_id, type=event_type, profile=profile, target_id=target_id,
