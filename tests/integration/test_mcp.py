@@ -149,3 +149,21 @@ async def test_mcp_needs_the_token(service: ServiceInfo) -> None:
                     Client(streamable_http_client(f"{service.base_url}/mcp",
                                                   http_client=http)) as client:
                 await client.list_tools()
+
+
+async def test_stdio_without_a_running_service_answers_tool_errors(tmp_path) -> None:
+    from supervision.harness import free_port_pair
+
+    (tmp_path / "config").mkdir(mode=0o700)
+    (tmp_path / "config" / "token").write_text("t" * 43)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "browserd", "mcp"],
+        env={"BROWSERD_HOME": str(tmp_path),
+             "BROWSERD_CONTROL_URL": f"http://127.0.0.1:{free_port_pair()}",
+             "PYTHONPATH": os.pathsep.join(sys.path)})
+    with trio.fail_after(60), open(tmp_path / "mcp-stdio.log", "a") as errlog:
+        async with Client(mcp_stdio_client(params, errlog=errlog)) as client:
+            assert len((await client.list_tools()).tools) == len(CORE_TOOLS)
+            result = await client.call_tool("tabs", {})
+    assert result.is_error and text_of(result).startswith("UNAVAILABLE (503): ")
+    assert "hint: start it with `browserd serve`" in text_of(result)
