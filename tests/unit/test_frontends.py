@@ -32,6 +32,8 @@ def test_schemas_come_from_the_fields() -> None:
     assert set(schema["properties"]) == {f.name for f in op.route.fields}
     assert schema["properties"]["timeoutMs"] == op.route.fields[-1].schema()
     assert op.description == op.route.summary
+    emulate = catalog()["emulate/set"].input_schema()["properties"]
+    assert emulate["viewport"]["type"] == ["object", "null"], "null clears a setting"
 
 
 def test_core_is_small_and_every_operation_has_a_group() -> None:

@@ -63,10 +63,18 @@ class Operation:
         return self.route.summary
 
     def input_schema(self) -> dict[str, Any]:
-        """The JSON schema of the params (the route's fields; no others accepted)."""
+        """The JSON schema of the params (the route's fields; no others accepted).
+
+        A nullable field (``null`` clears a setting) also takes null.
+        """
         fields = self.route.fields
-        return {"type": "object",
-                "properties": {f.name: f.schema() for f in fields},
+        properties = {}
+        for field in fields:
+            schema = field.schema()
+            if field.nullable:
+                schema["type"] = [field.type, "null"]
+            properties[field.name] = schema
+        return {"type": "object", "properties": properties,
                 "required": [f.name for f in fields if f.required],
                 "additionalProperties": False}
 
