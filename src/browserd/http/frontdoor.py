@@ -4,7 +4,8 @@
 given, the ``/mcp`` endpoint are raw ASGI: long-lived streams that a request
 framework would only slow down. Everything else (lifespan included) goes to
 the Quart app. The Guard in front has checked every one of them the same way
-(Host, Origin, the token).
+(Host, Origin, the token). Opening ``/events`` or ``/ws`` leaves an audit line;
+every ``/ws`` and MCP call leaves its own.
 
 Errors raised by a lane propagate to the server unchanged; cancellation
 passes through.
@@ -12,9 +13,12 @@ passes through.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ..system import System
+from ..token import token_id
+from .dispatch import audit
 from .guard import ASGIApp, Receive, Scope, Send
 from .sse import serve_events
 from .ws import WsLane
@@ -35,6 +39,8 @@ class FrontDoor:
         path = scope.get("path")
         if scope["type"] == "http":
             if path == "/events":
+                audit(self._system, who=token_id(self._system.token), method="GET",
+                      path="/events", args={}, outcome="open", started=time.perf_counter())
                 await serve_events(self._system.events, scope, receive, send)
                 return
             if path == "/mcp" and self._mcp is not None:
