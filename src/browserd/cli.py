@@ -38,7 +38,7 @@ from .paths import Paths
 __all__ = ["HAND_WRITTEN", "LOCAL_COMMANDS", "Command", "build_parser", "main"]
 
 Command = Callable[[argparse.Namespace], Any]
-LOCAL_COMMANDS = ("serve", "token", "service")
+LOCAL_COMMANDS = ("serve", "token", "service", "mcp")
 HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS,
                                  **PROFILE_COMMANDS, **UI_COMMANDS}
 """Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
@@ -65,6 +65,20 @@ def _serve(args: argparse.Namespace) -> int:
         "auto_start": False if args.no_auto_start else None,
     }
     return serve(overrides, verbose=args.verbose)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """``browserd mcp``: MCP on stdio, each tool call an HTTP request to the service."""
+    from .mcp.stdio import run_stdio
+
+    client = _client(args.control_url)
+    client.profile, client.session = args.profile, args.session
+    try:
+        run_stdio(args.caps.split(","), client)
+    except ValueError as exc:
+        print(f"browserd mcp: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _token(args: argparse.Namespace) -> str:
@@ -120,6 +134,11 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     serve.add_argument("--headed", dest="headless", action="store_false")
     serve.add_argument("--no-auto-start", action="store_true")
     serve.add_argument("-v", "--verbose", action="store_true")
+
+    mcp = sub.add_parser("mcp", help="serve MCP on stdio (tools on the running service)")
+    mcp.add_argument("--caps", default="core",
+                     help="tool groups, comma-separated: core, page, files, state, network, "
+                          "emulation, profiles, service, or all (default: core)")
 
     token = sub.add_parser("token", help="print the API token")
     token.add_argument("--rotate", action="store_true", help="replace it with a new one")
@@ -189,6 +208,8 @@ def _run(argv: Sequence[str]) -> int:
     try:
         if args.command == "serve":
             return _serve(args)
+        if args.command == "mcp":
+            return _mcp(args)
         if args.command == "token":
             result: Any = _token(args)
         elif args.command == "service":

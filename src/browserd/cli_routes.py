@@ -39,7 +39,7 @@ import orjson
 
 from .errors import BadRequest
 
-__all__ = ["NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec", "RouteCommand",
+__all__ = ["GLOBAL_FIELDS", "NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec", "RouteCommand",
            "add_route_commands", "commands_from_openapi", "commands_from_routes",
            "run_route_command"]
 
@@ -70,6 +70,8 @@ SKIP: dict[tuple[str, str], str] = {
 (``close``, or one of the hand-written commands of :mod:`browserd.cli_state`,
 :mod:`browserd.cli_input`, :mod:`browserd.cli_network` and
 :mod:`browserd.cli_profiles`)."""
+GLOBAL_FIELDS = frozenset({"profile", "session"})
+"""Route fields every command takes as a global option instead."""
 POSITIONAL: dict[str, tuple[str, ...]] = {
     "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
     "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),
@@ -127,6 +129,8 @@ def _command(path: str, method: str, summary: str, fields: tuple[FieldSpec, ...]
     if (path, method) in SKIP:
         return None
     name = NAMES.get(path) or re.sub(r"/?\{[^}]+\}", "", path).strip("/").replace("/", "-")
+    # profile and session are the global --profile/--session (sent as headers).
+    fields = tuple(f for f in fields if f.name not in GLOBAL_FIELDS)
     return RouteCommand(name=name or "index", path=path, method=method, summary=summary,
                         fields=fields, positional=POSITIONAL.get(name, ()), raw=raw)
 

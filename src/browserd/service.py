@@ -1,7 +1,9 @@
 """``browserd serve``: the one place the tree is wired.
 
 Service (one_for_one)
-├── HttpFacade       hypercorn.trio.serve of the guarded quart-trio app
+├── HttpFacade       hypercorn.trio.serve of the guarded quart-trio app, with the lanes
+│                    /events, /ws and /mcp (its MCP session managers run here)
+├── EventHub         (a handle: supervisors, tabs and downloads publish; lanes subscribe)
 ├── MediaStore       (a handle; its pruning runs here)
 └── ProfileManager   one_for_one between profiles
     └── Profile x N  BrowserSupervisor (restart loop over the browser subtree:
@@ -10,7 +12,8 @@ Service (one_for_one)
                      <data>/downloads/<profile>/; pruned from here)
 
 SIGTERM/SIGINT: every profile's browser is stopped through its ladder first, then the
-HTTP server drains (bounded), and the process exits 0. A refusal at start
+event hub ends every /events stream and /ws connection, the HTTP server drains
+(bounded), and the process exits 0. A refusal at start
 (config, token file mode, control or gateway port taken, non-loopback without opt-in)
 exits non-zero with the reason on stderr.
 """
@@ -32,8 +35,11 @@ from hypercorn.trio import serve as hypercorn_serve
 from .browser.ports import find_port_holder, port_is_free
 from .config import Settings, is_loopback_host, load_settings
 from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
+from .events import EventHub
 from .gateway import check_gateway_port, serve_gateway
 from .http.app import create_app, wrap
+from .http.frontdoor import FrontDoor
+from .mcp import open_mcp_endpoint
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
 from .profiles.manager import ProfileManager
@@ -116,6 +122,7 @@ async def run_service(
     except OSError as exc:
         raise ConfigError(f"cannot create the upload root: {exc}") from None
     log.info("upload roots: %s", ", ".join(uploads.describe()))
+    events = EventHub()
     async with open_media_store(paths.media_dir, retention) as media:
 
         async def run_gateway(profile: Profile, shutdown: trio.Event, *,
@@ -124,47 +131,57 @@ async def run_service(
             await serve_gateway(system.bind(profile.name, None), token, shutdown,
                                 task_status=task_status)
 
-        profiles = ProfileManager(settings, paths, run_gateway=run_gateway)
+        profiles = ProfileManager(settings, paths, run_gateway=run_gateway, events=events)
         profiles.load()
         default = profiles.get()
         system = System(
             settings=settings, paths=paths, supervisor=default.supervisor, media=media,
             url_policy=profiles.url_policy, downloads=default.downloads, uploads=uploads,
-            token=token,
-            profiles=profiles, profile=default,
+            token=token, profiles=profiles, profile=default, events=events,
         )
-        app = wrap(create_app(system), system, token)
-        config = HypercornConfig()
-        bind_host = f"[{host}]" if ":" in host else host
-        config.bind = [f"{bind_host}:{port}"]
-        config.accesslog = None
-        config.graceful_timeout = DRAIN_S
-        config.keep_alive_timeout = 30
-        shutdown = trio.Event()
-        http_done = trio.Event()
-        async with trio.open_nursery() as nursery:
-            await nursery.start(profiles.run)
-            await nursery.start(_serve_http, app, config, shutdown, http_done)
-            log.info("browserd listening on http://%s:%d (cdp port %d: %s); profiles: %s",
-                     host, port, settings.effective_cdp_port,
-                     "CDP gateway" if settings.gateway_active else "no gateway",
-                     ", ".join(f"{p.name}" + (f" (cdp port {p.gateway_port})"
-                                              if p.gateway_port else "")
-                               for p in profiles.all()))
-            nursery.start_soon(_prune_media, media)
-            nursery.start_soon(_prune_downloads, profiles)
-            nursery.start_soon(_keep_audit_tail, system.ui.audit)
-            if settings.enabled and settings.auto_start:
-                nursery.start_soon(profiles.start_profiles, [
-                    p.name for p in profiles.all() if p.spec.origin != ProfileOrigin.API])
-            task_status.started(system)
-            await _wait_for_signal()
-            log.info("stopping: browsers first, then the HTTP server")
-            await profiles.stop_all()
-            shutdown.set()
-            with trio.move_on_after(DRAIN_S + 1):
-                await http_done.wait()
-            nursery.cancel_scope.cancel()
+        async with open_mcp_endpoint(system) as mcp:
+            await _serve(system, FrontDoor(create_app(system), system, mcp=mcp),
+                         task_status=task_status)
+
+
+async def _serve(system: System, front: FrontDoor, *,
+                 task_status: trio.TaskStatus[System] = trio.TASK_STATUS_IGNORED) -> None:
+    """The tree under the app; returns after a signal (browsers stopped, server drained)."""
+    settings, token, profiles = system.settings, system.token, system.profiles
+    host, port = settings.control_host, settings.control_port
+    app = wrap(front, system, token)
+    config = HypercornConfig()
+    bind_host = f"[{host}]" if ":" in host else host
+    config.bind = [f"{bind_host}:{port}"]
+    config.accesslog = None
+    config.graceful_timeout = DRAIN_S
+    config.keep_alive_timeout = 30
+    shutdown = trio.Event()
+    http_done = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(profiles.run)
+        await nursery.start(_serve_http, app, config, shutdown, http_done)
+        log.info("browserd listening on http://%s:%d (cdp port %d: %s); profiles: %s",
+                 host, port, settings.effective_cdp_port,
+                 "CDP gateway" if settings.gateway_active else "no gateway",
+                 ", ".join(f"{p.name}" + (f" (cdp port {p.gateway_port})"
+                                          if p.gateway_port else "")
+                           for p in profiles.all()))
+        nursery.start_soon(_prune_media, system.media)
+        nursery.start_soon(_prune_downloads, profiles)
+        nursery.start_soon(_keep_audit_tail, system.ui.audit)
+        if settings.enabled and settings.auto_start:
+            nursery.start_soon(profiles.start_profiles, [
+                p.name for p in profiles.all() if p.spec.origin != ProfileOrigin.API])
+        task_status.started(system)
+        await _wait_for_signal()
+        log.info("stopping: browsers first, then the HTTP server")
+        await profiles.stop_all()
+        system.events.close()  # ends /events streams and /ws connections: nothing to drain
+        shutdown.set()
+        with trio.move_on_after(DRAIN_S + 1):
+            await http_done.wait()
+        nursery.cancel_scope.cancel()
 
 
 async def _serve_http(app: Any, config: HypercornConfig, shutdown: trio.Event,

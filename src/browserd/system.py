@@ -18,6 +18,7 @@ import attrs
 
 from .config import Settings
 from .downloads import DownloadStore
+from .events import EventHub
 from .handoff import HandoffBoard
 from .media import MediaStore
 from .metrics import Metrics
@@ -44,7 +45,8 @@ class System:
 
     ``handoffs`` (tabs handed to a person), ``metrics`` (``/metrics``) and
     ``ui`` (the ops page's sessions, audit tail, thumbnails, live views) are
-    one per service too; they have defaults, so a test can leave them out.
+    one per service too, as is ``events`` (the event hub: ``GET /events``, ``/ws``
+    subscriptions); they have defaults, so a test can leave them out.
     """
 
     settings: Settings
@@ -62,6 +64,7 @@ class System:
     metrics: Metrics = attrs.field(factory=Metrics)
     ui: OpsUi = attrs.field(factory=OpsUi)
     started_at: float = attrs.field(factory=time.time)
+    events: EventHub = attrs.field(factory=EventHub)
 
     def bind(self, profile: str | None, session: str | None) -> System:
         """This System for a request naming ``profile`` (None: the default) and ``session``.

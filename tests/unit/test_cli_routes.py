@@ -110,3 +110,15 @@ def test_arguments_parse_into_fields(parser) -> None:
         parser.parse_args(["scroll", "--to", "left"])  # not one of the route's choices
     with pytest.raises(SystemExit):
         parser.parse_args(["act", "not json"])
+
+
+def test_the_served_openapi_builds_a_parser_with_global_profile_and_session() -> None:
+    # The service's /openapi.json lists profile/session on every browser route; they are
+    # the global --profile/--session options, never a second (conflicting) option.
+    from browserd.http.app import with_scope_fields
+
+    doc = openapi([with_scope_fields(r) for r in all_routes()], version=__version__)
+    commands = commands_from_openapi(doc)
+    assert all(f.name not in ("profile", "session") for c in commands for f in c.fields)
+    args = build_parser(commands).parse_args(["--profile", "work", "tabs", "--session", "s1"])
+    assert (args.profile, args.session) == ("work", "s1")

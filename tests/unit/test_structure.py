@@ -104,9 +104,10 @@ PINNED = {
     "browserd.metrics": ["CONTENT_TYPE", "LATENCY_BUCKETS_S", "Metrics", "ServiceGauges"],
     "browserd.ui": ["AuditTail", "LiveViews", "OpsUi", "ThumbnailCache", "UiSessions"],
     "browserd.http.tabwork": ["on_tab"],
-    "browserd.cli_routes": ["NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec",
-                            "RouteCommand", "add_route_commands", "commands_from_openapi",
-                            "commands_from_routes", "run_route_command"],
+    "browserd.cli_routes": ["GLOBAL_FIELDS", "NAMES", "NEGATIONS", "POSITIONAL", "SKIP",
+                            "FieldSpec", "RouteCommand", "add_route_commands",
+                            "commands_from_openapi", "commands_from_routes",
+                            "run_route_command"],
     "browserd.cdp": ["CdpConnection", "CdpEvent", "CdpSession", "JsonDict", "PipeTransport",
                      "Sink", "Subscription", "Transport", "WebSocketTransport",
                      "open_cdp_connection", "open_cdp_over"],
@@ -119,6 +120,11 @@ PINNED = {
                               "set_extra_headers"],
     "browserd.tabs.har": ["HarBody", "body_for_har", "build_har"],
     "browserd.cli_network": ["NETWORK_COMMANDS", "add_network_commands", "format_network"],
+    "browserd.events": ["RING_SIZE", "SUBSCRIBER_BUFFER", "Event", "EventHub", "EventSink",
+                        "EventType", "HubStatistics", "Subscription", "parse_types",
+                        "sse_comment", "sse_event", "sse_retry"],
+    "browserd.http.catalog": ["CORE", "GROUPS", "Operation", "catalog", "select"],
+    "browserd.mcp": ["McpEndpoint", "open_mcp_endpoint"],
 }
 
 
@@ -202,12 +208,14 @@ def area(name: str) -> str:
 #: supervisor, http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies
 #: and storage). ``downloads`` sits between the supervisor (which starts its follower per
 #: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
-#: media and download stores. ``uploads`` (the upload-roots policy) is a leaf used by
-#: http: the tabs only ever see paths it already checked.
+#: media and download stores; ``events`` is a leaf every publisher imports (supervisor,
+#: tabs, downloads); ``mcp`` sits beside ``http`` (it builds on its catalog). ``uploads``
+#: (the upload-roots policy) is a leaf used by http: the tabs only ever see paths it
+#: already checked.
 _CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
         "cli_format", "cli_ui"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
-                 "downloads", "profiles", "handoff", "metrics", "ui"} | _CLI
+                 "downloads", "profiles", "handoff", "metrics", "ui", "mcp"} | _CLI
 #: The ops page (``ui``) and handoffs sit above the supervisor and tabs, below the System
 #: that holds them and the HTTP routes that use them; ``metrics`` is a leaf.
 _OPS_ABOVE = {"http", "service", "system", "gateway"} | _CLI
@@ -224,11 +232,13 @@ FORBIDDEN = {
     "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
     "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
     "profiles": {"http", "gateway", "service", "system"} | _CLI,
-    "http": {"gateway", "service"} | _CLI,
+    "http": {"gateway", "service", "mcp"} | _CLI,
+    "mcp": {"gateway", "service"} | _CLI,
     "gateway": {"service"} | _CLI,
     "metrics": (_ABOVE_LEAVES - {"metrics"}) | {"browser", "cdp", "tabs", "snapshot"},
     "handoff": _OPS_ABOVE | {"ui", "metrics"},
     "ui": _OPS_ABOVE | {"handoff", "metrics"},
+    "events": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
 }
 
 

@@ -33,6 +33,7 @@ import attrs
 import trio
 
 from ..errors import NotFound
+from ..events import EventSink, EventType
 from ..redact import loggable_url
 from ..retention import RetainedFile, Retention, apply_retention
 
@@ -125,9 +126,11 @@ class DownloadStore:
     """Records and files of downloads in one directory (created 0700 if missing)."""
 
     def __init__(self, directory: Path, retention: Retention, *, max_bytes: int,
-                 enabled: bool = True, profile: str | None = None) -> None:
+                 enabled: bool = True, profile: str | None = None,
+                 events: EventSink | None = None) -> None:
         self._directory = Path(directory).absolute()
         self.profile = profile
+        self._events = events  # download.started / download.finished
         self.retention = retention
         self.max_bytes = max_bytes
         self.enabled = enabled
@@ -163,6 +166,10 @@ class DownloadStore:
         self._trim()
         log.info("download %s began from %s (profile %s, session %s)", download_id,
                  loggable_url(url), self.profile or "-", session_id or "-")
+        if self._events is not None:
+            self._events.publish(EventType.DOWNLOAD_STARTED, target_id=target_id,
+                                 downloadId=download_id, url=url,
+                                 suggestedFilename=suggested_filename)
         self._notify()
         return record
 
@@ -185,6 +192,13 @@ class DownloadStore:
         self._records[download_id] = record
         log.info("download %s %s%s (%d bytes)", download_id, state.value,
                  f" ({reason.value})" if reason else "", record.received_bytes)
+        if self._events is not None:
+            body = record.to_json()
+            self._events.publish(EventType.DOWNLOAD_FINISHED, target_id=record.target_id,
+                                 downloadId=record.id,
+                                 **{k: body[k] for k in ("state", "reason", "url",
+                                                         "suggestedFilename", "receivedBytes",
+                                                         "totalBytes", "mediaUrl") if k in body})
         self._notify()
         return record
 

@@ -2,8 +2,9 @@
 
 ``create_app(system)`` builds a quart-trio app from the route table
 (:mod:`browserd.http.routes`); :func:`wrap` puts the security Guard in front
-of it. Domain errors become ``{"error", "code", "hint"}`` here and nowhere
-else; a deadline that expires inside a handler becomes 504 TIMEOUT.
+of it. Domain errors become ``{"error", "code", "hint"}`` here; what a
+handler's exception means (a deadline that expires inside it is 504 TIMEOUT)
+is decided in :mod:`browserd.http.dispatch`, shared with the /ws and MCP lanes.
 """
 
 from __future__ import annotations
@@ -14,27 +15,19 @@ from typing import Any
 
 import attrs
 import orjson
-import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from .. import __version__
 from .. import jsontext as decoding
 from ..config import is_loopback_host
-from ..errors import (
-    BadRequest,
-    BrowserdError,
-    MethodNotAllowed,
-    NotFound,
-    Timeout,
-    unwrap_group,
-)
-from ..redact import loggable_url
+from ..errors import BadRequest, BrowserdError, MethodNotAllowed, NotFound
 from ..system import System
 from ..token import token_id
 from ..ui.gate import UiGate
+from .dispatch import audit, audit_field, domain_error, run_handler
 from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
-from .guard import Guard
+from .guard import ASGIApp, Guard
 from .routes import all_routes
 from .routes.ui import register_ui
 from .schema import Route, check_value, openapi, parse_args
@@ -43,7 +36,6 @@ __all__ = ["CLIENT_GONE_STATUS", "audit_field", "bind_request", "create_app", "e
            "json_response", "with_scope_fields", "wrap"]
 
 log = logging.getLogger(__name__)
-audit_log = logging.getLogger("browserd.audit")
 
 CLIENT_GONE_STATUS = 499
 """The status counted in ``/metrics`` for a request whose client went away first."""
@@ -56,21 +48,6 @@ def json_response(data: Any, status: int = 200) -> Response:
 
 def error_response(exc: BrowserdError) -> Response:
     return json_response(exc.to_dict(), exc.status)
-
-
-def audit_field(value: str, token: str, limit: int = 200) -> str:
-    """A client-supplied value made safe for one audit-log line.
-
-    The token is redacted, whitespace and control characters are escaped
-    (``\\x0a``), so a value cannot split the line or forge another entry, and
-    the result is cut to ``limit`` characters.
-    """
-    text = value.replace(token, "[redacted]")[:limit]
-    return "".join(
-        c if c.isprintable() and not c.isspace()
-        else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
-        for c in text
-    )
 
 
 def create_app(system: System) -> QuartTrio:
@@ -164,50 +141,27 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
             args = parse_args(route.fields, query=_single_valued(request.args), body=body)
             asked = args.get("profile")
             bound = bind_request(system, route, args)
-            try:
-                result = await route.handler(bound, args)
-            except trio.TooSlowError:
-                raise Timeout(f"{request.path} did not finish within its deadline",
-                              hint="raise timeoutMs, or check the page with GET /snapshot"
-                              ) from None
+            result = await run_handler(bound, route, args, path=request.path)
             if route.raw_response:
                 response: Response = result
                 status = response.status_code
                 return response
             return json_response(result)
         except BaseException as exc:
-            inner = unwrap_group(exc)
-            if isinstance(inner, BrowserdError):
-                outcome, status = inner.code, inner.status
-                return error_response(inner)
-            if isinstance(inner, trio.TooSlowError):
-                outcome, status = "TIMEOUT", Timeout.status
-                return error_response(Timeout(f"{request.path} timed out"))
-            if not isinstance(inner, Exception):
-                outcome, status = "cancelled", CLIENT_GONE_STATUS
-                raise
-            outcome, status = "INTERNAL", BrowserdError.status
-            log.exception("internal error in %s %s", request.method, request.path)
-            return error_response(BrowserdError(f"internal error: {type(inner).__name__}"))
+            outcome, status = "cancelled", CLIENT_GONE_STATUS
+            error = domain_error(exc, what=f"{request.method} {request.path}")
+            outcome, status = error.code, error.status
+            return error_response(error)
         finally:
             system.metrics.observe_request(route.path, request.method, status,
                                            time.perf_counter() - started)
             if route.tag != "meta":
-                url = args.get("url")
-                tab = args.get("targetId")
-                audit_log.info(
-                    "who=%s profile=%s session=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who,
-                    "-" if route.scope == "none" else audit_field(
-                        bound.profile.name if bound is not None
-                        else str(asked or request.headers.get(PROFILE_HEADER) or "-"),
-                        system.token),
-                    audit_field((bound.session_id or "-") if bound is not None else "-",
-                                system.token), request.method,
-                    audit_field(request.path, system.token),
-                    audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
-                    audit_field(loggable_url(url), system.token) if isinstance(url, str)
-                    else "-", outcome, (time.perf_counter() - started) * 1000,
-                )
+                audit(system, who=who, method=request.method, path=request.path, args=args,
+                      outcome=outcome, started=started,
+                      profile="-" if route.scope == "none" else (
+                          bound.profile.name if bound is not None
+                          else str(asked or request.headers.get(PROFILE_HEADER) or "-")),
+                      session=(bound.session_id or "-") if bound is not None else "-")
 
     app.add_url_rule(route.path, endpoint=route.endpoint + "_" + "_".join(route.methods),
                      view_func=view, methods=list(route.methods))
@@ -229,7 +183,7 @@ def _single_valued(query: Any) -> dict[str, str]:
     return out
 
 
-def wrap(app: QuartTrio, system: System, token: str) -> Guard:
+def wrap(app: QuartTrio | ASGIApp, system: System, token: str) -> Guard:
     """The app behind the one security Guard (auth, Host, Origin, body rules)."""
     asgi: Any = app
     settings = system.settings

@@ -43,6 +43,7 @@ from ..errors import (
     ProfileProtected,
     ProfileRunning,
 )
+from ..events import EventHub, EventSink
 from ..paths import Paths
 from ..retention import Retention
 from ..supervisor import BrowserSupervisor
@@ -95,8 +96,10 @@ class ProfileManager:
 
     def __init__(self, settings: Settings, paths: Paths, *,
                  run_gateway: GatewayRunner | None = None,
-                 is_port_free: Callable[[int], bool] = port_is_free) -> None:
+                 is_port_free: Callable[[int], bool] = port_is_free,
+                 events: EventHub | None = None) -> None:
         self.settings = settings
+        self._events = events  # each profile publishes through a sink bound to its name
         self.paths = paths
         self.store = ProfileStore(paths.data_dir / "profiles.json")
         self._run_gateway = run_gateway
@@ -186,9 +189,10 @@ class ProfileManager:
         Raises OSError when its downloads directory cannot be made.
         """
         settings = settings_for(self.settings, spec, gateway_port)
-        downloads = download_store_for(settings, self.paths)
+        events = self._events.sink(spec.name) if self._events is not None else None
+        downloads = download_store_for(settings, self.paths, events=events)
         supervisor = BrowserSupervisor(settings, self.paths, url_policy=self.url_policy,
-                                       downloads=downloads)
+                                       downloads=downloads, events=events)
         sessions = SessionTable(max_sessions=self.settings.max_sessions)
         profile = Profile(spec=spec, settings=settings, supervisor=supervisor,
                           sessions=sessions, downloads=downloads, gateway_port=gateway_port,
@@ -350,7 +354,8 @@ class ProfileManager:
             return out
 
 
-def download_store_for(settings: Settings, paths: Paths) -> DownloadStore:
+def download_store_for(settings: Settings, paths: Paths, *,
+                       events: EventSink | None = None) -> DownloadStore:
     """A profile's download store: ``<data>/downloads/<profile>/`` with the retention limits.
 
     Raises OSError when the directory cannot be made.
@@ -360,7 +365,8 @@ def download_store_for(settings: Settings, paths: Paths) -> DownloadStore:
                           max_age_s=settings.download_max_age_s)
     return DownloadStore(paths.downloads_dir(settings.profile), retention,
                          max_bytes=settings.download_max_bytes,
-                         enabled=settings.downloads_enabled, profile=settings.profile)
+                         enabled=settings.downloads_enabled, profile=settings.profile,
+                         events=events)
 
 
 def _remove_marked(directory: Path) -> tuple[bool, str]:

@@ -33,6 +33,7 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from ..events import EventSink, EventType
 from .children import AUTO_ATTACH, ChildTargets
 from .inputstate import InputState
 from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NetworkLog
@@ -56,6 +57,8 @@ _EVENTS = frozenset({
     "Runtime.executionContextsCleared", "Log.entryAdded", "Inspector.targetReloadedAfterCrash",
     "Page.fileChooserOpened",
 })
+#: Characters of a console error's text in its ``console.error`` event.
+CONSOLE_EVENT_CHARS = 1000
 #: What may still be sent to a crashed tab: a navigation brings its renderer back.
 _CRASH_RECOVERY = frozenset({"Page.navigate", "Page.reload"})
 
@@ -105,8 +108,10 @@ class TabActor:
         headless_viewport: tuple[int, int] | None = None,
         navguard: NavGuard | None = None,
         network_capture: bool = False,
+        events: EventSink | None = None,
     ) -> None:
         self.connection = connection
+        self._events = events  # tab.navigated/crashed, dialog.*, console.error of this tab
         self.target_id = target_id
         self.title = title
         self.url = url
@@ -234,11 +239,7 @@ class TabActor:
         self._notify()
 
     def _note_chooser(self, p: dict[str, Any], session_id: str | None) -> None:
-        node = p.get("backendNodeId")
-        if isinstance(node, int):
-            self.input.chooser_opened(frame_id=str(p.get("frameId", "")), backend_node_id=node,
-                                      multiple=p.get("mode") == "selectMultiple",
-                                      session_id=session_id)
+        if self.input.note_opened(p, session_id):
             self._notify()
 
     async def wait_enabled(self) -> None:
@@ -295,7 +296,8 @@ class TabActor:
             self.frame_loaders[frame.get("id", "")] = frame.get("loaderId", "")
             if not frame.get("parentId"):
                 self.main_frame_id = frame.get("id", self.main_frame_id)
-                if frame.get("loaderId") != self.loader_id:
+                navigated = frame.get("loaderId") != self.loader_id
+                if navigated:
                     self.loader_id = frame.get("loaderId")
                     self.navigations += 1
                     self.input.forget_chooser()
@@ -303,9 +305,12 @@ class TabActor:
                     # A restored document was complete when cached; no lifecycle events follow.
                     self._lifecycle[self.loader_id] = LoadState.LOAD
                 self.url = frame.get("url", self.url) + frame.get("urlFragment", "")
+                if navigated:
+                    self._publish(EventType.TAB_NAVIGATED, url=self.url)
         elif method == "Page.navigatedWithinDocument":
             if p.get("frameId") == self.main_frame_id:
                 self.url = p.get("url", self.url)
+                self._publish(EventType.TAB_NAVIGATED, url=self.url, sameDocument=True)
         elif method == "Page.frameDetached":
             self.frame_loaders.pop(p.get("frameId", ""), None)
         elif method == "Page.javascriptDialogOpening":
@@ -314,25 +319,33 @@ class TabActor:
                 default_prompt=str(p.get("defaultPrompt", ""))[:2000], url=p.get("url", ""),
             )
             self.dialog_opened.set()
+            self._publish(EventType.DIALOG_OPENED, dialogType=self.dialog.type,
+                          message=self.dialog.message, defaultPrompt=self.dialog.default_prompt)
         elif method == "Page.javascriptDialogClosed":
             self.dialog = None
             self.dialog_opened = trio.Event()
+            self._publish(EventType.DIALOG_CLOSED, accepted=bool(p.get("result")))
         elif method == "Runtime.consoleAPICalled":
             args = p.get("args", [])
             text = " ".join(remote_text(a) for a in args)[:4000]
             frame = (p.get("stackTrace") or {}).get("callFrames") or [{}]
-            self.console.append(ConsoleEntry(
+            entry = ConsoleEntry(
                 level=_console_level(p.get("type", "log")), text=text,
                 url=frame[0].get("url"), line=frame[0].get("lineNumber"),
                 timestamp=time.time(), source="console",
-            ))
+            )
+            self.console.append(entry)
+            if entry.level == "error":
+                self._publish_console_error(entry)
         elif method == "Runtime.exceptionThrown":
             details = p.get("exceptionDetails", {})
             text = exception_text(details, limit=4000, fallback="exception")
-            self.console.append(ConsoleEntry(
+            entry = ConsoleEntry(
                 level="error", text=text, url=details.get("url"),
                 line=details.get("lineNumber"), timestamp=time.time(), source="exception",
-            ))
+            )
+            self.console.append(entry)
+            self._publish_console_error(entry)
         elif method == "Page.fileChooserOpened":
             self._note_chooser(p, None)
         elif method == "Inspector.targetCrashed":
@@ -343,9 +356,7 @@ class TabActor:
             self.children.attached(p, self._nursery)
         elif method == "Target.detachedFromTarget":
             self.children.detached(str(p.get("sessionId", "")))
-            chooser = self.input.chooser
-            if chooser is not None and chooser.session_id == p.get("sessionId"):
-                self.input.forget_chooser()
+            self.input.forget_session(str(p.get("sessionId", "")))
         self._notify()
 
     @property
@@ -355,11 +366,20 @@ class TabActor:
             return LoadState.LOADING
         return self._lifecycle.get(self.loader_id, LoadState.LOADING)
 
+    def _publish(self, event_type: EventType, **data: Any) -> None:
+        if self._events is not None:
+            self._events.publish(event_type, target_id=self.target_id, **data)
+
+    def _publish_console_error(self, entry: ConsoleEntry) -> None:
+        self._publish(EventType.CONSOLE_ERROR, text=entry.text[:CONSOLE_EVENT_CHARS],
+                      source=entry.source, url=entry.url, line=entry.line)
+
     def mark_crashed(self) -> None:
         if self.crashed:
             return
         self.crashed = True
         log.warning("tab %s crashed", self.target_id)
+        self._publish(EventType.TAB_CRASHED, url=self.url)
         if self.session.session_id is not None:
             # The session survives a renderer crash (a navigation revives the
             # tab), so only the calls in flight fail; events keep flowing.

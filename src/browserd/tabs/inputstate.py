@@ -11,6 +11,9 @@ the Shift modifier. Plain code: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import attrs
 
 __all__ = ["BUTTON_BITS", "FileChooser", "InputState"]
@@ -56,6 +59,21 @@ class InputState:
                                    backend_node_id=backend_node_id, multiple=multiple,
                                    session_id=session_id)
         return self.chooser
+
+    def note_opened(self, params: Mapping[str, Any], session_id: str | None) -> bool:
+        """Record the chooser of a ``Page.fileChooserOpened`` event; False if it names none."""
+        node = params.get("backendNodeId")
+        if not isinstance(node, int):
+            return False
+        self.chooser_opened(frame_id=str(params.get("frameId", "")), backend_node_id=node,
+                            multiple=params.get("mode") == "selectMultiple",
+                            session_id=session_id)
+        return True
+
+    def forget_session(self, session_id: str) -> None:
+        """A frame's session ended: its pending chooser (if that is the pending one) is gone."""
+        if self.chooser is not None and self.chooser.session_id == session_id:
+            self.chooser = None
 
     def chooser_answered(self, chooser: FileChooser) -> None:
         """``chooser`` was filled (or its input is gone): no longer pending, if it still was."""

@@ -31,6 +31,7 @@ from ..errors import (
     CdpError,
     TabNotFound,
 )
+from ..events import EventSink, EventType
 from .actor import TabActor, TabInfo
 from .navguard import NavGuard
 from .origins import RecentOrigins, origin_of
@@ -50,8 +51,12 @@ class TabRegistry:
     """Handle to the tabs of one browser connection."""
 
     def __init__(self, connection: CdpConnection, nursery: trio.Nursery, *,
-                 settings: Settings, headless: bool, navguard: NavGuard | None = None) -> None:
+                 settings: Settings, headless: bool, navguard: NavGuard | None = None,
+                 events: EventSink | None = None) -> None:
         self.connection = connection
+        # tab.opened / tab.closed here (listed tabs only: never the spare); each
+        # actor publishes its own tab's events.
+        self._events = events
         self._nursery = nursery
         self._settings = settings
         self._viewport = (1280, 720) if headless else None
@@ -219,6 +224,7 @@ class TabRegistry:
         ) and self._spare_wanted:  # not a spare being closed for a CDP gateway client
             self._spare = None
             tab = self._tabs[spare]
+            self._publish_opened(tab)
             await self.connection.send("Target.activateTarget", {"targetId": spare})
         else:
             tab = await self.wait_tab(await self._create(url, background=False, context=scope))
@@ -419,7 +425,7 @@ class TabRegistry:
         actor = TabActor(
             self.connection, target_id, title=title, url=url,
             queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
-            navguard=self._navguard,
+            navguard=self._navguard, events=self._events,
             network_capture=self._settings.network_capture == "always",
         )
         try:
@@ -427,6 +433,8 @@ class TabRegistry:
             self._tabs[target_id] = actor
             if target_id not in self._order:
                 self._order.append(target_id)
+            if target_id != self._spare:
+                self._publish_opened(actor)
             self._ready.setdefault(target_id, trio.Event()).set()
             self._notify()
         except BrowserdError as exc:
@@ -434,10 +442,18 @@ class TabRegistry:
             self._started.discard(target_id)
             self._ready.pop(target_id, trio.Event()).set()
 
+    def _publish_opened(self, tab: TabActor) -> None:
+        if self._events is not None:
+            self._events.publish(EventType.TAB_OPENED, target_id=tab.target_id, url=tab.url,
+                                 title=tab.title)
+
     def _drop(self, target_id: str) -> None:
-        if target_id == self._spare:
+        was_spare = target_id == self._spare
+        if was_spare:
             self._spare = None
         tab = self._tabs.pop(target_id, None)
+        if tab is not None and not was_spare and self._events is not None:
+            self._events.publish(EventType.TAB_CLOSED, target_id=target_id)
         self._started.discard(target_id)
         self._ready.pop(target_id, None)
         if target_id in self._order:
@@ -454,17 +470,18 @@ class TabRegistry:
 @asynccontextmanager
 async def open_tab_registry(
     connection: CdpConnection, *, settings: Settings, headless: bool,
-    navguard: NavGuard | None = None,
+    navguard: NavGuard | None = None, events: EventSink | None = None,
 ) -> AsyncIterator[TabRegistry]:
     """Run target discovery and the tab actors for one connection.
 
     Ready once discovery is on and the browser's existing pages are attached
-    (bounded). ``navguard`` (already running) is handed to every tab actor.
+    (bounded). ``navguard`` (already running) is handed to every tab actor;
+    tab events go to ``events``.
     On exit every tab actor is cancelled.
     """
     async with trio.open_nursery() as nursery:
         registry = TabRegistry(connection, nursery, settings=settings, headless=headless,
-                               navguard=navguard)
+                               navguard=navguard, events=events)
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)

@@ -56,7 +56,14 @@ def status_body(system: System) -> dict[str, Any]:
         "profiles": {p.name: {"state": str(p.supervisor.state),
                               "running": p.supervisor.state == SupervisorState.RUNNING}
                      for p in system.profiles.all()},
+        "events": _event_stats(system),
     }
+
+
+def _event_stats(system: System) -> dict[str, Any]:
+    stats = system.events.statistics()
+    return {"published": stats.published, "lastId": stats.last_id, "oldestId": stats.oldest_id,
+            "subscribers": stats.subscribers, "dropped": stats.dropped}
 
 
 def _download_stats(system: System) -> dict[str, Any]:
