@@ -1177,6 +1177,13 @@ async def s11(d: Drill) -> None:
     await hostile_neighbour(d)
 
 
+async def p1(d: Drill) -> None:
+    """kill -9 one profile's browser while the other profiles serve a load."""
+    from .profiles_drill import profile_kill
+
+    await profile_kill(d)
+
+
 DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
     DrillSpec(key="F1", title="kill -9 the browser, requests in flight", fast=True, fn=f1,
               expectation="in-flight calls 502 BROWSER_GONE < 2 s; relaunch on the same "
@@ -1216,6 +1223,9 @@ DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
               expectation="browser stays up (or restarts); /tabs [] then /tabs/open works"),
     DrillSpec(key="F15", title="overload: 50 concurrent calls", fast=False, fn=f15,
               expectation="excess 429/503 quickly; nothing else breaks; RSS bounded"),
+    DrillSpec(key="P1", title="kill -9 one profile's browser under load", fast=True, fn=p1,
+              expectation="it restarts with a new pid; the other profiles serve every request "
+                          "(no error) and keep their browsers"),
     DrillSpec(key="S11", title="hostile neighbour: another OS user on the CDP port", fast=True,
               fn=s11, expectation="401 on every gateway/control probe without the token; no "
                                   "process of the browser group listens on TCP"),

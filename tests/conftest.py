@@ -97,6 +97,13 @@ class _PageHandler(http.server.SimpleHTTPRequestHandler):
             return
         super().do_GET()
 
+    def do_POST(self) -> None:
+        route = self.routes.get(self.path.split("?")[0])
+        if route is None:
+            self.send_error(405)
+            return
+        route(self)
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 

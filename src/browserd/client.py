@@ -57,6 +57,9 @@ class Client:
         self._token = token
         self.timeout = timeout
         self._verified = False
+        #: Sent with every request (X-Browserd-Profile / X-Browserd-Session) when set.
+        self.profile: str | None = None
+        self.session: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, paths: Paths | None = None,
@@ -108,14 +111,23 @@ class Client:
         self._verified = True
 
     def request(self, method: str, path: str, payload: dict[str, Any] | None = None,
-                *, query: dict[str, Any] | None = None) -> Any:
-        """Send one request; returns the decoded JSON (or bytes), raises ClientError."""
+                *, query: dict[str, Any] | None = None, keep_nulls: bool = False) -> Any:
+        """Send one request; returns the decoded JSON (or bytes), raises ClientError.
+
+        None values are left out of ``payload`` unless ``keep_nulls`` (then they
+        are sent as JSON null: "clear this" for the fields that take it).
+        """
         self.verify()
         headers = {"Host": f"{self.host}:{self.port}",
                    "Authorization": f"Bearer {self._token}"}
+        if self.profile:
+            headers["X-Browserd-Profile"] = self.profile
+        if self.session:
+            headers["X-Browserd-Session"] = self.session
         body = None
         if payload is not None:
-            body = orjson.dumps({k: v for k, v in payload.items() if v is not None})
+            body = orjson.dumps(payload if keep_nulls else
+                                {k: v for k, v in payload.items() if v is not None})
             headers["Content-Type"] = "application/json"
         if query:
             clean = {k: (str(v).lower() if isinstance(v, bool) else v)

@@ -2,7 +2,9 @@
 
 Precedence, lowest first: built-in defaults → ``<config_dir>/config.toml`` →
 environment (``BROWSERD_`` + the key upper-cased) → explicit overrides (CLI
-flags). Every value is validated once here; a bad value is a
+flags). ``default_profile`` is the documented name of the ``profile`` key;
+``[profiles.NAME]`` tables (config.toml only) become :attr:`Settings.profiles`.
+Every value is validated once here; a bad value is a
 :class:`~browserd.errors.ConfigError` naming the key and where it came from.
 """
 
@@ -24,6 +26,7 @@ import attrs
 
 from .errors import ConfigError
 from .paths import Paths
+from .profiles.spec import ProfileSpec, parse_profile_table
 
 __all__ = [
     "DEFAULT_CONTROL_PORT", "FORBIDDEN_PORTS", "Settings", "default_headless",
@@ -78,16 +81,23 @@ class Settings:
     media_max_bytes: int = 500 * 1024 * 1024
     media_max_age_s: float = 24 * 3600.0
     tab_queue_limit: int = 8
+    network_capture: str = "on-demand"
     max_concurrent_captures: int = 4
     eval_max_bytes: int = 8 * 1024 * 1024
     restart_budget: int = 5
     restart_window_s: float = 60.0
+    upload_roots: tuple[str, ...] = ()  # () = <data>/uploads/ (see browserd.uploads)
     # Downloads (kept under <data>/downloads/<profile>/; see docs/operations.md).
     downloads_enabled: bool = True
     download_max_bytes: int = 512 * 1024 * 1024
     download_max_files: int = 200
     download_max_total_bytes: int = 2 * 1024 * 1024 * 1024
     download_max_age_s: float = 24 * 3600.0
+    max_sessions: int = 16
+    session_ttl_s: float = 1800.0
+    profile_port_start: int = 18800
+    profile_port_end: int = 18899
+    profiles: tuple[ProfileSpec, ...] = ()
 
     # -- derived -------------------------------------------------------------
 
@@ -139,10 +149,16 @@ class Settings:
         return default_headless(os.environ if environ is None else environ)
 
     def public_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self, recurse=False) | {"url_allow": list(self.url_allow)}
+        return attrs.asdict(self, recurse=False) | {
+            "url_allow": list(self.url_allow),
+            "upload_roots": list(self.upload_roots),
+            "profiles": {p.name: p.to_record() for p in self.profiles},
+        }
 
 
-_FIELDS = {f.name: f for f in attrs.fields(Settings)}
+_FIELDS = {f.name: f for f in attrs.fields(Settings) if f.name != "profiles"}
+#: Other spellings of a key (the documented one first).
+_ALIASES = {"default_profile": "profile"}
 
 
 def _coerce(key: str, raw: Any, source: str) -> Any:
@@ -229,13 +245,33 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         )
     if not _COLOR_RE.fullmatch(s.color):
         raise fail("color", f"{s.color!r}: use #RRGGBB")
+    for root in s.upload_roots:
+        if not Path(root).expanduser().is_absolute():
+            raise fail("upload_roots", f"{root!r} is not an absolute path")
+    if s.network_capture not in ("on-demand", "always"):
+        raise fail("network_capture", f"{s.network_capture!r}: use on-demand or always")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
-                "max_concurrent_captures", "restart_budget", "eval_max_bytes",
+                "max_concurrent_captures", "restart_budget", "eval_max_bytes", "max_sessions",
                 "download_max_bytes", "download_max_files", "download_max_total_bytes"):
         if getattr(s, key) < 1:
             raise fail(key, "must be at least 1")
     if s.download_max_age_s <= 0:
         raise fail("download_max_age_s", "must be more than 0")
+    if s.session_ttl_s <= 0:
+        raise fail("session_ttl_s", "must be more than 0")
+    if not 1024 <= s.profile_port_start <= s.profile_port_end <= 65535:
+        raise fail("profile_port_start", "profile_port_start..profile_port_end must be a "
+                   "range of ports between 1024 and 65535")
+    for spec in s.profiles:
+        if spec.name == s.profile:
+            raise fail("profiles", f"[profiles.{spec.name}] is the default profile; "
+                       "it needs no table (its settings are the top-level keys)")
+        if spec.cdp_port in (s.control_port, s.effective_cdp_port):
+            raise fail("profiles", f"[profiles.{spec.name}] cdp_port {spec.cdp_port} is "
+                       "already browserd's control or default CDP port")
+    table_ports = [spec.cdp_port for spec in s.profiles if spec.cdp_port is not None]
+    if len(table_ports) != len(set(table_ports)):
+        raise fail("profiles", "two [profiles.*] tables name the same cdp_port")
 
 
 def load_settings(
@@ -258,17 +294,27 @@ def load_settings(
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"cannot read {file}: {exc}") from None
+        tables = data.pop("profiles", {})
+        if not isinstance(tables, dict):
+            raise ConfigError(f"'profiles' in {file} must be tables: [profiles.NAME]")
+        values["profiles"] = tuple(
+            parse_profile_table(name, table, source=str(file))
+            for name, table in sorted(tables.items()))
+        sources["profiles"] = str(file)
         for key, raw in data.items():
+            key = _ALIASES.get(key, key)
             if key not in _FIELDS:
                 raise ConfigError(f"unknown setting {key!r} in {file}")
             values[key] = _coerce(key, raw, str(file))
             sources[key] = str(file)
-    for key in _FIELDS:
+    for key in [*_FIELDS, *_ALIASES]:
         var = "BROWSERD_" + key.upper()
         if var in env:
+            key = _ALIASES.get(key, key)
             values[key] = _coerce(key, env[var], f"${var}")
             sources[key] = f"${var}"
     for key, raw in (overrides or {}).items():
+        key = _ALIASES.get(key, key)
         if raw is None:
             continue
         if key not in _FIELDS:

@@ -10,15 +10,21 @@ Tree::
     BrowserdError                          500 INTERNAL
     ├── BadRequest                         400 BAD_REQUEST
     │   ├── BadUrl                         400 BAD_URL
-    │   └── JsException                    400 JS_EXCEPTION
+    │   ├── JsException                    400 JS_EXCEPTION
+    │   ├── UploadFileMissing              400 FILE_NOT_FOUND
+    │   └── DriverNotAvailable             400 DRIVER_NOT_AVAILABLE
     ├── Unauthorized                       401 UNAUTHORIZED
     ├── Forbidden                          403 FORBIDDEN_ORIGIN
     │   ├── EvalDisabled                   403 EVAL_DISABLED
-    │   └── UrlBlocked                     403 URL_BLOCKED
+    │   ├── UrlBlocked                     403 URL_BLOCKED
+    │   └── UploadBlocked                  403 UPLOAD_BLOCKED
     ├── NotFound                           404 NOT_FOUND
     │   ├── TabNotFound                    404 TAB_NOT_FOUND
     │   ├── RefNotFound                    404 REF_NOT_FOUND
-    │   └── NoMatch                        404 NO_MATCH
+    │   ├── NoMatch                        404 NO_MATCH
+    │   ├── ProfileNotFound                404 PROFILE_NOT_FOUND
+    │   ├── RequestNotFound                404 REQUEST_NOT_FOUND
+    │   └── SessionNotFound                404 SESSION_NOT_FOUND
     ├── MethodNotAllowed                   405 METHOD_NOT_ALLOWED
     ├── Conflict                           409 CONFLICT
     │   ├── AmbiguousTarget                409 AMBIGUOUS_TARGET
@@ -26,12 +32,19 @@ Tree::
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
     │   ├── NoDialog                       409 NO_DIALOG
-    │   └── NoFrame                        409 NO_FRAME
+    │   ├── NoFileChooser                  409 NO_FILE_CHOOSER
+    │   ├── NoFrame                        409 NO_FRAME
+    │   ├── NoHistory                      409 NO_HISTORY
+    │   ├── ProfileRunning                 409 PROFILE_RUNNING
+    │   ├── ProfileExists                  409 PROFILE_EXISTS
+    │   ├── ProfileProtected               409 PROFILE_PROTECTED
+    │   └── HandoffActive                  409 HANDOFF_ACTIVE
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
     ├── ResultTooLarge                     422 RESULT_TOO_LARGE
     ├── TabBusy                            429 TAB_BUSY
+    ├── TooManySessions                    429 TOO_MANY_SESSIONS
     ├── BrowserGone                        502 BROWSER_GONE
     │   └── TargetCrashed                  502 TARGET_CRASHED
     ├── Unavailable                        503 UNAVAILABLE
@@ -64,12 +77,15 @@ from typing import Any, ClassVar
 __all__ = [
     "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
     "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
-    "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen", "EvalDisabled",
-    "ExecutableNotFound", "Forbidden", "InsufficientStorage", "JsException",
-    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoMatch", "NotFound", "Overloaded",
-    "PortInUse", "ProfileInUse", "ProfileRefused", "RefNotFound", "StaleRef",
-    "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "Unauthorized",
-    "Unavailable", "UnsupportedMediaType", "UrlBlocked", "unwrap_group"
+    "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen",
+    "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound", "Forbidden", "HandoffActive",
+    "InsufficientStorage", "JsException", "MethodNotAllowed", "MisdirectedHost", "NoDialog",
+    "NoFileChooser", "NoHistory", "NoMatch", "NotFound", "Overloaded", "PortInUse",
+    "ProfileExists", "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused",
+    "ProfileRunning", "RefNotFound", "RequestNotFound", "SessionNotFound", "StaleRef",
+    "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "TooManySessions",
+    "Unauthorized", "Unavailable", "UnsupportedMediaType", "UploadBlocked",
+    "UploadFileMissing", "UrlBlocked", "unwrap_group"
 ]
 
 
@@ -112,6 +128,19 @@ class JsException(BadRequest):
     code = "JS_EXCEPTION"
 
 
+class UploadFileMissing(BadRequest):
+    """A file named for an upload does not exist (or is not a readable regular file)."""
+
+    code = "FILE_NOT_FOUND"
+    default_hint = "put the file under one of the upload roots first"
+
+
+class DriverNotAvailable(BadRequest):
+    code = "DRIVER_NOT_AVAILABLE"
+    default_hint = ("use driver 'launch' or 'cdp'; 'live' and 'extension' are not available "
+                    "in this version")
+
+
 class Unauthorized(BrowserdError):
     status, code = 401, "UNAUTHORIZED"
     default_hint = "send 'Authorization: Bearer <token>'; `browserd token` prints it"
@@ -131,6 +160,13 @@ class UrlBlocked(Forbidden):
     default_hint = "add the scheme or host to url_allow in config.toml if this is intended"
 
 
+class UploadBlocked(Forbidden):
+    """A file named for an upload resolves (after symlinks) outside every upload root."""
+
+    code = "UPLOAD_BLOCKED"
+    default_hint = "only files under upload_roots (default <data>/uploads/) can be uploaded"
+
+
 class NotFound(BrowserdError):
     status, code = 404, "NOT_FOUND"
 
@@ -147,6 +183,22 @@ class RefNotFound(NotFound):
 
 class NoMatch(NotFound):
     code = "NO_MATCH"
+
+
+class RequestNotFound(NotFound):
+    code = "REQUEST_NOT_FOUND"
+    default_hint = "ids come from GET /network; the ring keeps the tab's last 1000 requests"
+
+
+class ProfileNotFound(NotFound):
+    code = "PROFILE_NOT_FOUND"
+    default_hint = "GET /profiles lists the profiles"
+
+
+class SessionNotFound(NotFound):
+    code = "SESSION_NOT_FOUND"
+    default_hint = ("GET /sessions lists the live sessions; sessions end when idle past "
+                    "their ttlS, when deleted, and when the browser restarts")
 
 
 class MethodNotAllowed(BrowserdError):
@@ -176,15 +228,50 @@ class NoDialog(Conflict):
     code = "NO_DIALOG"
 
 
+class NoFileChooser(Conflict):
+    """``/upload`` without a target, or ``/click {files}``, found no file chooser to answer."""
+
+    code = "NO_FILE_CHOOSER"
+    default_hint = "name the file input with ref or selector, or click the upload button first"
+
+
 class NoFrame(Conflict):
     """The tab has no frame of the origin whose per-tab state was asked for."""
 
     code = "NO_FRAME"
 
 
+class NoHistory(Conflict):
+    """No history entry in that direction (``/back`` on the first, ``/forward`` on the last)."""
+
+    code = "NO_HISTORY"
+    default_hint = "GET /tabs shows the tab's URL; /navigate goes somewhere new"
+
+
+class HandoffActive(Conflict):
+    """The tab is handed to a person (``POST /handoff``); agent input waits for Done."""
+
+    code = "HANDOFF_ACTIVE"
+    default_hint = ("a person has this tab: wait with POST /wait {handoff: true}, "
+                    "or cancel your request with DELETE /handoff")
+
+
 class AttachOnly(Conflict):
     code = "ATTACH_ONLY"
     default_hint = "browserd is in attach-only mode; start the browser yourself"
+
+
+class ProfileRunning(Conflict):
+    code = "PROFILE_RUNNING"
+    default_hint = "POST /stop with this profile first"
+
+
+class ProfileExists(Conflict):
+    code = "PROFILE_EXISTS"
+
+
+class ProfileProtected(Conflict):
+    code = "PROFILE_PROTECTED"
 
 
 class BodyTooLarge(BrowserdError):
@@ -210,6 +297,11 @@ class MisdirectedHost(BrowserdError):
 class TabBusy(BrowserdError):
     status, code = 429, "TAB_BUSY"
     default_hint = "the tab's queue is full; retry shortly"
+
+
+class TooManySessions(BrowserdError):
+    status, code = 429, "TOO_MANY_SESSIONS"
+    default_hint = "DELETE /sessions/{id} an unused session, or raise max_sessions"
 
 
 class BrowserGone(BrowserdError):

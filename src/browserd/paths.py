@@ -46,6 +46,11 @@ class Paths:
         return self.cache_dir / "media"
 
     @property
+    def uploads_dir(self) -> Path:
+        """The default upload root: files the agent may upload are put here."""
+        return self.data_dir / "uploads"
+
+    @property
     def state_dir(self) -> Path:
         """Runtime records (the pid file of the managed browser)."""
         return self.data_dir / "run"

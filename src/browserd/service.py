@@ -1,14 +1,19 @@
 """``browserd serve``: the one place the tree is wired.
 
 Service (one_for_one)
-├── HttpFacade   hypercorn.trio.serve of the guarded quart-trio app
-├── CdpGateway   hypercorn.trio.serve of the guarded CDP gateway (cdp_gateway)
-├── MediaStore   (a handle; its pruning runs here)
-├── DownloadStore (a handle: <data>/downloads/<profile>/; its pruning runs here)
-└── BrowserSupervisor — restart loop over the browser subtree
+├── HttpFacade       hypercorn.trio.serve of the guarded quart-trio app, with the lanes
+│                    /events, /ws and /mcp (its MCP session managers run here)
+├── EventHub         (a handle: supervisors, tabs and downloads publish; lanes subscribe)
+├── MediaStore       (a handle; its pruning runs here)
+└── ProfileManager   one_for_one between profiles
+    └── Profile x N  BrowserSupervisor (restart loop over the browser subtree:
+                     page guards, tabs), session reaper, CdpGateway (launch
+                     profiles, cdp_gateway), DownloadStore (a handle:
+                     <data>/downloads/<profile>/; pruned from here)
 
-SIGTERM/SIGINT: the browser is stopped through its ladder first, then the
-HTTP server drains (bounded), and the process exits 0. A refusal at start
+SIGTERM/SIGINT: every profile's browser is stopped through its ladder first, then the
+event hub ends every /events stream and /ws connection, the HTTP server drains
+(bounded), and the process exits 0. A refusal at start
 (config, token file mode, control or gateway port taken, non-loopback without opt-in)
 exits non-zero with the reason on stderr.
 """
@@ -29,17 +34,22 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from .browser.ports import find_port_holder, port_is_free
 from .config import Settings, is_loopback_host, load_settings
-from .downloads import DownloadStore
 from .errors import BrowserdError, ConfigError, PortInUse, unwrap_group
+from .events import EventHub
 from .gateway import check_gateway_port, serve_gateway
 from .http.app import create_app, wrap
+from .http.frontdoor import FrontDoor
+from .mcp import open_mcp_endpoint
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
+from .profiles.manager import ProfileManager
+from .profiles.profile import Profile
+from .profiles.spec import ProfileOrigin
 from .redact import RedactingFilter
-from .supervisor import BrowserSupervisor
-from .supervisor.budgets import HTTP_DRAIN_S, SUPERVISOR_STOP_S
+from .supervisor.budgets import HTTP_DRAIN_S
 from .system import System
 from .token import load_or_create_token
+from .uploads import UploadPolicy
 
 __all__ = [
     "DRAIN_S", "PRUNE_EVERY_S", "check_bind_policy", "configure_logging", "run_service",
@@ -106,62 +116,72 @@ async def run_service(
         check_gateway_port(settings.effective_cdp_port)
     retention = Retention(max_files=settings.media_max_files, max_bytes=settings.media_max_bytes,
                           max_age_s=settings.media_max_age_s)
+    uploads = UploadPolicy.from_settings(settings, paths)
+    try:
+        uploads.ensure_roots()
+    except OSError as exc:
+        raise ConfigError(f"cannot create the upload root: {exc}") from None
+    log.info("upload roots: %s", ", ".join(uploads.describe()))
+    events = EventHub()
     async with open_media_store(paths.media_dir, retention) as media:
-        downloads = _download_store(settings, paths)
-        url_policy = _url_policy(settings)
-        supervisor = BrowserSupervisor(settings, paths, url_policy=url_policy,
-                                       downloads=downloads)
+
+        async def run_gateway(profile: Profile, shutdown: trio.Event, *,
+                              task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED
+                              ) -> None:
+            await serve_gateway(system.bind(profile.name, None), token, shutdown,
+                                task_status=task_status)
+
+        profiles = ProfileManager(settings, paths, run_gateway=run_gateway, events=events)
+        profiles.load()
+        default = profiles.get()
         system = System(
-            settings=settings, paths=paths, supervisor=supervisor, media=media,
-            url_policy=url_policy, downloads=downloads, token=token,
+            settings=settings, paths=paths, supervisor=default.supervisor, media=media,
+            url_policy=profiles.url_policy, downloads=default.downloads, uploads=uploads,
+            token=token, profiles=profiles, profile=default, events=events,
         )
-        app = wrap(create_app(system), system, token)
-        config = HypercornConfig()
-        bind_host = f"[{host}]" if ":" in host else host
-        config.bind = [f"{bind_host}:{port}"]
-        config.accesslog = None
-        config.graceful_timeout = DRAIN_S
-        config.keep_alive_timeout = 30
-        shutdown = trio.Event()
-        http_done = trio.Event()
-        async with trio.open_nursery() as nursery:
-            await nursery.start(supervisor.run)
-            await nursery.start(_serve_http, app, config, shutdown, http_done)
-            if settings.gateway_active:
-                await nursery.start(serve_gateway, system, token, shutdown)
-            log.info("browserd listening on http://%s:%d (cdp port %d: %s)", host, port,
-                     settings.effective_cdp_port,
-                     "CDP gateway" if settings.gateway_active else "no gateway")
-            nursery.start_soon(_prune_media, media)
-            nursery.start_soon(_prune_media, downloads)
-            if settings.enabled and settings.auto_start:
-                nursery.start_soon(_auto_start, supervisor)
-            task_status.started(system)
-            await _wait_for_signal()
-            log.info("stopping: browser first, then the HTTP server")
-            with trio.move_on_after(SUPERVISOR_STOP_S) as scope:
-                scope.shield = True
-                await supervisor.stop()
-            shutdown.set()
-            with trio.move_on_after(DRAIN_S + 1):
-                await http_done.wait()
-            nursery.cancel_scope.cancel()
+        async with open_mcp_endpoint(system) as mcp:
+            await _serve(system, FrontDoor(create_app(system), system, mcp=mcp),
+                         task_status=task_status)
 
 
-def _download_store(settings: Settings, paths: Paths) -> DownloadStore:
-    """The downloads of this service's profile: ``<data>/downloads/<profile>/``."""
-    retention = Retention(max_files=settings.download_max_files,
-                          max_bytes=settings.download_max_total_bytes,
-                          max_age_s=settings.download_max_age_s)
-    return DownloadStore(paths.downloads_dir(settings.profile), retention,
-                         max_bytes=settings.download_max_bytes,
-                         enabled=settings.downloads_enabled)
-
-
-def _url_policy(settings: Settings) -> Any:
-    from .urlpolicy import UrlPolicy
-
-    return UrlPolicy.for_settings(settings)
+async def _serve(system: System, front: FrontDoor, *,
+                 task_status: trio.TaskStatus[System] = trio.TASK_STATUS_IGNORED) -> None:
+    """The tree under the app; returns after a signal (browsers stopped, server drained)."""
+    settings, token, profiles = system.settings, system.token, system.profiles
+    host, port = settings.control_host, settings.control_port
+    app = wrap(front, system, token)
+    config = HypercornConfig()
+    bind_host = f"[{host}]" if ":" in host else host
+    config.bind = [f"{bind_host}:{port}"]
+    config.accesslog = None
+    config.graceful_timeout = DRAIN_S
+    config.keep_alive_timeout = 30
+    shutdown = trio.Event()
+    http_done = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(profiles.run)
+        await nursery.start(_serve_http, app, config, shutdown, http_done)
+        log.info("browserd listening on http://%s:%d (cdp port %d: %s); profiles: %s",
+                 host, port, settings.effective_cdp_port,
+                 "CDP gateway" if settings.gateway_active else "no gateway",
+                 ", ".join(f"{p.name}" + (f" (cdp port {p.gateway_port})"
+                                          if p.gateway_port else "")
+                           for p in profiles.all()))
+        nursery.start_soon(_prune_media, system.media)
+        nursery.start_soon(_prune_downloads, profiles)
+        nursery.start_soon(_keep_audit_tail, system.ui.audit)
+        if settings.enabled and settings.auto_start:
+            nursery.start_soon(profiles.start_profiles, [
+                p.name for p in profiles.all() if p.spec.origin != ProfileOrigin.API])
+        task_status.started(system)
+        await _wait_for_signal()
+        log.info("stopping: browsers first, then the HTTP server")
+        await profiles.stop_all()
+        system.events.close()  # ends /events streams and /ws connections: nothing to drain
+        shutdown.set()
+        with trio.move_on_after(DRAIN_S + 1):
+            await http_done.wait()
+        nursery.cancel_scope.cancel()
 
 
 async def _serve_http(app: Any, config: HypercornConfig, shutdown: trio.Event,
@@ -173,17 +193,28 @@ async def _serve_http(app: Any, config: HypercornConfig, shutdown: trio.Event,
         done.set()
 
 
-async def _auto_start(supervisor: BrowserSupervisor) -> None:
-    try:
-        await supervisor.start()
-    except BrowserdError as exc:
-        log.error("browser did not start: %s", exc.message)
-
-
 async def _prune_media(media: Any) -> None:
     while True:
         await trio.sleep(PRUNE_EVERY_S)
         await media.prune()
+
+
+async def _prune_downloads(profiles: ProfileManager) -> None:
+    """Apply download retention to every profile's downloads, every PRUNE_EVERY_S."""
+    while True:
+        await trio.sleep(PRUNE_EVERY_S)
+        for profile in profiles.all():
+            await profile.downloads.prune()
+
+
+async def _keep_audit_tail(tail: logging.Handler) -> None:
+    """The ops page's audit tail hears the audit log while the service runs."""
+    audit = logging.getLogger("browserd.audit")
+    audit.addHandler(tail)
+    try:
+        await trio.sleep_forever()
+    finally:
+        audit.removeHandler(tail)
 
 
 async def _wait_for_signal() -> None:

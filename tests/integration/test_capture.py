@@ -259,7 +259,8 @@ async def test_element_by_ref(api, pages, tab):
 # -- limits -------------------------------------------------------------------------------------
 
 
-async def test_oversize_page_is_scaled(api, pages, tab):
+async def test_oversize_page_is_clipped_not_scaled(api, pages, tab):
+    """A page beyond the pixel limits keeps its width: the capture shows its top part."""
     with trio.fail_after(40):
         await api.post("/navigate", json={"targetId": tab, "url": pages.url("/cap_huge.html")})
         width = await js(api, tab, "document.documentElement.clientWidth")
@@ -267,10 +268,12 @@ async def test_oversize_page_is_scaled(api, pages, tab):
         data = await fetch(api, body)
         w, h = png_size(data)
         assert (w, h) == (body["width"], body["height"])
-        assert body["scaled"] is True and "scaled by" in body["note"]
+        assert body["clipped"] is True and "clipped to the top" in body["note"]
+        assert "scaled" not in body
+        assert body["pageHeight"] == 40000
+        assert w == width  # never scaled below the viewport's width
         assert h <= capture.MAX_SIDE_PX and w * h <= capture.MAX_PIXELS
-        assert h >= capture.MAX_SIDE_PX - 2  # scaled to the limit, not far below it
-        assert abs(w / h - width / 40000) < 0.01
+        assert h >= capture.MAX_SIDE_PX - 2  # clipped at the limit, not far below it
 
 
 async def test_png_over_byte_limit_becomes_jpeg(api, pages, tab):

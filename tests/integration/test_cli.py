@@ -217,3 +217,31 @@ async def test_failing_verbs_exit_1(service: ServiceInfo) -> None:
             dead = f"http://127.0.0.1:{s.getsockname()[1]}"
         run = await fails(service, "status", control_url=dead)
         assert f"browserd: browserd does not answer at {dead}" in run.err
+
+
+async def test_profile_and_session_verbs(service: ServiceInfo) -> None:
+    with trio.fail_after(60):
+        table = (await ok(service, "profiles", "--json")).json()
+        assert [p["name"] for p in table["profiles"] if p["default"]] == [service.profile]
+        made = (await ok(service, "profiles", "create", "cli-extra", "--color", "#101010",
+                         "--json")).json()
+        assert made["name"] == "cli-extra" and made["state"] == "stopped"
+        status = (await ok(service, "status", "--profile", "cli-extra", "--json")).json()
+        assert status["profile"] == "cli-extra" and status["color"] == "#101010"
+        run = await fails(service, "tabs", "--profile", "nope")
+        assert "no profile 'nope'" in run.err
+        gone = (await ok(service, "profiles", "delete", "cli-extra", "--json")).json()
+        assert gone["dataRemoved"] is True
+
+        sid = (await ok(service, "sessions", "create", "--name", "cli", "--json")).json()[
+            "sessionId"]
+        opened = (await ok(service, "open", "about:blank", "--session", sid, "--json")).json()
+        mine = (await ok(service, "tabs", "--session", sid, "--json")).json()["tabs"]
+        assert [t["targetId"] for t in mine] == [opened["targetId"]]
+        others = (await ok(service, "tabs", "--json")).json()["tabs"]
+        assert opened["targetId"] not in {t["targetId"] for t in others}
+        listed = (await ok(service, "sessions", "--json")).json()["sessions"]
+        assert sid in {s["sessionId"] for s in listed}
+        await ok(service, "sessions", "delete", sid)
+        run = await fails(service, "tabs", "--session", sid)
+        assert f"no session '{sid}'" in run.err

@@ -56,3 +56,7 @@ async def test_f14_closing_the_last_tab_keeps_the_browser_usable() -> None:
 
 async def test_s11_hostile_neighbour_gets_nothing() -> None:
     await drill("S11")
+
+
+async def test_p1_one_profile_killed_while_the_others_serve() -> None:
+    await drill("P1")

@@ -915,7 +915,8 @@ async def test_s9_nothing_from_the_api_reaches_chromium_argv(
 # -- the audit log ---------------------------------------------------------------------
 
 AUDIT_RE = re.compile(
-    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} who=(?P<who>\S+) (?P<method>[A-Z]+) "
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} who=(?P<who>\S+) profile=(?P<profile>\S+) "
+    r"session=(?P<session>\S+) (?P<method>[A-Z]+) "
     r"(?P<path>/\S*) tab=(?P<tab>\S+) url=(?P<url>\S+) outcome=(?P<outcome>\S+) "
     r"ms=(?P<ms>\d+(?:\.\d+)?)$")
 

@@ -61,3 +61,65 @@ def test_active_tab_is_last_used_then_last_focused_then_first() -> None:
     assert reg.active_id() == "C3333"
     assert registry(FakeTab("A1"), FakeTab("B2")).active_id() == "A1"
     assert registry().active_id() is None
+
+
+def scoped_registry() -> TabRegistry:
+    reg = registry(FakeTab("DEF00001"), FakeTab("AAAA0001"), FakeTab("BBBB0001"),
+                   FakeTab("GW000001"))
+    reg._context_of.update({"DEF00001": "default-ctx", "AAAA0001": "ctx-a",
+                            "BBBB0001": "ctx-b", "GW000001": "client-ctx"})
+    reg.add_scope("ctx-a")
+    reg.add_scope("ctx-b")
+    return reg
+
+
+def test_a_session_scope_sees_only_its_own_tabs() -> None:
+    reg = scoped_registry()
+    assert reg.target_ids("ctx-a") == ["AAAA0001"]
+    assert reg.get("AAAA0001", "ctx-a").target_id == "AAAA0001"
+    for other in ("BBBB0001", "DEF00001", "bbbb"):
+        with pytest.raises(TabNotFound):
+            reg.get(other, "ctx-a")
+    # the default scope: every tab of no session (a gateway client's context too)
+    assert reg.target_ids() == ["DEF00001", "GW000001"]
+    with pytest.raises(TabNotFound):
+        reg.get("AAAA0001")
+    assert reg.tab_count() == 4
+
+
+def test_each_scope_has_its_own_current_tab() -> None:
+    reg = scoped_registry()
+    reg._set_last_used("ctx-a", "AAAA0001")
+    reg.last_used = "GW000001"
+    assert reg.active_id("ctx-a") == "AAAA0001"
+    assert reg.active_id("ctx-b") == "BBBB0001"
+    assert reg.active_id() == "GW000001"
+    # a removed scope's tabs never fall back into the default scope
+    reg.remove_scope("ctx-a")
+    assert "AAAA0001" not in reg.target_ids()
+
+
+def test_a_session_scope_labels_its_tabs_with_the_session() -> None:
+    reg = scoped_registry()
+    reg.add_scope("ctx-a", "s-alpha")
+    assert reg.session_of("AAAA0001") == "s-alpha"
+    assert reg.session_of("BBBB0001") is None  # a scope made without a label
+    assert reg.session_of("DEF00001") is None and reg.session_of("GW000001") is None
+    assert reg.scope_of_context("ctx-a") == "ctx-a"
+    assert reg.scope_of_context("client-ctx") is None and reg.scope_of_context(None) is None
+
+
+def test_origins_are_remembered_per_scope() -> None:
+    reg = scoped_registry()
+    reg._note_origin({"type": "page", "url": "https://a.example/x", "browserContextId": "ctx-a"})
+    reg._note_origin({"type": "iframe", "url": "http://127.0.0.1:8080/f",
+                      "browserContextId": "default-ctx"})
+    reg._note_origin({"type": "page", "url": "https://gw.example/", "browserContextId": "cc"})
+    reg._note_origin({"type": "service_worker", "url": "https://sw.example/"})
+    reg.remember_origin("https://written.example", "ctx-b")
+    assert reg.origins_seen("ctx-a") == ["https://a.example"]
+    assert reg.origins_seen("ctx-b") == ["https://written.example"]
+    assert reg.origins_seen() == ["http://127.0.0.1:8080", "https://gw.example"]
+    # a disposed session's origins are forgotten with it
+    reg.remove_scope("ctx-a")
+    assert reg.origins_seen("ctx-a") == []

@@ -55,7 +55,7 @@ PINNED = {
     "browserd.supervisor.guards": ["PageGuards", "open_page_guards"],
     "browserd.downloads": ["CancelReason", "DownloadFollower", "DownloadRecord", "DownloadState",
                            "DownloadStatistics", "DownloadStore", "download_url",
-                           "wait_next_download"],
+                           "remove_downloads", "wait_next_download"],
     "browserd.tabs.navguard": ["ANSWER_DEADLINE_S", "BLOCKS_KEPT", "CHAINS_KEPT",
                                "SETUP_DEADLINE_S", "BlockRecord", "NavGuard",
                                "navigation_verdict"],
@@ -73,17 +73,58 @@ PINNED = {
     "browserd.tabs.snapshots": ["ARIA_MAX_CHARS", "FORMATS", "READ_TEXT_CHARS",
                                 "READ_TOTAL_CHARS", "find", "take_snapshot"],
     "browserd.tabs.settle": ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling",
-                             "settle_after_input", "settle_document", "wait_load_state"],
+                             "settle_after_commit", "settle_after_input", "settle_document",
+                             "wait_load_state"],
+    "browserd.tabs.history": ["go_back", "go_forward", "reload"],
     "browserd.tabs.actions": [
-        "ACTION_KINDS", "LOAD_STATES", "MODIFIER_BITS", "Action", "AnswerDialog", "Click",
-        "ElementTarget", "Hover", "Navigate", "Observer", "Press", "Progress", "Select", "Step",
-        "TypeText", "Wait", "act", "click", "glob_regex", "handle_dialog", "hover", "key_spec",
-        "locate", "modifier_mask", "observing", "parse_chord", "perform", "press", "select",
-        "type_text", "wait"],
+        "ACTION_KINDS", "KEY_ACTIONS", "LOAD_STATES", "MODIFIER_BITS", "MOUSE_ACTIONS", "Action",
+        "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput", "MouseInput",
+        "Navigate", "Observer", "Press", "Progress", "Select", "Step", "TypeText", "Upload",
+        "Wait", "act", "click", "click_upload", "drag", "drop_files", "glob_regex",
+        "handle_dialog", "hover", "key_spec", "keyboard", "locate", "modifier_mask", "mouse",
+        "observing", "parse_chord", "perform", "press", "select", "type_text", "upload",
+        "wait"],
     "browserd.http.routes": ["all_routes", "download_routes", "emulation_routes", "input_routes",
-                             "media_routes", "page_routes", "service_routes", "state_routes",
+                             "media_routes", "navigation_routes", "network_routes", "ops_routes",
+                             "page_routes", "profile_routes", "service_routes", "state_routes",
                              "tab_routes"],
+    "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
+                               "checked_files", "gesture_action"],
+    "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
+    "browserd.tabs.inputstate": ["BUTTON_BITS", "FileChooser", "InputState"],
+    "browserd.tabs.scope": ["TabScope"],
+    "browserd.tabs.origins": ["ORIGINS_SEEN_MAX", "RecentOrigins", "origin_of"],
+    "browserd.supervisor.handle": ["SupervisorHandle"],
+    "browserd.profiles.manager": ["GatewayRunner", "ProfileManager", "download_store_for",
+                                  "settings_for"],
+    "browserd.profiles.sessions": ["CDP_DEADLINE_S", "Session", "SessionTable"],
+    "browserd.profiles.binding": ["SessionBoundSupervisor"],
+    "browserd.handoff": ["ENDED_KEPT", "REASON_MAX_CHARS", "Handoff", "HandoffBoard",
+                         "HandoffEnd", "HandoffOutcome", "wait_handoff_end"],
+    "browserd.metrics": ["CONTENT_TYPE", "LATENCY_BUCKETS_S", "Metrics", "ServiceGauges"],
+    "browserd.ui": ["AuditTail", "LiveViews", "OpsUi", "ThumbnailCache", "UiSessions"],
     "browserd.http.tabwork": ["on_tab"],
+    "browserd.cli_routes": ["GLOBAL_FIELDS", "NAMES", "NEGATIONS", "POSITIONAL", "SKIP",
+                            "FieldSpec", "RouteCommand", "add_route_commands",
+                            "commands_from_openapi", "commands_from_routes",
+                            "run_route_command"],
+    "browserd.cdp": ["CdpConnection", "CdpEvent", "CdpSession", "JsonDict", "PipeTransport",
+                     "Sink", "Subscription", "Transport", "WebSocketTransport",
+                     "open_cdp_connection", "open_cdp_over"],
+    "browserd.tabs.children": ["AUTO_ATTACH", "SETUP_DEADLINE_S", "ChildTargets"],
+    "browserd.tabs.netlog": ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS",
+                             "POST_DATA_CAP", "RESOURCE_TYPES", "URL_CAP", "NetworkControls",
+                             "NetworkEntry", "NetworkLog", "blocked_params"],
+    "browserd.tabs.network": ["MAX_HEADERS", "REFUSED_HEADERS", "check_headers",
+                              "ensure_enabled", "export_har", "request_detail", "set_blocked",
+                              "set_extra_headers"],
+    "browserd.tabs.har": ["HarBody", "body_for_har", "build_har"],
+    "browserd.cli_network": ["NETWORK_COMMANDS", "add_network_commands", "format_network"],
+    "browserd.events": ["RING_SIZE", "SUBSCRIBER_BUFFER", "Event", "EventHub", "EventSink",
+                        "EventType", "HubStatistics", "Subscription", "parse_types",
+                        "sse_comment", "sse_event", "sse_retry"],
+    "browserd.http.catalog": ["CORE", "GROUPS", "Operation", "catalog", "select"],
+    "browserd.mcp": ["McpEndpoint", "open_mcp_endpoint"],
 }
 
 
@@ -98,7 +139,7 @@ def test_action_records_are_what_the_actions_package_exports() -> None:
     from browserd.tabs.actions import records
 
     for record in ("Click", "Hover", "TypeText", "Press", "Select", "Wait", "Navigate",
-                   "AnswerDialog"):
+                   "AnswerDialog", "Upload", "Drag", "MouseInput", "KeyInput"):
         assert getattr(actions, record) is getattr(records, record)
         assert getattr(records, record).kind in actions.ACTION_KINDS
 
@@ -163,13 +204,21 @@ def area(name: str) -> str:
 
 
 #: What each part of the tree must never import: imports point down
-#: (service/http -> supervisor -> downloads -> cdp, tabs, browser -> errors; beside the
+#: (service/http -> profiles -> supervisor -> downloads -> cdp, tabs, browser -> errors; beside the
 #: supervisor, http -> state -> cdp, tabs: ``state`` is the browser's stored state, cookies
 #: and storage). ``downloads`` sits between the supervisor (which starts its follower per
 #: connection) and tabs (its wait watches a tab); ``retention`` is a leaf shared by the
-#: media and download stores.
-_ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system", "cli",
-                 "cli_state", "downloads"}
+#: media and download stores; ``events`` is a leaf every publisher imports (supervisor,
+#: tabs, downloads); ``mcp`` sits beside ``http`` (it builds on its catalog). ``uploads``
+#: (the upload-roots policy) is a leaf used by http: the tabs only ever see paths it
+#: already checked.
+_CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
+        "cli_format", "cli_ui"}
+_ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
+                 "downloads", "profiles", "handoff", "metrics", "ui", "mcp"} | _CLI
+#: The ops page (``ui``) and handoffs sit above the supervisor and tabs, below the System
+#: that holds them and the HTTP routes that use them; ``metrics`` is a leaf.
+_OPS_ABOVE = {"http", "service", "system", "gateway"} | _CLI
 FORBIDDEN = {
     "errors": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     "retention": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
@@ -177,12 +226,19 @@ FORBIDDEN = {
     "browser": _ABOVE_LEAVES | {"tabs", "snapshot"},  # process runs CDP over its pipe
     "snapshot": _ABOVE_LEAVES | {"browser", "cdp", "tabs"},
     "media": (_ABOVE_LEAVES - {"media"}) | {"browser", "cdp", "tabs", "snapshot"},
-    "tabs": _ABOVE_LEAVES | {"browser"},
+    "tabs": _ABOVE_LEAVES | {"browser", "uploads"},
+    "uploads": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot"},
     "downloads": (_ABOVE_LEAVES - {"downloads"}) | {"browser", "snapshot"},
     "state": (_ABOVE_LEAVES - {"state"}) | {"browser"},
     "supervisor": _ABOVE_LEAVES - {"supervisor", "downloads"},
-    "http": {"gateway", "service", "cli", "cli_state"},
-    "gateway": {"service", "cli", "cli_state"},
+    "profiles": {"http", "gateway", "service", "system"} | _CLI,
+    "http": {"gateway", "service", "mcp"} | _CLI,
+    "mcp": {"gateway", "service"} | _CLI,
+    "gateway": {"service"} | _CLI,
+    "metrics": (_ABOVE_LEAVES - {"metrics"}) | {"browser", "cdp", "tabs", "snapshot"},
+    "handoff": _OPS_ABOVE | {"ui", "metrics"},
+    "ui": _OPS_ABOVE | {"handoff", "metrics"},
+    "events": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
 }
 
 
@@ -199,10 +255,15 @@ def test_imports_point_down_the_tree() -> None:
 def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
     in_tabs = {m for m in all_modules() if m.startswith("browserd.tabs")}
     assert not imports_of("browserd.tabs.state") & in_tabs
+    assert not imports_of("browserd.tabs.netlog") & in_tabs
+    assert imports_of("browserd.tabs.children") & in_tabs <= {"browserd.tabs.netlog"}
     # The actor holds the connection's navigation guard, itself a leaf of tabs.
     assert not imports_of("browserd.tabs.navguard") & in_tabs
+    # The actor holds the tab's input state (file chooser, held keys), also a leaf.
+    assert not imports_of("browserd.tabs.inputstate") & in_tabs
     assert imports_of("browserd.tabs.actor") & in_tabs <= {
-        "browserd.tabs.remote", "browserd.tabs.state", "browserd.tabs.navguard"}
+        "browserd.tabs.inputstate", "browserd.tabs.remote", "browserd.tabs.state",
+        "browserd.tabs.navguard", "browserd.tabs.netlog", "browserd.tabs.children"}
 
 
 def test_the_ref_engine_does_not_import_what_is_built_on_it() -> None:
@@ -235,3 +296,21 @@ def test_no_module_imports_another_modules_private_names() -> None:
 def test_no_source_file_is_over_about_500_lines(name: str) -> None:
     lines = module_path(name).read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_LINES, f"{name} has {lines} lines: split it by concern"
+
+
+def modules_naming(text: str) -> set[str]:
+    """Modules whose source contains ``text`` (a quoted CDP method name)."""
+    return {name for name in all_modules()
+            if text in module_path(name).read_text(encoding="utf-8")}
+
+
+def test_fetch_and_held_targets_have_one_owner() -> None:
+    """A second ``Fetch.enable`` on a session replaces the first one's patterns: on page
+    sessions ``Fetch`` is the navigation guard's (the scratch page is a target of its own;
+    network blocking uses the Network domain). Every held target is released by one
+    helper, ``CdpSession.run_if_waiting``."""
+    assert modules_naming('"Fetch.enable"') == {"browserd.tabs.navguard",
+                                                "browserd.state.scratch"}
+    assert modules_naming('"Runtime.runIfWaitingForDebugger"') == {"browserd.cdp.connection"}
+    assert modules_naming("waitForDebuggerOnStart\": True") == {"browserd.tabs.navguard",
+                                                              "browserd.tabs.children"}

@@ -458,7 +458,7 @@ async def test_an_unexpected_error_in_the_subtree_is_a_crash_not_a_dead_supervis
 def a_runtime(*, closed: bool) -> BrowserRuntime:
     """The parts of a runtime ``require_runtime`` looks at (a connection, open or closed)."""
     fake: Any = SimpleNamespace(is_closed=closed)
-    return BrowserRuntime(connection=fake, tabs=fake, process=None, version="Fake/1",
+    return BrowserRuntime(connection=fake, registry=fake, process=None, version="Fake/1",
                           user_agent="fake", started_at=0.0,
                           captures=CaptureGate.with_capacity(1))
 

@@ -51,6 +51,26 @@ async def test_messages_are_split_on_nul_across_partial_reads() -> None:
             assert got == [b'{"id":2}']
 
 
+async def test_one_read_of_many_messages_gives_them_all_in_order() -> None:
+    with trio.fail_after(5):
+        async with pipe_pair() as (transport, _, browser_out):
+            os.write(browser_out, b"".join(b'{"id":%d}\0' % i for i in range(200)) + b'{"id"')
+            got = [await transport.receive() for _ in range(200)]
+            assert got == [b'{"id":%d}' % i for i in range(200)]
+            os.write(browser_out, b":200}\0")  # the tail held from the first read
+            assert await transport.receive() == b'{"id":200}'
+
+
+async def test_a_too_long_message_that_ends_in_the_read_is_browser_gone() -> None:
+    with trio.fail_after(5):
+        async with pipe_pair(max_bytes=1000) as (transport, _, browser_out):
+            os.write(browser_out, b"x" * 600)
+            os.write(browser_out, b"y" * 600 + b"\0{}\0")
+            with pytest.raises(BrowserGone, match="larger than 1000"):
+                while True:
+                    await transport.receive()
+
+
 async def test_send_appends_one_nul_and_writes_whole_messages() -> None:
     with trio.fail_after(5):
         async with pipe_pair() as (transport, browser_in, _):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import attrs
@@ -26,6 +26,7 @@ from .protocol import (
     PendingCall,
     Protocol,
     ProtocolStatistics,
+    Sink,
     Subscription,
 )
 from .transport import MAX_MESSAGE_BYTES, Transport, WebSocketTransport
@@ -33,7 +34,13 @@ from .transport import MAX_MESSAGE_BYTES, Transport, WebSocketTransport
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_SIZE = MAX_MESSAGE_BYTES
+#: Bytes read from a websocket at once (trio-websocket's default is 4 KiB: a burst of
+#: events or a screenshot would take hundreds of reads and parser wake-ups). The pipe
+#: transport reads 1 MiB at a time.
+RECEIVE_BUFFER = 256 * 1024
 DEFAULT_COMMAND_DEADLINE_S = 30.0
+RESUME_DEADLINE_S = 2.0
+"""Bound on writing ``Runtime.runIfWaitingForDebugger`` (see :meth:`CdpSession.run_if_waiting`)."""
 
 
 class CdpConnection:
@@ -113,6 +120,19 @@ class CdpConnection:
         routing (the CDP gateway follows a changing set of sessions this way).
         Its ``deliver`` runs in the reader, in wire order; it must not block."""
         self._protocol.add_subscription(tap)
+
+    def add_sink(self, session_id: str | None, methods: frozenset[str],
+                 fn: Callable[[CdpEvent], None]) -> Sink:
+        """Call ``fn`` from the reader for each of the session's ``methods`` events.
+
+        For high-volume events that only update state: no channel and no task
+        switch per event, so ``fn`` must be quick and must not block. A sink
+        that raises is removed (its ``error`` says why).
+        """
+        return self._protocol.add_sink(session_id, methods, fn)
+
+    def remove_sink(self, sink: Sink) -> None:
+        self._protocol.remove_sink(sink)
 
     def fail_session(self, session_id: str, error: BaseException) -> None:
         self._protocol.fail_session(session_id, error)
@@ -195,6 +215,24 @@ class CdpSession:
     async def post(self, method: str, params: JsonDict | None = None) -> PendingReply:
         return await self.connection.post(method, params, session_id=self.session_id)
 
+    async def run_if_waiting(self) -> bool:
+        """Resume this session's target if ``waitForDebuggerOnStart`` holds it.
+
+        The one way browserd releases a held target (the navigation guard's
+        pages, a tab's child targets). The command is written, its reply
+        never awaited: it can lag behind the resume itself. Shielded and
+        bounded (:data:`RESUME_DEADLINE_S`), so a cancelled caller still
+        releases the target. Never raises: False when the command could
+        not be written (the connection is gone, and with it every hold).
+        """
+        with trio.CancelScope(shield=True), trio.move_on_after(RESUME_DEADLINE_S):
+            try:
+                await self.post("Runtime.runIfWaitingForDebugger")
+                return True
+            except BrowserdError:
+                return False
+        return False
+
     def subscribe(
         self, methods: frozenset[str] | None = None, *, buffer: int = 1000
     ) -> Subscription:
@@ -217,6 +255,7 @@ async def open_cdp_connection(
             with trio.fail_after(10):
                 ws = await trio_websocket.connect_websocket_url(
                     nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE,
+                    receive_buffer_size=RECEIVE_BUFFER,
                     extra_headers=[(k.encode(), v.encode()) for k, v in (headers or {}).items()],
                 )
         except (trio_websocket.HandshakeError, OSError, trio.TooSlowError) as exc:
@@ -259,6 +298,7 @@ __all__ = [
     "CdpError",
     "CdpEvent",
     "CdpSession",
+    "Sink",
     "Subscription",
     "open_cdp_connection",
     "open_cdp_over",

@@ -61,6 +61,7 @@ class ProtocolStatistics:
     pending: int
     unmatched_replies: int
     undecodable: int
+    skipped_events: int
 
 
 class Subscription:
@@ -122,13 +123,53 @@ class Subscription:
         self._recv.close()
 
 
+class Sink:
+    """A synchronous consumer of one session's events (see :meth:`Protocol.add_sink`).
+
+    ``fn`` runs in the connection's reader for each matching event, so it
+    must be quick and bounded (it updates state, nothing more). If it raises,
+    the sink is removed and the exception kept in ``error``.
+    """
+
+    def __init__(self, session_id: str | None, methods: frozenset[str],
+                 fn: Callable[[CdpEvent], None]) -> None:
+        self.session_id = session_id
+        self.methods = methods
+        self.fn = fn
+        self.error: BaseException | None = None
+
+
+_EVENT_PREFIX = '{"method":"'
+
+
+def _peek_method(data: bytes | str) -> str | None:
+    """An event's method read from its first bytes, without parsing (None: not that shape).
+
+    Chromium writes events as ``{"method":"Domain.event",…}``; anything else
+    (replies, other spacing) is parsed in full.
+    """
+    text = data[:128] if isinstance(data, str) else data[:128].decode("latin-1")
+    if not text.startswith(_EVENT_PREFIX):
+        return None
+    end = text.find('"', len(_EVENT_PREFIX))
+    return text[len(_EVENT_PREFIX):end] if end > 0 else None
+
+
 class Protocol:
-    """Ids, pending replies and subscriptions of one CDP connection."""
+    """Ids, pending replies and subscriptions of one CDP connection.
+
+    Events that no subscription or sink asks for (Chromium sends many:
+    ``Network.dataReceived``, ``*ExtraInfo``…) are recognised from their
+    first bytes and dropped without being parsed.
+    """
 
     def __init__(self, *, on_unroutable: Callable[[CdpEvent], None] | None = None) -> None:
         self._next_id = 0
         self._pending: dict[int, PendingCall] = {}
         self._subscriptions: list[Subscription] = []
+        self._sinks: dict[str | None, list[Sink]] = {}  # by session: O(1) per event
+        self._wanted: frozenset[str] | None = None  # methods someone wants; None: parse all
+        self._skipped = 0
         self._closed: BaseException | None = None
         self._on_unroutable = on_unroutable
         self._sent = self._replies = self._events = self._unmatched = self._undecodable = 0
@@ -161,14 +202,20 @@ class Protocol:
         self._pending.pop(call_id, None)
 
     def receive(self, data: bytes | str) -> None:
-        """Route one received frame to its pending call or its subscribers.
+        """Route one received frame to its pending call, its subscribers and sinks.
 
-        Page data never makes a message vanish: lone surrogates and invalid
-        UTF-8 are decoded as U+FFFD (see :mod:`browserd.jsontext`). A frame that is
-        still not JSON is counted; if it is a reply, its own pending command
-        fails at once with :class:`CdpUndecodable` instead of waiting out
-        its deadline.
+        Events nobody wants are recognised from their first bytes and dropped
+        unparsed (counted in ``skipped_events``). Page data never makes a
+        message vanish: lone surrogates and invalid UTF-8 are decoded as
+        U+FFFD (see :mod:`browserd.jsontext`). A frame that is still not JSON
+        is counted; if it is a reply, its own pending command fails at once
+        with :class:`CdpUndecodable` instead of waiting out its deadline.
         """
+        if self._wanted is not None and self._on_unroutable is None:
+            method = _peek_method(data)
+            if method is not None and method not in self._wanted:
+                self._skipped += 1
+                return
         try:
             message = decoding.loads(data)
         except decoding.UndecodableMessage as exc:
@@ -207,11 +254,21 @@ class Protocol:
             method=method, params=message.get("params") or {}, session_id=message.get("sessionId")
         )
         routed = False
+        for sink in self._sinks.get(event.session_id, ()):
+            if method in sink.methods:
+                routed = True
+                try:
+                    sink.fn(event)
+                except Exception as exc:  # a broken sink must not break the reader
+                    sink.error = exc
+                    self.remove_sink(sink)
+                    break
         for sub in list(self._subscriptions):
             if sub.wants(event):
                 routed = True
                 if not sub.deliver(event):
                     self._subscriptions.remove(sub)
+                    self._update_wanted()
         if not routed and self._on_unroutable is not None:
             self._on_unroutable(event)
 
@@ -223,19 +280,60 @@ class Protocol:
             sub.close()
         else:
             self._subscriptions.append(sub)
+            self._update_wanted()
         return sub
 
     def add_subscription(self, sub: Subscription) -> None:
-        """Register a prebuilt subscription (its own ``wants`` decides routing)."""
+        """Register a prebuilt subscription (its own ``wants`` decides routing).
+
+        Its ``methods`` must cover every method its ``wants`` accepts (None:
+        any), since events no one lists are dropped unparsed.
+        """
         if self._closed is not None:
             sub.close()
         else:
             self._subscriptions.append(sub)
+            self._update_wanted()
 
     def unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subscriptions:
             self._subscriptions.remove(sub)
+            self._update_wanted()
         sub.unsubscribe()
+
+    def add_sink(self, session_id: str | None, methods: frozenset[str],
+                 fn: Callable[[CdpEvent], None]) -> Sink:
+        """Call ``fn(event)`` from the reader for each of the session's ``methods`` events.
+
+        For high-volume events that only update state (no channel, no task
+        switch per event). Sinks end with the connection or :meth:`remove_sink`.
+        """
+        sink = Sink(session_id, methods, fn)
+        if self._closed is None:
+            self._sinks.setdefault(session_id, []).append(sink)
+            self._update_wanted()
+        return sink
+
+    def remove_sink(self, sink: Sink) -> None:
+        """Stop calling ``sink`` (idempotent)."""
+        same = self._sinks.get(sink.session_id, [])
+        if sink in same:
+            same.remove(sink)
+            if not same:
+                del self._sinks[sink.session_id]
+            self._update_wanted()
+
+    def _update_wanted(self) -> None:
+        wanted: set[str] = set()
+        for sub in self._subscriptions:
+            if sub.methods is None:
+                self._wanted = None
+                return
+            wanted |= sub.methods
+        for sinks in self._sinks.values():
+            for sink in sinks:
+                wanted |= sink.methods
+        self._wanted = frozenset(wanted)
 
     def fail_calls(self, session_id: str, error: BaseException) -> None:
         """Fail the session's pending calls; its subscriptions go on (a crashed tab)."""
@@ -251,6 +349,8 @@ class Protocol:
             if sub.session_id == session_id:
                 self._subscriptions.remove(sub)
                 sub.close()
+        self._sinks.pop(session_id, None)
+        self._update_wanted()
 
     def close(self, reason: BaseException) -> None:
         """Fail every pending call with ``reason`` and end every subscription. Idempotent."""
@@ -263,6 +363,7 @@ class Protocol:
         subs, self._subscriptions = self._subscriptions, []
         for sub in subs:
             sub.close()
+        self._sinks = {}
 
     def statistics(self) -> ProtocolStatistics:
         return ProtocolStatistics(
@@ -272,6 +373,7 @@ class Protocol:
             pending=len(self._pending),
             unmatched_replies=self._unmatched,
             undecodable=self._undecodable,
+            skipped_events=self._skipped,
         )
 
 
@@ -281,5 +383,5 @@ def deadline_left() -> float:
     return math.inf if deadline == math.inf else max(0.0, deadline - trio.current_time())
 
 
-__all__ = ["CdpEvent", "JsonDict", "PendingCall", "Protocol", "ProtocolStatistics", "Subscription",
-           "deadline_left"]
+__all__ = ["CdpEvent", "JsonDict", "PendingCall", "Protocol", "ProtocolStatistics", "Sink",
+           "Subscription", "deadline_left"]

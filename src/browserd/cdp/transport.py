@@ -19,6 +19,7 @@ socket). ``aclose`` is idempotent and never raises.
 
 from __future__ import annotations
 
+import collections
 import logging
 from typing import Protocol
 
@@ -54,10 +55,14 @@ class PipeTransport:
     them open is also the browser's lifeline: when browserd dies, the kernel
     closes them and Chromium exits by itself.
 
-    ``receive`` keeps partial reads in a buffer bounded by
-    :data:`MAX_MESSAGE_BYTES`; a longer message closes the transport with
-    BrowserGone (the stream cannot be resynchronised). Cancelling ``receive``
-    loses nothing: bytes already read stay buffered for the next call.
+    ``receive`` reads up to 1 MiB at a time and splits all of it at once
+    (C-level ``bytes.split``): the messages it held come out of later calls
+    with no read, lock or task switch each (a page load with network
+    recording is ~600 small events). The unfinished tail is buffered,
+    bounded by :data:`MAX_MESSAGE_BYTES`; a longer message closes the
+    transport with BrowserGone (the stream cannot be resynchronised).
+    Cancelling ``receive`` loses nothing: bytes already read stay buffered
+    for the next call.
     """
 
     description = "pipe"
@@ -68,8 +73,8 @@ class PipeTransport:
         self._in = trio.lowlevel.FdStream(read_fd)
         self._send_lock = trio.Lock()
         self._receive_lock = trio.Lock()
-        self._buffer = bytearray()
-        self._scanned = 0  # bytes of _buffer known to hold no NUL
+        self._ready: collections.deque[bytes] = collections.deque()  # whole messages
+        self._partial = bytearray()  # the start of the next message
         self._max = max_message_bytes
         self._closed = False
         self._eof = False
@@ -95,20 +100,16 @@ class PipeTransport:
             raise BrowserGone(f"the browser did not read a command within {SEND_DEADLINE_S} s")
 
     async def receive(self) -> bytes:
-        """The next whole message (without its NUL). Raises BrowserGone at EOF."""
+        """The next whole message (without its NUL). Raises BrowserGone at EOF.
+
+        A message already read is returned at once, without a checkpoint
+        (the reader then handles a whole read's messages in one go; a read
+        is at most 1 MiB, so the time between checkpoints stays bounded).
+        """
+        if self._ready:
+            return self._ready.popleft()
         async with self._receive_lock:
-            while True:
-                end = self._buffer.find(b"\0", self._scanned)
-                if end >= 0:
-                    message = bytes(self._buffer[:end])
-                    del self._buffer[: end + 1]
-                    self._scanned = 0
-                    return message
-                self._scanned = len(self._buffer)
-                if self._scanned > self._max:
-                    await self.aclose()
-                    raise BrowserGone(
-                        f"the browser sent a message larger than {self._max} bytes")
+            while not self._ready:
                 if self._eof or self._closed:
                     raise BrowserGone("the browser pipe closed")
                 try:
@@ -118,7 +119,27 @@ class PipeTransport:
                 if not chunk:
                     self._eof = True
                     continue
-                self._buffer += chunk
+                if not self._take(chunk):
+                    await self.aclose()
+                    raise BrowserGone(
+                        f"the browser sent a message larger than {self._max} bytes")
+            return self._ready.popleft()
+
+    def _take(self, chunk: bytes) -> bool:
+        """Split ``chunk`` into whole messages and the new tail; False when one is too long."""
+        parts = chunk.split(b"\0")
+        tail = parts.pop()
+        if parts:
+            if self._partial:
+                self._partial += parts[0]
+                parts[0] = bytes(self._partial)
+            if len(parts[0]) > self._max:
+                return False
+            self._ready.extend(parts)
+            self._partial = bytearray(tail)
+        else:
+            self._partial += tail
+        return len(self._partial) <= self._max
 
     async def drain(self) -> None:
         """Read and discard until EOF (keeps a shutting-down browser from blocking on us)."""

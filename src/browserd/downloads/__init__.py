@@ -8,6 +8,7 @@ from browserd.downloads.store import (
     DownloadStatistics,
     DownloadStore,
     download_url,
+    remove_downloads,
 )
 from browserd.downloads.wait import wait_next_download
 
@@ -19,5 +20,6 @@ __all__ = [
     "DownloadStatistics",
     "DownloadStore",
     "download_url",
+    "remove_downloads",
     "wait_next_download",
 ]

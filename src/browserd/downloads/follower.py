@@ -81,6 +81,7 @@ class DownloadFollower:
         self.connection = connection
         self.store = store
         self._locate = locate
+        self._session_of: Callable[[str], str | None] | None = None
         self._free_space = free_space or (lambda: free_bytes(store.directory))
         self._contexts: set[str | None] = set()
         self._context_of_target: dict[str, str] = {}
@@ -95,9 +96,12 @@ class DownloadFollower:
         return {"behavior": "allowAndName", "downloadPath": str(self.store.directory),
                 "eventsEnabled": True}
 
-    def locate_tabs_with(self, locate: Callable[[str], str | None]) -> None:
-        """Name the tab of each new download by ``locate(frameId)`` (the tab registry's)."""
+    def locate_tabs_with(self, locate: Callable[[str], str | None], *,
+                         session_of: Callable[[str], str | None] | None = None) -> None:
+        """Name the tab of each new download by ``locate(frameId)`` (the tab registry's),
+        and its session by ``session_of(targetId)`` (None: the tab is in no session)."""
         self._locate = locate
+        self._session_of = session_of
 
     async def ensure_context(self, target_info: dict[str, Any]) -> None:
         """Set the download behavior of ``target_info``'s browser context once (bounded).
@@ -184,10 +188,14 @@ class DownloadFollower:
             if len(self._free_at_begin) > 10000:
                 self._free_at_begin.clear()
             self._free_at_begin[guid] = self._safe_free_space()
+            target_id = (self._locate(frame_id) if frame_id and self._locate is not None
+                         else None)
             self.store.began(guid, url=str(p.get("url", "")),
                              suggested_filename=str(p.get("suggestedFilename", ""))[:1000],
-                             target_id=self._locate(frame_id)
-                             if frame_id and self._locate is not None else None)
+                             target_id=target_id,
+                             session_id=self._session_of(target_id)
+                             if target_id is not None and self._session_of is not None
+                             else None)
             return
         received = _int(p.get("receivedBytes"))
         total = _int(p.get("totalBytes"))

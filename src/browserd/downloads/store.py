@@ -33,11 +33,13 @@ import attrs
 import trio
 
 from ..errors import NotFound
+from ..events import EventSink, EventType
 from ..redact import loggable_url
 from ..retention import RetainedFile, Retention, apply_retention
 
 __all__ = ["GUID_RE", "RECORDS_KEPT", "STALE_PARTIAL_AGE_S", "CancelReason", "DownloadRecord",
-           "DownloadState", "DownloadStatistics", "DownloadStore", "download_url"]
+           "DownloadState", "DownloadStatistics", "DownloadStore", "download_url",
+           "remove_downloads"]
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +64,16 @@ class CancelReason(enum.Enum):
 
 @attrs.frozen(kw_only=True)
 class DownloadRecord:
-    """One download as the API shows it. ``url`` is page data (never logged whole)."""
+    """One download as the API shows it. ``url`` is page data (never logged whole).
+
+    ``profile`` and ``session_id`` say whose browser and session made it.
+    """
 
     id: str
     seq: int
     target_id: str | None
+    profile: str | None = None
+    session_id: str | None = None  # the session whose tab began it (None: no session)
     url: str
     suggested_filename: str
     state: DownloadState
@@ -82,7 +89,8 @@ class DownloadRecord:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "id": self.id, "targetId": self.target_id, "url": self.url,
+            "id": self.id, "targetId": self.target_id, "profile": self.profile,
+            "session": self.session_id, "url": self.url,
             "suggestedFilename": self.suggested_filename, "state": self.state.value,
             "receivedBytes": self.received_bytes, "totalBytes": self.total_bytes,
             "startedAt": self.started_at,
@@ -118,8 +126,11 @@ class DownloadStore:
     """Records and files of downloads in one directory (created 0700 if missing)."""
 
     def __init__(self, directory: Path, retention: Retention, *, max_bytes: int,
-                 enabled: bool = True) -> None:
+                 enabled: bool = True, profile: str | None = None,
+                 events: EventSink | None = None) -> None:
         self._directory = Path(directory).absolute()
+        self.profile = profile
+        self._events = events  # download.started / download.finished
         self.retention = retention
         self.max_bytes = max_bytes
         self.enabled = enabled
@@ -137,19 +148,28 @@ class DownloadStore:
     # -- changes (the follower) ------------------------------------------------------------
 
     def began(self, download_id: str, *, url: str, suggested_filename: str,
-              target_id: str | None) -> DownloadRecord:
-        """Record a download that just began (a repeated id keeps its first record)."""
+              target_id: str | None, session_id: str | None = None) -> DownloadRecord:
+        """Record a download that just began (a repeated id keeps its first record).
+
+        ``session_id``: the session whose tab began it (None: no session).
+        """
         if download_id in self._records:
             return self._records[download_id]
         self._seq += 1
         record = DownloadRecord(
-            id=download_id, seq=self._seq, target_id=target_id, url=url,
+            id=download_id, seq=self._seq, target_id=target_id, profile=self.profile,
+            session_id=session_id, url=url,
             suggested_filename=suggested_filename, state=DownloadState.IN_PROGRESS,
             started_at=time.time(),
         )
         self._records[download_id] = record
         self._trim()
-        log.info("download %s began from %s", download_id, loggable_url(url))
+        log.info("download %s began from %s (profile %s, session %s)", download_id,
+                 loggable_url(url), self.profile or "-", session_id or "-")
+        if self._events is not None:
+            self._events.publish(EventType.DOWNLOAD_STARTED, target_id=target_id,
+                                 downloadId=download_id, url=url,
+                                 suggestedFilename=suggested_filename)
         self._notify()
         return record
 
@@ -172,14 +192,22 @@ class DownloadStore:
         self._records[download_id] = record
         log.info("download %s %s%s (%d bytes)", download_id, state.value,
                  f" ({reason.value})" if reason else "", record.received_bytes)
+        if self._events is not None:
+            body = record.to_json()
+            self._events.publish(EventType.DOWNLOAD_FINISHED, target_id=record.target_id,
+                                 downloadId=record.id,
+                                 **{k: body[k] for k in ("state", "reason", "url",
+                                                         "suggestedFilename", "receivedBytes",
+                                                         "totalBytes", "mediaUrl") if k in body})
         self._notify()
         return record
 
-    def claim(self, download_id: str, target_id: str) -> None:
-        """Name the tab a download came from, when the follower could not tell."""
+    def claim(self, download_id: str, target_id: str, session_id: str | None = None) -> None:
+        """Name the tab (and session) a download came from, when the follower could not tell."""
         record = self._records.get(download_id)
         if record is not None and record.target_id is None:
-            self._records[download_id] = attrs.evolve(record, target_id=target_id)
+            self._records[download_id] = attrs.evolve(record, target_id=target_id,
+                                                      session_id=session_id)
             self._notify()
 
     def _trim(self) -> None:
@@ -303,6 +331,31 @@ class DownloadStore:
 
         apply_retention(entries, self.retention, now=now, keep=active, remove=remove)
         return gone
+
+
+def remove_downloads(directory: Path) -> int:
+    """Remove the download files in ``directory`` (blocking; for a deleted profile).
+
+    Only names browserd gives downloads (GUIDs and their ``.crdownload``
+    partials) are removed, then the directory itself if that left it empty;
+    anything else, and a directory that is a symlink, is left alone. Returns
+    how many files went; errors are logged, never raised.
+    """
+    try:
+        if directory.is_symlink() or not directory.is_dir():
+            return 0
+        names = [p.name for p in directory.iterdir()]
+    except OSError as exc:
+        log.warning("downloads: cannot list %s: %s", directory, exc)
+        return 0
+    mine = [directory / n for n in names if GUID_RE.fullmatch(n) or _PARTIAL_RE.fullmatch(n)]
+    _unlink_all(mine)
+    removed = sum(1 for path in mine if not path.exists())
+    try:
+        directory.rmdir()
+    except OSError:  # not empty (someone else's files): left alone
+        pass
+    return removed
 
 
 def _unlink_all(paths: list[Path]) -> None:

@@ -13,8 +13,12 @@ __all__ = ["wait_next_download"]
 TAB_CHECK_S = 1.0
 
 
-async def wait_next_download(store: DownloadStore, tab: TabActor) -> DownloadRecord:
+async def wait_next_download(store: DownloadStore, tab: TabActor, *,
+                             session_id: str | None = None) -> DownloadRecord:
     """Wait (caller's deadline) until the next download ``tab`` begins has finished.
+
+    ``session_id`` is the session the tab belongs to (a record the follower
+    could not place is claimed for it).
 
     A download counts as the tab's when the tab's own session reports it
     (``Page.downloadWillBegin``, subframes included) or the store says it
@@ -39,7 +43,7 @@ async def wait_next_download(store: DownloadStore, tab: TabActor) -> DownloadRec
                 for record in store.records():
                     if record.seq > mark and (record.id in seen
                                               or record.target_id == tab.target_id):
-                        store.claim(record.id, tab.target_id)
+                        store.claim(record.id, tab.target_id, session_id)
                         if record.finished:
                             nursery.cancel_scope.cancel()
                             return store.get(record.id)

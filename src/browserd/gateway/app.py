@@ -139,6 +139,8 @@ class GatewayApp:
             await _refuse_handshake(scope, send, exc)
             return
         self.clients += 1
+        # The service's policy (every profile's gateway port is blocked) and this
+        # profile's downloads directory.
         client = GatewayClient(runtime.connection, self._system.url_policy, root=root,
                                describe=f"{'browser' if target_id is None else 'page'} endpoint",
                                downloads_dir=self._system.downloads.directory,

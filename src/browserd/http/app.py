@@ -2,8 +2,9 @@
 
 ``create_app(system)`` builds a quart-trio app from the route table
 (:mod:`browserd.http.routes`); :func:`wrap` puts the security Guard in front
-of it. Domain errors become ``{"error", "code", "hint"}`` here and nowhere
-else; a deadline that expires inside a handler becomes 504 TIMEOUT.
+of it. Domain errors become ``{"error", "code", "hint"}`` here; what a
+handler's exception means (a deadline that expires inside it is 504 TIMEOUT)
+is decided in :mod:`browserd.http.dispatch`, shared with the /ws and MCP lanes.
 """
 
 from __future__ import annotations
@@ -12,33 +13,32 @@ import logging
 import time
 from typing import Any
 
+import attrs
 import orjson
-import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from .. import __version__
 from .. import jsontext as decoding
 from ..config import is_loopback_host
-from ..errors import (
-    BadRequest,
-    BrowserdError,
-    MethodNotAllowed,
-    NotFound,
-    Timeout,
-    unwrap_group,
-)
-from ..redact import loggable_url
+from ..errors import BadRequest, BrowserdError, MethodNotAllowed, NotFound
 from ..system import System
 from ..token import token_id
-from .guard import Guard
+from ..ui.gate import UiGate
+from .dispatch import audit, audit_field, domain_error, run_handler
+from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
+from .guard import ASGIApp, Guard
 from .routes import all_routes
-from .schema import Route, openapi, parse_args
+from .routes.ui import register_ui
+from .schema import Route, check_value, openapi, parse_args
 
-__all__ = ["audit_field", "create_app", "error_response", "json_response", "wrap"]
+__all__ = ["CLIENT_GONE_STATUS", "audit_field", "bind_request", "create_app", "error_response",
+           "json_response", "with_scope_fields", "wrap"]
 
 log = logging.getLogger(__name__)
-audit_log = logging.getLogger("browserd.audit")
+
+CLIENT_GONE_STATUS = 499
+"""The status counted in ``/metrics`` for a request whose client went away first."""
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -50,36 +50,22 @@ def error_response(exc: BrowserdError) -> Response:
     return json_response(exc.to_dict(), exc.status)
 
 
-def audit_field(value: str, token: str, limit: int = 200) -> str:
-    """A client-supplied value made safe for one audit-log line.
-
-    The token is redacted, whitespace and control characters are escaped
-    (``\\x0a``), so a value cannot split the line or forge another entry, and
-    the result is cut to ``limit`` characters.
-    """
-    text = value.replace(token, "[redacted]")[:limit]
-    return "".join(
-        c if c.isprintable() and not c.isspace()
-        else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
-        for c in text
-    )
-
-
 def create_app(system: System) -> QuartTrio:
     """The quart-trio app for ``system`` (no guard; see :func:`wrap`)."""
     app = QuartTrio("browserd")
     app.config["MAX_CONTENT_LENGTH"] = 1024 * 1024
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
-    routes = all_routes()
+    routes = [with_scope_fields(route) for route in all_routes()]
     spec = openapi(routes, version=__version__)
 
     async def openapi_handler(system: System, args: dict[str, Any]) -> dict[str, Any]:
         return spec
 
     routes.append(Route(path="/openapi.json", methods=("GET",), handler=openapi_handler,
-                        summary="This API's OpenAPI document", tag="meta"))
+                        summary="This API's OpenAPI document", tag="meta", scope="none"))
     for route in routes:
         _register(app, system, route)
+    register_ui(app, system)
 
     @app.errorhandler(404)
     async def not_found(_: Any) -> Response:
@@ -101,13 +87,44 @@ def create_app(system: System) -> QuartTrio:
     return app
 
 
+def with_scope_fields(route: Route) -> Route:
+    """``route`` with the ``profile`` (and ``session``) fields its scope takes."""
+    extra = {"session": (PROFILE, SESSION), "profile": (PROFILE,), "none": ()}[route.scope]
+    return attrs.evolve(route, fields=(*route.fields, *extra))
+
+
+def bind_request(system: System, route: Route, args: dict[str, Any]) -> System:
+    """The System this request works on: its profile and session taken out of ``args``.
+
+    The ``profile``/``session`` fields win over the X-Browserd-Profile and
+    X-Browserd-Session headers (routes that take no session ignore that
+    header). Raises ProfileNotFound, BadRequest.
+    """
+    if route.scope == "none":
+        return system
+    profile = args.pop("profile", None)
+    if profile is None:
+        profile = request.headers.get(PROFILE_HEADER) or None
+        if profile is not None:
+            profile = check_value(PROFILE, profile)
+    session = args.pop("session", None)
+    if route.scope == "session" and session is None:
+        session = request.headers.get(SESSION_HEADER) or None
+        if session is not None:
+            session = check_value(SESSION, session)
+    return system.bind(profile, session if route.scope == "session" else None)
+
+
 def _register(app: QuartTrio, system: System, route: Route) -> None:
     who = token_id(system.token) if route.auth else "-"
 
     async def view(**path_args: str) -> Response:
         started = time.perf_counter()
         outcome = "ok"
+        asked: Any = None
+        status = 200
         args: dict[str, Any] = {}
+        bound: System | None = None  # set once the request's profile and session are known
         try:
             body: Any = None
             if request.method != "GET":
@@ -122,41 +139,29 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     raise BadRequest("the JSON body must be an object")
                 body = {**(body or {}), **path_args}
             args = parse_args(route.fields, query=_single_valued(request.args), body=body)
-            try:
-                result = await route.handler(system, args)
-            except trio.TooSlowError:
-                raise Timeout(f"{request.path} did not finish within its deadline",
-                              hint="raise timeoutMs, or check the page with GET /snapshot"
-                              ) from None
+            asked = args.get("profile")
+            bound = bind_request(system, route, args)
+            result = await run_handler(bound, route, args, path=request.path)
             if route.raw_response:
                 response: Response = result
+                status = response.status_code
                 return response
             return json_response(result)
         except BaseException as exc:
-            inner = unwrap_group(exc)
-            if isinstance(inner, BrowserdError):
-                outcome = inner.code
-                return error_response(inner)
-            if isinstance(inner, trio.TooSlowError):
-                outcome = "TIMEOUT"
-                return error_response(Timeout(f"{request.path} timed out"))
-            if not isinstance(inner, Exception):
-                outcome = "cancelled"
-                raise
-            outcome = "INTERNAL"
-            log.exception("internal error in %s %s", request.method, request.path)
-            return error_response(BrowserdError(f"internal error: {type(inner).__name__}"))
+            outcome, status = "cancelled", CLIENT_GONE_STATUS
+            error = domain_error(exc, what=f"{request.method} {request.path}")
+            outcome, status = error.code, error.status
+            return error_response(error)
         finally:
+            system.metrics.observe_request(route.path, request.method, status,
+                                           time.perf_counter() - started)
             if route.tag != "meta":
-                url = args.get("url")
-                tab = args.get("targetId")
-                audit_log.info(
-                    "who=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who, request.method,
-                    audit_field(request.path, system.token),
-                    audit_field(tab, system.token) if isinstance(tab, str) and tab else "-",
-                    audit_field(loggable_url(url), system.token) if isinstance(url, str)
-                    else "-", outcome, (time.perf_counter() - started) * 1000,
-                )
+                audit(system, who=who, method=request.method, path=request.path, args=args,
+                      outcome=outcome, started=started,
+                      profile="-" if route.scope == "none" else (
+                          bound.profile.name if bound is not None
+                          else str(asked or request.headers.get(PROFILE_HEADER) or "-")),
+                      session=(bound.session_id or "-") if bound is not None else "-")
 
     app.add_url_rule(route.path, endpoint=route.endpoint + "_" + "_".join(route.methods),
                      view_func=view, methods=list(route.methods))
@@ -178,7 +183,7 @@ def _single_valued(query: Any) -> dict[str, str]:
     return out
 
 
-def wrap(app: QuartTrio, system: System, token: str) -> Guard:
+def wrap(app: QuartTrio | ASGIApp, system: System, token: str) -> Guard:
     """The app behind the one security Guard (auth, Host, Origin, body rules)."""
     asgi: Any = app
     settings = system.settings
@@ -187,4 +192,5 @@ def wrap(app: QuartTrio, system: System, token: str) -> Guard:
         host = settings.control_host
         extra.append(f"[{host}]:{settings.control_port}" if ":" in host
                      else f"{host}:{settings.control_port}")
-    return Guard(asgi, token=token, control_port=settings.control_port, extra_hosts=extra)
+    return Guard(asgi, token=token, control_port=settings.control_port, extra_hosts=extra,
+                 session_gate=UiGate(system.ui.sessions))

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from ..tabs import settle
 from .schema import Field
 
-__all__ = ["MODIFIERS", "REF", "REQUIRED_TARGET", "SELECTOR", "TARGET", "TEXT_TARGET",
+__all__ = ["MODIFIERS", "PROFILE", "PROFILE_HEADER", "REF", "REQUIRED_TARGET", "SELECTOR",
+           "SESSION", "SESSION_HEADER", "TARGET", "TEXT_TARGET", "WAIT_UNTIL",
            "timeout_field"]
+
+#: The header that names a request's profile (the ``profile`` field wins).
+PROFILE_HEADER = "X-Browserd-Profile"
+#: The header that names a request's session (the ``session`` field wins).
+SESSION_HEADER = "X-Browserd-Session"
 
 TARGET = Field(name="targetId", type="string", max_length=200,
                description="a tab's targetId or a unique prefix (≥ 4 chars); "
@@ -17,9 +24,20 @@ TEXT_TARGET = Field(name="text", type="string", max_length=2000,
                     description="visible text of the element (buttons and links first)")
 MODIFIERS = Field(name="modifiers", type="array", items="string",
                   description="held modifiers: any of Alt, Control, Meta, Shift")
+WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
+                   enum=settle.WAIT_UNTIL,
+                   description="if the action navigates: wait (within timeoutMs) until the new "
+                   "document reaches this; effects.loadState says where it got to")
 
 
 def timeout_field(default_ms: int, maximum_ms: int = 300_000) -> Field:
     """The ``timeoutMs`` field with a route's own default."""
     return Field(name="timeoutMs", type="integer", default=default_ms, minimum=1,
                  maximum=maximum_ms, description="deadline in milliseconds")
+
+
+PROFILE = Field(name="profile", type="string", max_length=64,
+                description="the profile to act on (GET /profiles); default: the default profile")
+SESSION = Field(name="session", type="string", max_length=64,
+                description="a sessionId from POST /sessions: only that session's tabs are "
+                "seen (also as the X-Browserd-Session header); default: no session")

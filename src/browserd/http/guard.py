@@ -15,6 +15,8 @@ b. ``Origin``, when present, must be ``http://`` + one of those hosts; any
    so is ``Sec-Fetch-Site: cross-site`` or ``same-site`` (another local port
    is "same-site").
 c. ``GET``/``HEAD`` on an open path (``/healthz``) passes without a token.
+   Paths a :class:`SessionGate` claims (the ops page, ``/ui``) are decided
+   by that gate instead of d (a person's session, never the bearer token).
 d. ``Authorization: Bearer <token>``, compared in constant time; a token in
    the query string is ignored. Missing or wrong is 401 UNAUTHORIZED with
    ``WWW-Authenticate: Bearer``. Once 20 wrong credentials arrived within
@@ -48,7 +50,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import orjson
@@ -68,7 +70,7 @@ from ..token import MIN_TOKEN_CHARS, tokens_equal
 
 __all__ = [
     "AUTH_FAILURE_LIMIT", "AUTH_FAILURE_WINDOW_S", "WS_POLICY_VIOLATION", "ASGIApp", "Guard",
-    "Headers", "Message", "Receive", "Scope", "Send", "secure_headers",
+    "Headers", "Message", "Receive", "Scope", "Send", "SessionGate", "secure_headers",
 ]
 
 Scope = MutableMapping[str, Any]
@@ -92,6 +94,18 @@ _SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 _REPLACED = frozenset(name for name, _ in _SECURITY_HEADERS)
 _OPEN_METHODS = frozenset({"GET", "HEAD"})
 _CROSS_SITE = frozenset({"cross-site", "same-site"})
+
+
+class SessionGate(Protocol):
+    """Decides the requests of its own paths in place of the bearer token (check d)."""
+
+    def applies(self, path: str) -> bool:
+        """True when the request path is this gate's."""
+        ...
+
+    def check(self, scope: Scope) -> BrowserdError | None:
+        """None to let the request through, else the error to refuse it with."""
+        ...
 
 
 def secure_headers(headers: Iterable[Iterable[bytes]]) -> Headers:
@@ -166,9 +180,11 @@ class Guard:
         max_body_bytes: int = 1_048_576,
         clock: Callable[[], float] = time.monotonic,
         extra_hosts: Iterable[str] = (),
+        session_gate: SessionGate | None = None,
     ) -> None:
         """``extra_hosts``: further ``host:port`` names to accept (only for an
-        explicitly opted-in non-loopback control URL)."""
+        explicitly opted-in non-loopback control URL). ``session_gate``: the
+        ops page's gate for its paths (None: every path needs the token)."""
         if len(token) < MIN_TOKEN_CHARS:
             raise ConfigError("the API token is missing or too short; refusing to serve")
         if not 1 <= control_port <= 65535:
@@ -185,6 +201,7 @@ class Guard:
         self._open_paths = frozenset(open_paths)
         self._max_body = max_body_bytes
         self._clock = clock
+        self._session_gate = session_gate
         self._recent_failures: deque[float] = deque(maxlen=AUTH_FAILURE_LIMIT)
         self.auth_failures = 0
 
@@ -236,6 +253,10 @@ class Guard:
                 "cross-site requests are refused",
                 hint="browserd's API serves local programs, not web pages",
             ))
+        gate = self._session_gate
+        if gate is not None and gate.applies(str(scope.get("path", ""))):
+            error = gate.check(scope)
+            return None if error is None else _Refusal.of(error)
         if (
             scope["type"] == "http"
             and scope.get("method") in _OPEN_METHODS

@@ -82,6 +82,10 @@ class Route:
     auth: bool = True
     raw_response: bool = False  # handler returns a Response, not JSON
     path_params: tuple[str, ...] = ()
+    #: What a request of this route is bound to (:meth:`browserd.system.System.bind`):
+    #: "session" — a profile and maybe a session (every browser route); "profile" —
+    #: a profile only; "none" — the service as a whole.
+    scope: str = "session"
 
     @property
     def endpoint(self) -> str:

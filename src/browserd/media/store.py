@@ -78,6 +78,7 @@ _MIME_BY_EXT = {
     "jpeg": "image/jpeg",
     "jpg": "image/jpeg",
     "pdf": "application/pdf",
+    "har": "application/json",
 }
 
 

@@ -1,8 +1,10 @@
 """Cookies: validation, the Playwright cookie shape, filters, and the CDP calls.
 
 Every call goes to the browser target (``Storage.getCookies`` /
-``Storage.setCookies``), so cookies are read and written browser-wide,
-HttpOnly ones included, without a tab and without the page's help.
+``Storage.setCookies``), so cookies are read and written for a whole
+browser context, HttpOnly ones included, without a tab and without the
+page's help. ``context`` names the browser context (a session's); None is
+the default context.
 ``Storage.setCookies`` silently drops a cookie Chromium refuses, so
 :func:`set_cookies` validates first (clear 400s naming the field) and reads
 back afterwards to report what did not stick.
@@ -242,9 +244,14 @@ def check_filter_url(url: str | None) -> None:
 # -- the browser --------------------------------------------------------------------
 
 
-async def all_cookies(connection: CdpConnection) -> list[dict[str, Any]]:
-    """Every cookie of the browser's default context (CDP ``Network.Cookie`` dicts)."""
-    result = await connection.send("Storage.getCookies", {})
+def _in_context(params: dict[str, Any], context: str | None) -> dict[str, Any]:
+    return params if context is None else {**params, "browserContextId": context}
+
+
+async def all_cookies(connection: CdpConnection, context: str | None = None
+                      ) -> list[dict[str, Any]]:
+    """Every cookie of browser context ``context`` (None: the default context)."""
+    result = await connection.send("Storage.getCookies", _in_context({}, context))
     return [c for c in result.get("cookies", []) if isinstance(c, dict)]
 
 
@@ -260,8 +267,8 @@ def _same(cookie: dict[str, Any], param: dict[str, Any]) -> bool:
     return str(cookie.get("domain", "")).lstrip(".").lower() == host
 
 
-async def set_cookies(connection: CdpConnection, params: list[dict[str, Any]]
-                      ) -> CookieSetResult:
+async def set_cookies(connection: CdpConnection, params: list[dict[str, Any]],
+                      context: str | None = None) -> CookieSetResult:
     """Set validated cookies (see :func:`validate_cookie`) and read back what stuck.
 
     Already-expired cookies are not sent (Chromium would only delete their
@@ -271,8 +278,9 @@ async def set_cookies(connection: CdpConnection, params: list[dict[str, Any]]
     now = time.time()
     live = [(i, p) for i, p in enumerate(params) if not (0 <= p.get("expires", -1) <= now)]
     if live:
-        await connection.send("Storage.setCookies", {"cookies": [p for _, p in live]})
-    present = await all_cookies(connection) if live else []
+        await connection.send("Storage.setCookies",
+                              _in_context({"cookies": [p for _, p in live]}, context))
+    present = await all_cookies(connection, context) if live else []
     not_set = tuple(
         {"index": i, "name": p["name"], "domain": p.get("domain")
          or urlsplit(p["url"]).hostname}
@@ -281,7 +289,8 @@ async def set_cookies(connection: CdpConnection, params: list[dict[str, Any]]
                            skipped_expired=len(params) - len(live))
 
 
-async def delete_cookies(connection: CdpConnection, victims: list[dict[str, Any]]) -> int:
+async def delete_cookies(connection: CdpConnection, victims: list[dict[str, Any]],
+                         context: str | None = None) -> int:
     """Delete these cookies (as read from the browser); the number gone afterwards.
 
     A cookie is deleted by setting its exact namesake (name, domain, path,
@@ -300,14 +309,14 @@ async def delete_cookies(connection: CdpConnection, victims: list[dict[str, Any]
         if c.get("partitionKey"):
             stone["partitionKey"] = c["partitionKey"]
         tombstones.append(stone)
-    await connection.send("Storage.setCookies", {"cookies": tombstones})
-    left = await all_cookies(connection)
+    await connection.send("Storage.setCookies", _in_context({"cookies": tombstones}, context))
+    left = await all_cookies(connection, context)
     keys = {(c["name"], c["domain"], c.get("path")) for c in left}
     return sum(1 for c in victims if (c["name"], c["domain"], c.get("path")) not in keys)
 
 
-async def clear_cookies(connection: CdpConnection) -> int:
-    """Delete every cookie; the number there were."""
-    count = len(await all_cookies(connection))
-    await connection.send("Storage.clearCookies", {})
+async def clear_cookies(connection: CdpConnection, context: str | None = None) -> int:
+    """Delete every cookie of ``context``; the number there were."""
+    count = len(await all_cookies(connection, context))
+    await connection.send("Storage.clearCookies", _in_context({}, context))
     return count

@@ -95,8 +95,12 @@ class ScratchPage:
 
 
 @asynccontextmanager
-async def open_scratch_page(connection: CdpConnection) -> AsyncIterator[ScratchPage]:
+async def open_scratch_page(connection: CdpConnection, context: str | None = None
+                            ) -> AsyncIterator[ScratchPage]:
     """Open a hidden page whose requests browserd answers itself; closed on exit.
+
+    It is made in browser context ``context`` (a session's; None: the
+    default), so it reaches that context's storage and no other.
 
     Raises CdpError if Chromium cannot make a hidden target (it needs
     ``Target.createTarget {hidden}``, a recent Chromium), TooSlowError if it
@@ -105,8 +109,10 @@ async def open_scratch_page(connection: CdpConnection) -> AsyncIterator[ScratchP
     # Shielded (bounded): a cancellation between Chromium making the target and
     # us learning its id would leak it.
     with trio.CancelScope(shield=True), trio.fail_after(10):
-        created = await connection.send("Target.createTarget", {
-            "url": "about:blank", "hidden": True, "background": True})
+        params: dict[str, Any] = {"url": "about:blank", "hidden": True, "background": True}
+        if context is not None:
+            params["browserContextId"] = context
+        created = await connection.send("Target.createTarget", params)
     target_id = str(created["targetId"])
     try:
         attached = await connection.send("Target.attachToTarget",

@@ -1,5 +1,6 @@
 """Storage state in Playwright's shape: ``{cookies, origins: [{origin, localStorage}]}``.
 
+Both act on one browser context: the default one, or a session's.
 Export reads every cookie (HttpOnly included) and the ``localStorage`` of
 each origin browserd knows of: the origins the caller names, those of the
 open tabs and their out-of-process frames, and those seen since the
@@ -18,7 +19,7 @@ an import may be partly applied (cookies first, then origin by origin).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -117,12 +118,19 @@ def parse_state(raw: Any) -> StorageState:
         for o, items in origins.items()))
 
 
-async def current_origins(connection: CdpConnection, seen: Iterable[str]) -> list[str]:
-    """Origins of open pages and frames (browser-side, no renderer needed), then ``seen``."""
+async def current_origins(connection: CdpConnection, seen: Iterable[str], *,
+                          holds_context: Callable[[object], bool] = lambda _: True
+                          ) -> list[str]:
+    """Origins of open pages and frames (browser-side, no renderer needed), then ``seen``.
+
+    Only targets whose ``browserContextId`` ``holds_context`` accepts count
+    (a session's export does not name the default context's pages).
+    """
     result = await connection.send("Target.getTargets", {})
     out: dict[str, None] = {}
     for info in result.get("targetInfos", []):
-        if info.get("type") in ("page", "iframe"):
+        if info.get("type") in ("page", "iframe") and holds_context(
+                info.get("browserContextId")):
             origin = origin_of_url(str(info.get("url", "")))
             if origin:
                 out[origin] = None
@@ -133,13 +141,15 @@ async def current_origins(connection: CdpConnection, seen: Iterable[str]) -> lis
     return list(out)
 
 
-async def export_state(connection: CdpConnection, origins: list[str]) -> dict[str, Any]:
-    """``{cookies, origins}``: unpartitioned cookies, non-empty localStorage of ``origins``."""
-    cookies = [cookie_ops.to_json(c) for c in await cookie_ops.all_cookies(connection)
+async def export_state(connection: CdpConnection, origins: list[str],
+                       context: str | None = None) -> dict[str, Any]:
+    """``{cookies, origins}`` of browser context ``context`` (None: the default):
+    unpartitioned cookies, non-empty localStorage of ``origins``."""
+    cookies = [cookie_ops.to_json(c) for c in await cookie_ops.all_cookies(connection, context)
                if not cookie_ops.is_partitioned(c)]
     states: list[OriginState] = []
     if origins:
-        async with open_scratch_page(connection) as page:
+        async with open_scratch_page(connection, context) as page:
             for origin in origins[:MAX_ORIGINS]:
                 try:
                     await page.visit(origin)
@@ -154,13 +164,15 @@ async def export_state(connection: CdpConnection, origins: list[str]) -> dict[st
     return {"cookies": cookies, "origins": [s.to_json() for s in states]}
 
 
-async def import_state(connection: CdpConnection, state: StorageState) -> ImportResult:
-    """Set the state's cookies, then write each origin's localStorage items (merged)."""
-    result = await cookie_ops.set_cookies(connection, list(state.cookies))
+async def import_state(connection: CdpConnection, state: StorageState,
+                       context: str | None = None) -> ImportResult:
+    """Set the state's cookies, then write each origin's localStorage items (merged),
+    in browser context ``context`` (None: the default)."""
+    result = await cookie_ops.set_cookies(connection, list(state.cookies), context)
     written = 0
     with_items = [o for o in state.origins if o.local_storage]
     if with_items:
-        async with open_scratch_page(connection) as page:
+        async with open_scratch_page(connection, context) as page:
             for origin in with_items:
                 await page.visit(origin.origin)
                 written += await write_items(page.session,

@@ -173,8 +173,12 @@ async def in_tab(tab: TabActor, area: StorageArea,
 
 
 async def without_tab(connection: CdpConnection, area: StorageArea,
-                      op: Callable[[CdpSession], Awaitable[T]]) -> T:
+                      op: Callable[[CdpSession], Awaitable[T]], *,
+                      context: str | None = None) -> T:
     """Run ``op`` for an origin no frame of the tab has: a scratch page, or NoFrame.
+
+    The scratch page is made in browser context ``context`` (the tab's: a
+    session's, or None for the default context).
 
     ``localStorage`` goes through a scratch page (no tab's work slot is
     needed); ``sessionStorage`` belongs to one tab's frames, so NoFrame.
@@ -183,6 +187,6 @@ async def without_tab(connection: CdpConnection, area: StorageArea,
         raise NoFrame(f"the tab has no frame of {area.origin}: sessionStorage belongs to a "
                       "tab's frames", hint="navigate the tab to the origin first, or pass "
                       "the targetId of a tab that has it open")
-    async with open_scratch_page(connection) as page:
+    async with open_scratch_page(connection, context) as page:
         await page.visit(area.origin)
         return await op(page.session)

@@ -10,6 +10,7 @@ from ..downloads import DownloadFollower
 from ..tabs.capture_gate import CaptureGate
 from ..tabs.navguard import NavGuard
 from ..tabs.registry import TabRegistry
+from ..tabs.scope import TabScope
 
 __all__ = ["BrowserRuntime"]
 
@@ -21,11 +22,13 @@ class BrowserRuntime:
     ``process`` is None for an attached browser. ``captures`` is the
     browser's capture admission and front lock. ``navguard`` and
     ``downloads`` are the connection's page guards (None when not
-    configured).
+    configured). ``tabs`` is the scope a handler works in: the default
+    scope here, a session's in :meth:`scoped`; ``registry`` is every tab of
+    the browser.
     """
 
     connection: CdpConnection
-    tabs: TabRegistry
+    registry: TabRegistry
     process: BrowserProcess | None
     version: str
     user_agent: str
@@ -33,3 +36,12 @@ class BrowserRuntime:
     captures: CaptureGate
     navguard: NavGuard | None = None
     downloads: DownloadFollower | None = None
+    tabs: TabScope = attrs.field()
+
+    @tabs.default
+    def _default_scope(self) -> TabScope:
+        return TabScope(self.registry)
+
+    def scoped(self, context: str | None) -> BrowserRuntime:
+        """This runtime as a session (browser context ``context``) sees it."""
+        return attrs.evolve(self, tabs=TabScope(self.registry, context))

@@ -45,6 +45,7 @@ from ..errors import (
     BrowserStarting,
     unwrap_group,
 )
+from ..events import EventSink, EventType
 from ..paths import Paths
 from ..tabs.capture_gate import CaptureGate
 from ..tabs.registry import open_tab_registry
@@ -94,8 +95,11 @@ class BrowserSupervisor:
         policy: RestartPolicy | None = None,
         url_policy: UrlPolicy | None = None,
         downloads: DownloadStore | None = None,
+        events: EventSink | None = None,
     ) -> None:
         self.settings = settings
+        # browser.state here; tab.* / dialog.* / console.error from the registry and its tabs.
+        self.events = events
         # Each connection's page guards (the navigation guard, the download follower).
         self.url_policy = url_policy
         self.downloads = downloads
@@ -207,6 +211,13 @@ class BrowserSupervisor:
     def _set_state(self, state: SupervisorState) -> None:
         if state != self.state:
             log.info("browser state %s -> %s", self.state, state)
+            if self.events is not None:
+                error = self.last_error if state in (SupervisorState.RESTARTING,
+                                                     SupervisorState.FAILED) else None
+                extra: dict[str, Any] = {} if error is None else {
+                    "error": {"code": error.code, "message": error.message}}
+                self.events.publish(EventType.BROWSER_STATE, state=state.value,
+                                    previous=self.state.value, **extra)
         self.state = state
         self._state_changed.set()
         self._state_changed = trio.Event()
@@ -341,13 +352,14 @@ class BrowserSupervisor:
                 conn, url_policy=self.url_policy, downloads=self.downloads
             ) as guards, open_tab_registry(
                 conn, settings=self.settings, headless=self.headless and process is not None,
-                navguard=guards.navguard,
+                navguard=guards.navguard, events=self.events,
             ) as tabs:
                 if guards.downloads is not None:
-                    guards.downloads.locate_tabs_with(tabs.locate_frame)
+                    guards.downloads.locate_tabs_with(tabs.locate_frame,
+                                                      session_of=tabs.session_of)
                 self.mark_running(BrowserRuntime(
                     connection=conn,
-                    tabs=tabs,
+                    registry=tabs,
                     process=process,
                     version=str(version.get("product", "")),
                     user_agent=str(version.get("userAgent", "")),

@@ -4,7 +4,12 @@ Work on one tab is serialised through :meth:`TabActor.work` (a bounded
 queue: when ``queue_limit`` requests already wait, the next gets 429
 TAB_BUSY at once); different tabs run in parallel. The actor's event task
 keeps the tab's state current: main-frame document (loaderId), load state,
-the open JavaScript dialog, a console ring buffer and crash status.
+the open JavaScript dialog, a console ring buffer and crash status. The
+network ring (:class:`~browserd.tabs.netlog.NetworkLog`) is fed by a CDP
+sink straight from the connection's reader. Child targets (OOPIFs, workers)
+start paused; :class:`~browserd.tabs.children.ChildTargets` sets each up and
+resumes it, so an OOPIF records and obeys the tab's network controls from
+its first request.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ from ..errors import (
     TargetCrashed,
     unwrap_group,
 )
+from ..events import EventSink, EventType
+from .children import AUTO_ATTACH, ChildTargets
+from .inputstate import InputState
+from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NetworkLog
 from .remote import exception_text, remote_text
 from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
 
@@ -46,7 +55,10 @@ _EVENTS = frozenset({
     "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Inspector.targetCrashed",
     "Inspector.detached", "Target.attachedToTarget", "Target.detachedFromTarget",
     "Runtime.executionContextsCleared", "Log.entryAdded", "Inspector.targetReloadedAfterCrash",
+    "Page.fileChooserOpened",
 })
+#: Characters of a console error's text in its ``console.error`` event.
+CONSOLE_EVENT_CHARS = 1000
 #: What may still be sent to a crashed tab: a navigation brings its renderer back.
 _CRASH_RECOVERY = frozenset({"Page.navigate", "Page.reload"})
 
@@ -95,8 +107,11 @@ class TabActor:
         queue_limit: int = 8,
         headless_viewport: tuple[int, int] | None = None,
         navguard: NavGuard | None = None,
+        network_capture: bool = False,
+        events: EventSink | None = None,
     ) -> None:
         self.connection = connection
+        self._events = events  # tab.navigated/crashed, dialog.*, console.error of this tab
         self.target_id = target_id
         self.title = title
         self.url = url
@@ -112,9 +127,16 @@ class TabActor:
         self.frame_loaders: dict[str, str] = {}
         self.console = ConsoleLog()
         self.navigations = 0
-        self.child_sessions: dict[str, str] = {}  # OOPIF frame/target id -> session id
+        self._nursery: trio.Nursery | None = None
         self.refs = RefMap()  # changed by the ref engine, in this tab's work slot
+        self.input = InputState()  # file chooser (events), held keys/buttons (work slot)
         self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
+        self.network = NetworkLog()  # fed by CDP sinks; controls set in the work slot
+        self.children = ChildTargets(connection, target_id=target_id, network=self.network,
+                                     on_chooser=self._note_chooser)
+        #: OOPIF frame/target id -> session id (kept by ``children``; read-only here).
+        self.child_sessions = self.children.sessions
+        self._network_capture = network_capture
         self._queue_limit = queue_limit
         self._waiting = 0
         self._lock = trio.Lock()
@@ -145,11 +167,16 @@ class TabActor:
             )
             self.session = self.connection.session(result["sessionId"])
             events = self.session.subscribe(_EVENTS, buffer=5000)
+            # Network events come in bursts (~5 per request): they update the ring
+            # straight from the reader, with no channel or task switch per event.
+            network = self.connection.add_sink(self.session.session_id, NETWORK_EVENTS,
+                                               self._on_network_event)
             try:
                 pending = await self._post_enables()
                 task_status.started(self)
                 try:
                     async with trio.open_nursery() as nursery:
+                        self._nursery = nursery
                         nursery.start_soon(self._finish_enable, pending)
                         await self._follow(events)
                         nursery.cancel_scope.cancel()
@@ -159,6 +186,9 @@ class TabActor:
                     log.warning("tab %s: actor ended: %s", self.target_id, group.exceptions[0])
             finally:
                 self.connection.unsubscribe(events)
+                self._nursery = None
+                self.connection.remove_sink(network)
+                self.children.close()
                 self.closed = True
                 self._enabled.set()
                 self._notify()
@@ -170,11 +200,17 @@ class TabActor:
             ("Runtime.enable", {}),
             ("Inspector.enable", {}),
             ("Emulation.setFocusEmulationEnabled", {"enabled": True}),
-            ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False,
-                                      "flatten": True}),
+            # No native file dialog ever opens: Page.fileChooserOpened instead (uploads).
+            ("Page.setInterceptFileChooserDialog", {"enabled": True}),
+            # Frames and workers start paused until self.children resumes them,
+            # so an OOPIF's network set-up lands before its first request.
+            ("Target.setAutoAttach", dict(AUTO_ATTACH)),
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
+        if self._network_capture:
+            calls.append(("Network.enable", dict(NETWORK_ENABLE)))
+            self.network.mark_recording(time.time())
         metrics = self.device_metrics()
         if metrics is not None:
             calls.append(("Emulation.setDeviceMetricsOverride", metrics))
@@ -202,6 +238,10 @@ class TabActor:
         self._enabled.set()
         self._notify()
 
+    def _note_chooser(self, p: dict[str, Any], session_id: str | None) -> None:
+        if self.input.note_opened(p, session_id):
+            self._notify()
+
     async def wait_enabled(self) -> None:
         """Wait until the tab's domains are enabled (bounded by the enable itself)."""
         await self._enabled.wait()
@@ -209,6 +249,10 @@ class TabActor:
     async def _follow(self, events: Any) -> None:
         async for event in events:
             self._on_event(event)
+
+    def _on_network_event(self, event: CdpEvent) -> None:
+        """Feed the network ring (called by the connection's reader: quick, never blocks)."""
+        self.network.on_event(event.method, event.params)
 
     def _notify(self) -> None:
         self._changed.set()
@@ -252,13 +296,21 @@ class TabActor:
             self.frame_loaders[frame.get("id", "")] = frame.get("loaderId", "")
             if not frame.get("parentId"):
                 self.main_frame_id = frame.get("id", self.main_frame_id)
-                if frame.get("loaderId") != self.loader_id:
+                navigated = frame.get("loaderId") != self.loader_id
+                if navigated:
                     self.loader_id = frame.get("loaderId")
                     self.navigations += 1
+                    self.input.forget_chooser()
+                if p.get("type") == "BackForwardCacheRestore" and self.loader_id:
+                    # A restored document was complete when cached; no lifecycle events follow.
+                    self._lifecycle[self.loader_id] = LoadState.LOAD
                 self.url = frame.get("url", self.url) + frame.get("urlFragment", "")
+                if navigated:
+                    self._publish(EventType.TAB_NAVIGATED, url=self.url)
         elif method == "Page.navigatedWithinDocument":
             if p.get("frameId") == self.main_frame_id:
                 self.url = p.get("url", self.url)
+                self._publish(EventType.TAB_NAVIGATED, url=self.url, sameDocument=True)
         elif method == "Page.frameDetached":
             self.frame_loaders.pop(p.get("frameId", ""), None)
         elif method == "Page.javascriptDialogOpening":
@@ -267,37 +319,44 @@ class TabActor:
                 default_prompt=str(p.get("defaultPrompt", ""))[:2000], url=p.get("url", ""),
             )
             self.dialog_opened.set()
+            self._publish(EventType.DIALOG_OPENED, dialogType=self.dialog.type,
+                          message=self.dialog.message, defaultPrompt=self.dialog.default_prompt)
         elif method == "Page.javascriptDialogClosed":
             self.dialog = None
             self.dialog_opened = trio.Event()
+            self._publish(EventType.DIALOG_CLOSED, accepted=bool(p.get("result")))
         elif method == "Runtime.consoleAPICalled":
             args = p.get("args", [])
             text = " ".join(remote_text(a) for a in args)[:4000]
             frame = (p.get("stackTrace") or {}).get("callFrames") or [{}]
-            self.console.append(ConsoleEntry(
+            entry = ConsoleEntry(
                 level=_console_level(p.get("type", "log")), text=text,
                 url=frame[0].get("url"), line=frame[0].get("lineNumber"),
                 timestamp=time.time(), source="console",
-            ))
+            )
+            self.console.append(entry)
+            if entry.level == "error":
+                self._publish_console_error(entry)
         elif method == "Runtime.exceptionThrown":
             details = p.get("exceptionDetails", {})
             text = exception_text(details, limit=4000, fallback="exception")
-            self.console.append(ConsoleEntry(
+            entry = ConsoleEntry(
                 level="error", text=text, url=details.get("url"),
                 line=details.get("lineNumber"), timestamp=time.time(), source="exception",
-            ))
+            )
+            self.console.append(entry)
+            self._publish_console_error(entry)
+        elif method == "Page.fileChooserOpened":
+            self._note_chooser(p, None)
         elif method == "Inspector.targetCrashed":
             self.mark_crashed()
         elif method == "Inspector.targetReloadedAfterCrash":
             self.crashed = False
         elif method == "Target.attachedToTarget":
-            info = p.get("targetInfo", {})
-            if info.get("type") == "iframe":
-                self.child_sessions[info.get("targetId", "")] = p.get("sessionId", "")
+            self.children.attached(p, self._nursery)
         elif method == "Target.detachedFromTarget":
-            for key, sid in list(self.child_sessions.items()):
-                if sid == p.get("sessionId"):
-                    del self.child_sessions[key]
+            self.children.detached(str(p.get("sessionId", "")))
+            self.input.forget_session(str(p.get("sessionId", "")))
         self._notify()
 
     @property
@@ -307,11 +366,20 @@ class TabActor:
             return LoadState.LOADING
         return self._lifecycle.get(self.loader_id, LoadState.LOADING)
 
+    def _publish(self, event_type: EventType, **data: Any) -> None:
+        if self._events is not None:
+            self._events.publish(event_type, target_id=self.target_id, **data)
+
+    def _publish_console_error(self, entry: ConsoleEntry) -> None:
+        self._publish(EventType.CONSOLE_ERROR, text=entry.text[:CONSOLE_EVENT_CHARS],
+                      source=entry.source, url=entry.url, line=entry.line)
+
     def mark_crashed(self) -> None:
         if self.crashed:
             return
         self.crashed = True
         log.warning("tab %s crashed", self.target_id)
+        self._publish(EventType.TAB_CRASHED, url=self.url)
         if self.session.session_id is not None:
             # The session survives a renderer crash (a navigation revives the
             # tab), so only the calls in flight fail; events keep flowing.

@@ -20,14 +20,18 @@ coordinates of a scrolled page captures the wrong place):
   viewport.
 
 Limits, so the result is always a file a model or a viewer can open: at most
-:data:`MAX_SIDE_PX` output pixels per side and :data:`MAX_PIXELS` in total
-(beyond, the clip is scaled down, ``scaled=True`` and a ``note`` says so),
-and at most ``max_bytes`` (default :data:`MAX_BYTES`). A PNG above the byte
+:data:`MAX_SIDE_PX` output pixels per side and :data:`MAX_PIXELS` in total,
+and at most ``max_bytes`` (default :data:`MAX_BYTES`; :data:`INLINE_MAX_BYTES`
+for an image returned inline). A viewport or element region beyond the pixel
+limits is scaled down (``scaled=True``); a full page never is — it is clipped
+to the top of the page at scale 1 (``clipped=True``, ``page_height``), since
+a long page scaled to fit is a strip nobody can read. A PNG above the byte
 limit is re-encoded without ``optimizeForSpeed`` (measured 1.3-3.5x smaller,
-at 2-2.5x the encode time), then
-re-captured as JPEG quality :data:`FALLBACK_JPEG_QUALITY`, then scaled down;
-the note says what happened. Every result is checked: its signature and its
-dimensions are read from the image header, never assumed.
+at 2-2.5x the encode time), then re-captured as JPEG quality
+:data:`FALLBACK_JPEG_QUALITY`, then at :data:`LOW_JPEG_QUALITY`, then scaled
+down (a full page: clipped shorter); the note says what happened. Every
+result is checked: its signature and its dimensions are read from the image
+header, never assumed (:mod:`browserd.tabs.imaging`).
 
 Background tabs: focus emulation is not enough. Measured on Chromium 156
 headless: a capture of a tab that is not its window's front tab never
@@ -49,17 +53,13 @@ afterwards (again, until the scrollbars are back: see ``_Restorer``), which
 brings them back; a headed tab without one keeps the quirk until its next
 navigation.
 
-Base64 payloads above :data:`THREAD_DECODE_MIN_CHARS` are decoded in a worker
-thread: measured here, ``binascii.a2b_base64`` costs 3.8-5.7 ms per MB of
-base64 text (idle vs loaded machine), so 1 MiB is about the 5 ms a task may
-hold the event loop; the thread hop costs well under 1 ms.
+Base64 payloads above :data:`THREAD_DECODE_MIN_CHARS` are decoded (and
+inline images encoded) in a worker thread (see :mod:`browserd.tabs.imaging`).
 """
 
 from __future__ import annotations
 
-import binascii
 import math
-import struct
 from typing import Any
 
 import attrs
@@ -68,6 +68,22 @@ import trio
 from ..errors import BadRequest, BrowserdError, CdpError, Conflict
 from .actor import TabActor
 from .geometry import oopif_offset
+from .imaging import (
+    DEFAULT_JPEG_QUALITY,
+    FALLBACK_JPEG_QUALITY,
+    INLINE_MAX_BYTES,
+    LOW_JPEG_QUALITY,
+    MAX_BYTES,
+    MAX_PIXELS,
+    MAX_SIDE_PX,
+    THREAD_DECODE_MIN_CHARS,
+    decode_base64,
+    encode_base64,
+    fit_scale,
+    floor4,
+    image_size,
+    mb,
+)
 from .resolve import ElementHandle
 from .routing import send_in
 from .worlds import world_evaluate
@@ -75,35 +91,24 @@ from .worlds import world_evaluate
 __all__ = [
     "DEFAULT_JPEG_QUALITY",
     "FALLBACK_JPEG_QUALITY",
+    "INLINE_MAX_BYTES",
+    "LOW_JPEG_QUALITY",
     "MAX_BYTES",
     "MAX_PIXELS",
     "MAX_SIDE_PX",
     "THREAD_DECODE_MIN_CHARS",
     "Capture",
     "decode_base64",
+    "encode_base64",
     "fit_scale",
     "image_size",
     "pdf",
     "screenshot",
 ]
 
-#: Output pixels allowed per side (Chromium's and most viewers' texture limit).
-MAX_SIDE_PX = 16384
-#: Output pixels allowed in total (~25 MP).
-MAX_PIXELS = 25_000_000
-#: Bytes allowed in one screenshot file.
-MAX_BYTES = 10 * 1024 * 1024
-#: The JPEG quality a too-large PNG is re-captured at.
-FALLBACK_JPEG_QUALITY = 80
-#: Default JPEG quality when the caller names none.
-DEFAULT_JPEG_QUALITY = 80
-#: Base64 texts longer than this are decoded in a worker thread.
-THREAD_DECODE_MIN_CHARS = 1024 * 1024
-
 _MIME = {"png": "image/png", "jpeg": "image/jpeg"}
 _EXT = {"image/png": "png", "image/jpeg": "jpeg", "application/pdf": "pdf"}
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-_MAX_SHRINK_ATTEMPTS = 3
+_MAX_SHRINK_ATTEMPTS = 4
 _GUTTER_JS = "window.innerWidth - document.documentElement.clientWidth"
 
 
@@ -113,8 +118,10 @@ class Capture:
 
     ``width``/``height`` are the image's pixel size read from its header;
     ``scaled`` is true when a limit made the image smaller than the region at
-    scale 1; ``note`` explains any limit that applied (scaling, a format
-    change), else None.
+    scale 1; ``clipped`` when a full-page capture shows only the top of the
+    page (``page_height``, CSS px, is the whole page's height; None unless
+    full page); ``note`` explains any limit that applied (scaling, clipping,
+    a format change), else None.
     """
 
     data: bytes = attrs.field(repr=lambda d: f"<{len(d)} bytes>")
@@ -123,6 +130,8 @@ class Capture:
     mime: str
     scaled: bool
     note: str | None
+    clipped: bool = False
+    page_height: float | None = None
 
     @property
     def ext(self) -> str:
@@ -141,6 +150,8 @@ class _Region:
     beyond_viewport: bool
     device_scale: float
     what: str  # "viewport" | "page" | "element"
+    page_height: float | None = None  # full page: the whole page's CSS height
+    clipped: bool = False  # full page: the clip shows only the top of the page
 
 
 async def screenshot(
@@ -169,8 +180,9 @@ async def screenshot(
     BrowserGone/TargetCrashed from the tab's session.
 
     On cancellation: the pending CDP command is abandoned (its reply is
-    dropped); if a beyond-viewport capture already ran, restoring the
-    headless viewport is still attempted, shielded and bounded to 2 s.
+    dropped); if a beyond-viewport capture already ran, restoring the tab's
+    device metrics (its emulated viewport, else browserd's headless one) is
+    still attempted, shielded and bounded to 2 s.
     """
     if fmt not in _MIME:
         raise BadRequest(f"format must be png or jpeg, got {fmt!r}", field="format")
@@ -203,6 +215,11 @@ async def _capture_within_limits(
     out_h = region.height * region.device_scale
     scale = fit_scale(out_w, out_h)
     clip = region.clip
+    if region.clipped and region.page_height is not None and clip is not None:
+        notes.append(
+            f"the page is {math.ceil(region.page_height)} px tall, over the limit of "
+            f"{MAX_SIDE_PX} px per side / {MAX_PIXELS // 1_000_000} MP; clipped to the top "
+            f"{math.floor(clip['height'])} px (never scaled below its width)")
     if scale < 1:
         clip = clip if clip is not None else region.viewport_clip
         notes.append(
@@ -223,33 +240,52 @@ async def _capture_within_limits(
         first = len(data)
         data = await shoot("png", None, scale, False)
         if len(data) <= max_bytes:
-            notes.append(f"the PNG was {_mb(first)}, over {_mb(max_bytes)}; "
+            notes.append(f"the PNG was {mb(first)}, over {mb(max_bytes)}; "
                          "re-encoded with better compression")
         else:
             data = await shoot("jpeg", FALLBACK_JPEG_QUALITY, scale, True)
             mime, quality = _MIME["jpeg"], FALLBACK_JPEG_QUALITY
-            notes.append(f"the PNG was {_mb(first)}, over {_mb(max_bytes)}; "
+            notes.append(f"the PNG was {mb(first)}, over {mb(max_bytes)}; "
                          f"re-captured as JPEG quality {FALLBACK_JPEG_QUALITY}")
+    clipped = region.clipped
     attempts = 0
     while len(data) > max_bytes:
         attempts += 1
         if attempts > _MAX_SHRINK_ATTEMPTS:
             raise BadRequest(
-                f"the {region.what} stays above {_mb(max_bytes)} even scaled down",
+                f"the {region.what} stays above {mb(max_bytes)} even scaled down",
                 hint="capture a smaller region (the viewport or one element)",
             )
         clip = clip if clip is not None else region.viewport_clip
         before = len(data)
-        quality = min(quality or FALLBACK_JPEG_QUALITY, FALLBACK_JPEG_QUALITY)
-        scale = _floor4(scale * math.sqrt(max_bytes / before) * 0.9)
+        if mime != _MIME["jpeg"] or (quality or 100) > LOW_JPEG_QUALITY:
+            # First a lower quality at the same size.
+            quality = LOW_JPEG_QUALITY
+            data = await shoot("jpeg", quality, scale, True)
+            mime = _MIME["jpeg"]
+            notes.append(f"the image was {mb(before)}, over {mb(max_bytes)}; "
+                         f"re-encoded as JPEG quality {LOW_JPEG_QUALITY}")
+            continue
+        if region.what == "page":
+            # A page is never scaled below its width: it shows less of its height.
+            height = math.floor(clip["height"] * max_bytes / before * 0.9)
+            if height < 1:
+                raise BadRequest(f"the page cannot be brought under {mb(max_bytes)}")
+            clip = {**clip, "height": float(height)}
+            clipped = True
+            data = await shoot("jpeg", quality, scale, True)
+            notes.append(f"the JPEG was {mb(before)}, over {mb(max_bytes)}; clipped to the "
+                         f"top {height} px of the page")
+            continue
+        scale = floor4(scale * math.sqrt(max_bytes / before) * 0.9)
         if scale <= 0:
-            raise BadRequest(f"the {region.what} cannot be brought under {_mb(max_bytes)}")
+            raise BadRequest(f"the {region.what} cannot be brought under {mb(max_bytes)}")
         data = await shoot("jpeg", quality, scale, True)
-        mime = _MIME["jpeg"]
-        notes.append(f"the JPEG was {_mb(before)}, over {_mb(max_bytes)}; scaled by {scale:g}")
-    width, height = image_size(data, mime)
-    return Capture(data=data, width=width, height=height, mime=mime,
-                   scaled=scale < 1, note="; ".join(notes) or None)
+        notes.append(f"the JPEG was {mb(before)}, over {mb(max_bytes)}; scaled by {scale:g}")
+    width, height_px = image_size(data, mime)
+    return Capture(data=data, width=width, height=height_px, mime=mime,
+                   scaled=scale < 1, note="; ".join(notes) or None, clipped=clipped,
+                   page_height=region.page_height)
 
 
 async def _capture(tab: TabActor, fmt: str, quality: int | None, clip: dict[str, float] | None,
@@ -323,14 +359,20 @@ async def _region(tab: TabActor, *, full_page: bool, element: ElementHandle | No
                        viewport_clip=viewport_clip, beyond_viewport=False,
                        device_scale=scale, what="viewport")
     content = metrics.get("cssContentSize") or metrics.get("contentSize") or {}
-    width = max(1, math.ceil(float(content.get("width", 0))))
-    height = max(1, math.ceil(float(content.get("height", 0))))
+    page_width = max(1, math.ceil(float(content.get("width", 0))))
+    page_height = max(1, math.ceil(float(content.get("height", 0))))
+    # Never scaled (a 265 px wide page is unreadable): clipped to the limits at scale 1.
+    width = min(page_width, max(1, math.floor(MAX_SIDE_PX / scale)))
+    height_cap = min(MAX_SIDE_PX, MAX_PIXELS / (width * scale)) / scale
+    height = min(page_height, max(1, math.floor(height_cap)))
     clip = {"x": float(content.get("x", 0)), "y": float(content.get("y", 0)),
             "width": float(width), "height": float(height), "scale": 1.0}
     fits = width <= float(visual.get("clientWidth", 0)) and height <= float(
         visual.get("clientHeight", 0))
     return _Region(clip=clip, width=width, height=height, viewport_clip=viewport_clip,
-                   beyond_viewport=not fits, device_scale=scale, what="page")
+                   beyond_viewport=not fits, device_scale=scale, what="page",
+                   page_height=float(page_height),
+                   clipped=(width, height) != (page_width, page_height))
 
 
 async def _element_region(tab: TabActor, element: ElementHandle) -> _Region:
@@ -406,85 +448,6 @@ def _device_scale(metrics: dict[str, Any]) -> float:
     if css <= 0 or device <= 0:
         return 1.0
     return max(device / css, 0.1)
-
-
-# -- limits and formats ----------------------------------------------------------------------
-
-
-def fit_scale(width_px: float, height_px: float) -> float:
-    """The largest scale ≤ 1 (floored to 4 decimals) that keeps an image of
-    ``width_px``x``height_px`` output pixels within MAX_SIDE_PX and MAX_PIXELS."""
-    width_px, height_px = max(width_px, 1.0), max(height_px, 1.0)
-    scale = min(1.0, MAX_SIDE_PX / width_px, MAX_SIDE_PX / height_px,
-                math.sqrt(MAX_PIXELS / (width_px * height_px)))
-    return 1.0 if scale >= 1.0 else _floor4(scale)
-
-
-def _floor4(value: float) -> float:
-    return math.floor(value * 10_000) / 10_000
-
-
-def _mb(n: int) -> str:
-    return f"{n / (1024 * 1024):.1f} MB"
-
-
-def image_size(data: bytes, mime: str) -> tuple[int, int]:
-    """(width, height) from a PNG's IHDR or a JPEG's SOF marker.
-
-    Raises CdpError when the bytes are not a well-formed image of that type
-    (so an unusable file is never stored).
-    """
-    size: tuple[int, int] | None = None
-    if mime == "image/png":
-        if data[:8] == _PNG_SIGNATURE and data[12:16] == b"IHDR" and len(data) >= 24:
-            size = struct.unpack(">II", data[16:24])
-    elif mime == "image/jpeg":
-        size = _jpeg_size(data)
-    if size is None or size[0] <= 0 or size[1] <= 0:
-        raise CdpError(f"Chromium returned an unreadable {mime} image ({len(data)} bytes)",
-                       method="Page.captureScreenshot")
-    return size
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    if data[:2] != b"\xff\xd8":
-        return None
-    pos = 2
-    while pos + 4 <= len(data):
-        if data[pos] != 0xFF:
-            return None
-        marker = data[pos + 1]
-        if marker == 0xFF:  # fill byte
-            pos += 1
-            continue
-        if marker in (0x01, *range(0xD0, 0xD8)):  # no length field
-            pos += 2
-            continue
-        (length,) = struct.unpack(">H", data[pos + 2:pos + 4])
-        is_sof = 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC)
-        if is_sof and pos + 9 <= len(data):
-            height, width = struct.unpack(">HH", data[pos + 5:pos + 9])
-            return int(width), int(height)
-        if marker == 0xDA:  # start of scan before any SOF
-            return None
-        pos += 2 + length
-    return None
-
-
-async def decode_base64(text: Any) -> bytes:
-    """Decode a CDP base64 payload; long ones in a worker thread (see module doc).
-
-    Raises CdpError for a missing or malformed payload. On cancellation
-    during a threaded decode, the decode finishes first (never abandoned).
-    """
-    if not isinstance(text, str):
-        raise CdpError("Chromium sent no data", method="Page.captureScreenshot")
-    try:
-        if len(text) >= THREAD_DECODE_MIN_CHARS:
-            return await trio.to_thread.run_sync(binascii.a2b_base64, text)
-        return binascii.a2b_base64(text)
-    except (binascii.Error, ValueError) as exc:
-        raise CdpError(f"Chromium sent malformed base64: {exc}") from None
 
 
 # -- PDF -------------------------------------------------------------------------------------

@@ -11,10 +11,11 @@ navigations, cross-process ones included (the DevTools emulation lives in
 the browser process and is re-applied to each new renderer), so nothing
 has to be re-sent after a navigation.
 
-Geolocation also needs the permission: while any tab emulates a position,
-``geolocation`` is granted to every origin (``Browser.setPermission``,
-browser-wide, not saved in the profile); when none does, it goes back to
-"prompt".
+Geolocation also needs the permission: while any tab of a scope (a
+session's browser context, or the default one) emulates a position,
+``geolocation`` is granted to every origin of that context
+(``Browser.setPermission {browserContextId}``, not saved in the profile);
+when none does, it goes back to "prompt".
 
 Errors: BadRequest when Chromium refuses a locale; CdpError / BrowserGone /
 TargetCrashed from the tab. On an error or cancellation half way, the tab
@@ -34,7 +35,7 @@ from .state import NO_EMULATION, Emulation, Viewport
 
 if TYPE_CHECKING:
     from .actor import TabActor
-    from .registry import TabRegistry
+    from .scope import TabScope
 
 __all__ = ["COLOR_SCHEMES", "REDUCED_MOTION", "apply", "change", "sync_geolocation_permission",
            "updated"]
@@ -57,21 +58,22 @@ def updated(current: Emulation, changes: Mapping[str, Any]) -> Emulation:
         for name, value in changes.items()})
 
 
-async def change(tab: TabActor, registry: TabRegistry, changes: Mapping[str, Any] | None, *,
+async def change(tab: TabActor, tabs: TabScope, changes: Mapping[str, Any] | None, *,
                  default_user_agent: str) -> Emulation:
     """Apply ``changes`` to the tab's emulation (None: reset it all); the new record.
 
     The caller holds the tab's work slot and owns the deadline. The record
     is replaced only once every command was answered (see the module doc
-    for an error or cancellation half way); the geolocation permission is
-    synced when the tab starts or stops emulating a position.
+    for an error or cancellation half way); the geolocation permission of
+    the tab's scope ``tabs`` is synced when the tab starts or stops
+    emulating a position.
     """
     old = tab.emulation
     new = NO_EMULATION if changes is None else updated(old, changes)
     await apply(tab, old, new, default_user_agent=default_user_agent)
     tab.note_emulation(new)
     if (old.geolocation is None) != (new.geolocation is None):
-        await sync_geolocation_permission(registry)
+        await sync_geolocation_permission(tabs)
     return new
 
 
@@ -140,18 +142,22 @@ async def _apply_viewport(tab: TabActor, viewport: Viewport | None) -> None:
     await tab.send("Emulation.setTouchEmulationEnabled", {"enabled": False})
 
 
-async def sync_geolocation_permission(registry: TabRegistry) -> None:
-    """Grant geolocation everywhere while a tab emulates a position, else back to "prompt"."""
+async def sync_geolocation_permission(tabs: TabScope) -> None:
+    """Grant geolocation in the scope's browser context while one of its tabs emulates a
+    position, else back to "prompt"."""
     wanted = any(
-        (tab := _tab_or_none(registry, target_id)) is not None
+        (tab := _tab_or_none(tabs, target_id)) is not None
         and tab.emulation.geolocation is not None
-        for target_id in registry.target_ids())
-    await registry.connection.send("Browser.setPermission", {
-        "permission": {"name": "geolocation"}, "setting": "granted" if wanted else "prompt"})
+        for target_id in tabs.target_ids())
+    params: dict[str, Any] = {"permission": {"name": "geolocation"},
+                              "setting": "granted" if wanted else "prompt"}
+    if tabs.context is not None:
+        params["browserContextId"] = tabs.context
+    await tabs.connection.send("Browser.setPermission", params)
 
 
-def _tab_or_none(registry: TabRegistry, target_id: str) -> TabActor | None:
+def _tab_or_none(tabs: TabScope, target_id: str) -> TabActor | None:
     try:
-        return registry.get(target_id)
+        return tabs.get(target_id)
     except BrowserdError:  # gone meanwhile
         return None

@@ -311,9 +311,7 @@ class NavGuard:
                 raise Timeout("setting up the navigation guard took too long")
         finally:
             if waiting:
-                # The reply can lag behind the resume itself: post, never wait on it.
-                with trio.CancelScope(shield=True), trio.move_on_after(2):
-                    await session.post("Runtime.runIfWaitingForDebugger")
+                await session.run_if_waiting()
 
     async def _answer(self, session: CdpSession, guarded: _Guarded, p: dict[str, Any]) -> None:
         """Judge one paused request and continue or fail it (bounded; errors logged)."""

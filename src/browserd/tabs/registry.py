@@ -1,7 +1,13 @@
 """TabRegistry: targetId → TabActor, the active tab, and tab resolution.
 
 Target discovery (``Target.setDiscoverTargets``) keeps the registry current;
-only ``type == "page"`` targets become tabs. Each tab's actor runs in the
+only ``type == "page"`` targets become tabs.
+
+Scopes: every query and change takes ``scope``, the browser context of a
+session (:meth:`TabRegistry.add_scope`), or None for everything else (the
+default context, and contexts a CDP gateway client made). A tab is seen
+only in its own scope: another scope's tab is TAB_NOT_FOUND, never listed,
+and each scope has its own current tab. Each tab's actor runs in the
 registry's nursery, so when the registry closes (browser gone) every tab
 actor ends with it.
 """
@@ -12,7 +18,6 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 import trio
 
@@ -26,15 +31,16 @@ from ..errors import (
     CdpError,
     TabNotFound,
 )
+from ..events import EventSink, EventType
 from .actor import TabActor, TabInfo
 from .navguard import NavGuard
+from .origins import RecentOrigins, origin_of
 
 __all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
 log = logging.getLogger(__name__)
 
 MIN_PREFIX = 4
-ORIGINS_SEEN_MAX = 500
 _TARGET_EVENTS = frozenset({
     "Target.targetCreated", "Target.targetInfoChanged", "Target.targetDestroyed",
     "Target.targetCrashed", "Target.detachedFromTarget",
@@ -45,8 +51,12 @@ class TabRegistry:
     """Handle to the tabs of one browser connection."""
 
     def __init__(self, connection: CdpConnection, nursery: trio.Nursery, *,
-                 settings: Settings, headless: bool, navguard: NavGuard | None = None) -> None:
+                 settings: Settings, headless: bool, navguard: NavGuard | None = None,
+                 events: EventSink | None = None) -> None:
         self.connection = connection
+        # tab.opened / tab.closed here (listed tabs only: never the spare); each
+        # actor publishes its own tab's events.
+        self._events = events
         self._nursery = nursery
         self._settings = settings
         self._viewport = (1280, 720) if headless else None
@@ -54,7 +64,10 @@ class TabRegistry:
         self._ready: dict[str, trio.Event] = {}
         self._order: list[str] = []
         self._started: set[str] = set()
-        self.last_used: str | None = None
+        self._last_used: dict[str | None, str] = {}
+        self._context_of: dict[str, str] = {}  # targetId → browserContextId
+        # Browser contexts of sessions → the session's id (a label for records).
+        self._scopes: dict[str, str | None] = {}
         self.created_count = 0
         self._changed = trio.Event()
         # Headless only: one pre-created, unlisted about:blank tab that
@@ -66,26 +79,71 @@ class TabRegistry:
         self._making_spare = False
         # The connection's navigation guard, handed to every tab actor.
         self._navguard = navguard
-        # Origins of pages and out-of-process frames seen since the browser
-        # started, most recent last (GET /state exports their localStorage).
-        self._origins_seen: dict[str, None] = {}
+        # Per scope: origins of pages and out-of-process frames seen since the
+        # browser started (GET /state exports their localStorage).
+        self._origins: dict[str | None, RecentOrigins] = {}
 
     # -- queries -------------------------------------------------------------
 
     @property
-    def _listed(self) -> dict[str, TabActor]:
-        """The tabs a client sees: every attached page but the spare."""
-        return {t: a for t, a in self._tabs.items() if t != self._spare}
+    def last_used(self) -> str | None:
+        """The default scope's last used tab."""
+        return self._last_used.get(None)
 
-    def infos(self) -> list[TabInfo]:
-        active = self.active_id()
-        listed = self._listed
+    @last_used.setter
+    def last_used(self, target_id: str | None) -> None:
+        self._set_last_used(None, target_id)
+
+    def _set_last_used(self, scope: str | None, target_id: str | None) -> None:
+        if target_id is None:
+            self._last_used.pop(scope, None)
+        else:
+            self._last_used[scope] = target_id
+
+    def scope_of(self, target_id: str) -> str | None:
+        """The scope a tab belongs to (None: the default scope)."""
+        return self.scope_of_context(self._context_of.get(target_id))
+
+    def scope_of_context(self, context_id: object) -> str | None:
+        """The scope of a browser context: itself for a session's, else None (default)."""
+        return context_id if isinstance(context_id, str) and context_id in self._scopes else None
+
+    def session_of(self, target_id: str) -> str | None:
+        """The label (session id) of the scope a tab belongs to; None for the default."""
+        scope = self.scope_of(target_id)
+        return None if scope is None else self._scopes[scope]
+
+    def add_scope(self, context_id: str, label: str | None = None) -> None:
+        """Make ``context_id`` (a session's browser context) a scope of its own.
+
+        ``label`` (the session's id) is what :meth:`session_of` answers for its tabs.
+        """
+        self._scopes[context_id] = label
+
+    def remove_scope(self, context_id: str) -> None:
+        """Forget a scope's current tab (its context was disposed).
+
+        The context stays known as a session's, so a tab of it that outlives
+        the dispose is never shown to the default scope.
+        """
+        self._last_used.pop(context_id, None)
+        self._origins.pop(context_id, None)
+
+    def _listed(self, scope: str | None = None) -> dict[str, TabActor]:
+        """The tabs a client of ``scope`` sees: its attached pages but the spare."""
+        return {t: a for t, a in self._tabs.items()
+                if t != self._spare and self.scope_of(t) == scope}
+
+    def infos(self, scope: str | None = None) -> list[TabInfo]:
+        active = self.active_id(scope)
+        listed = self._listed(scope)
         return [listed[t].info(active=t == active) for t in self._order if t in listed]
 
-    def active_id(self) -> str | None:
-        listed = self._listed
-        if self.last_used in listed:
-            return self.last_used
+    def active_id(self, scope: str | None = None) -> str | None:
+        listed = self._listed(scope)
+        last_used = self._last_used.get(scope)
+        if last_used in listed:
+            return last_used
         focused = [t for t in listed.values() if t.last_focused_at is not None]
         if focused:
             return max(focused, key=lambda t: t.last_focused_at or 0).target_id
@@ -97,6 +155,10 @@ class TabRegistry:
         """True while an unlisted spare tab is ready (headless, no gateway client)."""
         return self._spare is not None and self._spare in self._tabs
 
+    def tab_count(self) -> int:
+        """Listed tabs of every scope."""
+        return sum(1 for t in self._order if t != self._spare)
+
     def locate_frame(self, frame_id: str) -> str | None:
         """The tab whose page holds the frame ``frame_id`` (known frames only), or None."""
         for target_id, tab in self._tabs.items():
@@ -104,14 +166,14 @@ class TabRegistry:
                 return target_id
         return None
 
-    def target_ids(self) -> list[str]:
-        return [t for t in self._order if t != self._spare]
+    def target_ids(self, scope: str | None = None) -> list[str]:
+        return [t for t in self._order if t != self._spare and self.scope_of(t) == scope]
 
-    def get(self, target_id: str) -> TabActor:
-        """Exact id or unique case-insensitive prefix (≥ 4 chars)."""
+    def get(self, target_id: str, scope: str | None = None) -> TabActor:
+        """Exact id or unique case-insensitive prefix (≥ 4 chars), within ``scope``."""
         if not isinstance(target_id, str) or not target_id:
             raise BadRequest("targetId must be a non-empty string")
-        listed = self._listed
+        listed = self._listed(scope)
         if target_id in listed:
             return listed[target_id]
         needle = target_id.lower()
@@ -128,48 +190,54 @@ class TabRegistry:
             raise AmbiguousTarget(f"{target_id!r} matches {len(hits)} tabs", matches=hits)
         return listed[hits[0]]
 
-    async def resolve(self, target_id: str | None, *, use: bool = True) -> TabActor:
-        """The tab a request means (API.md default-tab rule); may open about:blank."""
+    async def resolve(self, target_id: str | None, *, use: bool = True,
+                      scope: str | None = None) -> TabActor:
+        """The tab a request of ``scope`` means (API.md default-tab rule); may open about:blank."""
         if target_id is not None:
             if target_id in self._ready and target_id not in self._tabs:
                 await self.wait_pending()
-            tab = self.get(target_id)
+            tab = self.get(target_id, scope)
         else:
-            if not self._listed and self._ready:
+            if not self._listed(scope) and self._ready:
                 await self.wait_pending()
-            active = self.active_id()
-            tab = self._tabs[active] if active else await self.open("about:blank")
+            active = self.active_id(scope)
+            tab = self._tabs[active] if active else await self.open("about:blank", scope=scope)
         if use:
-            self.last_used = tab.target_id
+            self._set_last_used(scope, tab.target_id)
         return tab
 
     # -- changes -------------------------------------------------------------
 
-    async def open(self, url: str = "about:blank") -> TabActor:
-        """Open a tab in front and wait until its actor is attached.
+    async def open(self, url: str = "about:blank", *, scope: str | None = None) -> TabActor:
+        """Open a tab of ``scope`` in front and wait until its actor is attached.
 
-        An ``about:blank`` tab is the spare when one is ready (headless
-        only): it is listed from now on, brought to the front, and a new
-        spare is made in the background. Otherwise the tab is created, in a
-        new window when the browser has no page at all (a fresh
+        An ``about:blank`` tab of the default scope is the spare when one is
+        ready (headless only): it is listed from now on, brought to the
+        front, and a new spare is made in the background. Otherwise the tab
+        is created (in the session's browser context for a session scope),
+        in a new window when the browser has no page at all (a fresh
         ``--no-startup-window`` browser, or the last tab was closed).
         """
         spare = self._spare
-        if url == "about:blank" and spare is not None and spare in self._tabs and (
-            self._spare_wanted  # not a spare being closed for a CDP gateway client
-        ):
+        if scope is None and url == "about:blank" and spare is not None and (
+            spare in self._tabs
+        ) and self._spare_wanted:  # not a spare being closed for a CDP gateway client
             self._spare = None
             tab = self._tabs[spare]
+            self._publish_opened(tab)
             await self.connection.send("Target.activateTarget", {"targetId": spare})
         else:
-            tab = await self.wait_tab(await self._create(url, background=False))
-        self.last_used = tab.target_id
+            tab = await self.wait_tab(await self._create(url, background=False, context=scope))
+        self._set_last_used(scope, tab.target_id)
         self.replenish_spare()
         self._notify()
         return tab
 
-    async def _create(self, url: str, *, background: bool) -> str:
-        params = {"url": url, "newWindow": not self._started, "background": background}
+    async def _create(self, url: str, *, background: bool, context: str | None = None) -> str:
+        params: dict[str, Any] = {"url": url, "newWindow": not self._started,
+                                  "background": background}
+        if context is not None:
+            params["browserContextId"] = context
         try:
             result = await self.connection.send("Target.createTarget", params)
         except CdpError as exc:
@@ -266,7 +334,7 @@ class TabRegistry:
     def note_focused(self, tab: TabActor) -> None:
         """Record that ``tab`` is in front (it was just created or activated)."""
         tab.mark_focused()
-        self.last_used = tab.target_id
+        self._set_last_used(self.scope_of(tab.target_id), tab.target_id)
 
     async def close(self, tab: TabActor) -> None:
         """Close a tab and wait until it is gone from the registry (bounded)."""
@@ -321,29 +389,22 @@ class TabRegistry:
             self.connection.unsubscribe(sub)
 
     def _note_origin(self, info: dict[str, Any]) -> None:
-        url = str(info.get("url", ""))
-        if info.get("type") not in ("page", "iframe") or not url.startswith(("http:", "https:")):
+        if info.get("type") not in ("page", "iframe"):
             return
-        try:
-            parts = urlsplit(url)
-            host, port = parts.hostname, parts.port
-        except ValueError:
-            return
-        if host:
-            host = f"[{host}]" if ":" in host else host
-            self.remember_origin(f"{parts.scheme}://{host}"
-                                 + (f":{port}" if port is not None else ""))
+        origin = origin_of(str(info.get("url", "")))
+        if origin is not None:
+            self.remember_origin(origin, self.scope_of_context(info.get("browserContextId")))
 
-    def remember_origin(self, origin: str) -> None:
-        """Note ``origin`` as the most recently used (its localStorage was written)."""
-        self._origins_seen.pop(origin, None)
-        self._origins_seen[origin] = None
-        while len(self._origins_seen) > ORIGINS_SEEN_MAX:
-            del self._origins_seen[next(iter(self._origins_seen))]
+    def remember_origin(self, origin: str, scope: str | None = None) -> None:
+        """Note ``origin`` as ``scope``'s most recently used (its localStorage was written)."""
+        if scope is not None and scope not in self._scopes:
+            return  # a session's context that is gone
+        self._origins.setdefault(scope, RecentOrigins()).remember(origin)
 
-    def origins_seen(self) -> list[str]:
-        """Origins of pages and frames seen or written since the start, most recent last."""
-        return list(self._origins_seen)
+    def origins_seen(self, scope: str | None = None) -> list[str]:
+        """Origins ``scope``'s pages and frames showed or were written, most recent last."""
+        seen = self._origins.get(scope)
+        return [] if seen is None else seen.listed()
 
     def _on_created(self, info: dict[str, Any]) -> None:
         if info.get("type") != "page":
@@ -352,6 +413,9 @@ class TabRegistry:
         if target_id in self._tabs or target_id in self._started:
             return
         self._started.add(target_id)
+        context = info.get("browserContextId")
+        if isinstance(context, str):
+            self._context_of[target_id] = context
         self._ready.setdefault(target_id, trio.Event())
         self.created_count += 1
         self._nursery.start_soon(self._run_tab, target_id, info.get("title", ""),
@@ -361,13 +425,16 @@ class TabRegistry:
         actor = TabActor(
             self.connection, target_id, title=title, url=url,
             queue_limit=self._settings.tab_queue_limit, headless_viewport=self._viewport,
-            navguard=self._navguard,
+            navguard=self._navguard, events=self._events,
+            network_capture=self._settings.network_capture == "always",
         )
         try:
             await self._nursery.start(actor.run)
             self._tabs[target_id] = actor
             if target_id not in self._order:
                 self._order.append(target_id)
+            if target_id != self._spare:
+                self._publish_opened(actor)
             self._ready.setdefault(target_id, trio.Event()).set()
             self._notify()
         except BrowserdError as exc:
@@ -375,35 +442,46 @@ class TabRegistry:
             self._started.discard(target_id)
             self._ready.pop(target_id, trio.Event()).set()
 
+    def _publish_opened(self, tab: TabActor) -> None:
+        if self._events is not None:
+            self._events.publish(EventType.TAB_OPENED, target_id=tab.target_id, url=tab.url,
+                                 title=tab.title)
+
     def _drop(self, target_id: str) -> None:
-        if target_id == self._spare:
+        was_spare = target_id == self._spare
+        if was_spare:
             self._spare = None
         tab = self._tabs.pop(target_id, None)
+        if tab is not None and not was_spare and self._events is not None:
+            self._events.publish(EventType.TAB_CLOSED, target_id=target_id)
         self._started.discard(target_id)
         self._ready.pop(target_id, None)
         if target_id in self._order:
             self._order.remove(target_id)
         if tab is not None:
             tab.close()
-        if self.last_used == target_id:
-            self.last_used = None
+        scope = self.scope_of(target_id)
+        if self._last_used.get(scope) == target_id:
+            self._set_last_used(scope, None)
+        self._context_of.pop(target_id, None)
         self._notify()
 
 
 @asynccontextmanager
 async def open_tab_registry(
     connection: CdpConnection, *, settings: Settings, headless: bool,
-    navguard: NavGuard | None = None,
+    navguard: NavGuard | None = None, events: EventSink | None = None,
 ) -> AsyncIterator[TabRegistry]:
     """Run target discovery and the tab actors for one connection.
 
     Ready once discovery is on and the browser's existing pages are attached
-    (bounded). ``navguard`` (already running) is handed to every tab actor.
+    (bounded). ``navguard`` (already running) is handed to every tab actor;
+    tab events go to ``events``.
     On exit every tab actor is cancelled.
     """
     async with trio.open_nursery() as nursery:
         registry = TabRegistry(connection, nursery, settings=settings, headless=headless,
-                               navguard=navguard)
+                               navguard=navguard, events=events)
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)

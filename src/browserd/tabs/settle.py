@@ -10,7 +10,8 @@ of failing when their time runs out:
 - :func:`settle_after_input` — after an input action whose effects show a
   navigation: the new document is waited for until ``waitUntil``
   (``domcontentloaded`` by default; ``load``; ``commit`` and ``none`` do not
-  wait), and ``effects.loadState`` says where it got to.
+  wait), and ``effects.loadState`` says where it got to;
+  :func:`settle_after_commit` is that wait on its own (history moves use it).
 
 The state comes from the tab's lifecycle events and, where those may lag
 behind a navigation that has just committed, from ``document.readyState``
@@ -33,8 +34,8 @@ from .actor import TabActor
 from .state import LoadState
 from .worlds import world_evaluate
 
-__all__ = ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling", "settle_after_input",
-           "settle_document", "wait_load_state"]
+__all__ = ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling", "settle_after_commit",
+           "settle_after_input", "settle_document", "wait_load_state"]
 
 WAIT_UNTIL = ("domcontentloaded", "load", "commit", "none")
 """What an input action may wait for after it navigated (``waitUntil``)."""
@@ -127,12 +128,20 @@ async def settle_after_input(tab: TabActor, result: MutableMapping[str, Any], *,
     effects = result.get("effects")
     if not isinstance(effects, dict) or "navigated" not in effects:
         return
-    if wait_until in ("domcontentloaded", "load"):
-        state = await wait_load_state(tab, LoadState(wait_until), until=until, probe=True)
-    elif wait_until == "commit":
-        # The navigation has committed (effects.navigated): no wait, but the
-        # document itself says how far it got.
-        state = await _state_now(tab, probe=True)
-    else:
-        state = tab.load_state
+    state = await settle_after_commit(tab, wait_until=wait_until, until=until)
     effects["loadState"] = state.value
+
+
+async def settle_after_commit(tab: TabActor, *, wait_until: str, until: float) -> LoadState:
+    """After a navigation of the main frame committed: wait for ``wait_until``; the state.
+
+    ``domcontentloaded`` / ``load``: wait (until trio time ``until`` at the
+    latest) for the document to get that far; ``commit``: no wait, but the
+    document itself says how far it got; ``none``: the tab's state as it is.
+    Never raises for a slow page: the state reached is the answer.
+    """
+    if wait_until in ("domcontentloaded", "load"):
+        return await wait_load_state(tab, LoadState(wait_until), until=until, probe=True)
+    if wait_until == "commit":
+        return await _state_now(tab, probe=True)
+    return tab.load_state

@@ -1,5 +1,7 @@
-"""The route table, by concern: service, tabs, page (incl. inspection), input, media,
-state (cookies, web storage, storage state), emulation and downloads.
+"""The route table, by concern: service, profiles (and sessions), tabs, page (incl.
+inspection), navigation (history, scroll), input, media, state (cookies, web storage,
+storage state), emulation, downloads, network and ops (handoff, metrics, the ops page's
+login codes; the page's own routes are in :mod:`.ui`).
 
 Each module exports one ``*_routes()`` function; :func:`all_routes` is the
 whole table, in the order ``/openapi.json`` lists it. No route module
@@ -14,16 +16,22 @@ from .downloads import download_routes
 from .emulation import emulation_routes
 from .input import input_routes
 from .media import media_routes
+from .navigation import navigation_routes
+from .network import network_routes
+from .ops import ops_routes
 from .page import page_routes
+from .profiles import profile_routes
 from .service import service_routes
 from .state import state_routes
 from .tabs import tab_routes
 
 __all__ = ["all_routes", "download_routes", "emulation_routes", "input_routes", "media_routes",
-           "page_routes", "service_routes", "state_routes", "tab_routes"]
+           "navigation_routes", "network_routes", "ops_routes", "page_routes", "profile_routes",
+           "service_routes", "state_routes", "tab_routes"]
 
 
 def all_routes() -> list[Route]:
     """Every route of the API (a new list each call)."""
-    return [*service_routes(), *tab_routes(), *page_routes(), *input_routes(),
-            *media_routes(), *state_routes(), *emulation_routes(), *download_routes()]
+    return [*service_routes(), *profile_routes(), *tab_routes(), *page_routes(),
+            *navigation_routes(), *input_routes(), *media_routes(), *state_routes(),
+            *emulation_routes(), *download_routes(), *network_routes(), *ops_routes()]

@@ -12,6 +12,12 @@ download, is an input route: :mod:`browserd.http.routes.input`.)
 The file is read in 1 MiB chunks in worker threads; a client that goes away
 ends the stream (the file is closed). A file pruned between lookup and read
 is a 404.
+
+Downloads are the profile's (``<data>/downloads/<profile>/``) and each
+record says which ``profile`` and ``session`` made it. A request sees the
+downloads of its own scope only, as with tabs: with a session, that
+session's; without one, those of no session. Another scope's download is
+the same 404 as an unknown one.
 """
 
 from __future__ import annotations
@@ -56,8 +62,15 @@ def content_disposition(suggested: str) -> str:
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
+def _check_session(system: System) -> None:
+    """A request naming a session: 404 SESSION_NOT_FOUND unless it is live."""
+    if system.session_id is not None:
+        system.supervisor.require_runtime()  # resolves (and touches) the session
+
+
 async def list_downloads(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    records = system.downloads.records()
+    _check_session(system)
+    records = [r for r in system.downloads.records() if r.session_id == system.session_id]
     if args["targetId"]:
         wanted = args["targetId"]
         records = [r for r in records if r.target_id and r.target_id.startswith(wanted)]
@@ -74,7 +87,12 @@ async def _chunks(path: Path) -> AsyncIterator[bytes]:
 
 
 async def get_download(system: System, args: dict[str, Any]) -> Response:
-    record, path = system.downloads.resolve_file(args["id"])
+    _check_session(system)
+    record = system.downloads.get(args["id"])
+    if record.session_id != system.session_id:  # another scope's: as if unknown
+        raise NotFound("download not found",
+                       hint="ids come from GET /downloads; old downloads are pruned by retention")
+    record, path = system.downloads.resolve_file(record.id)
     try:
         probe = await trio.open_file(path, "rb")
         await probe.aclose()

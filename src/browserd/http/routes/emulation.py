@@ -159,7 +159,7 @@ async def _change(system: System, target_id: str | None,
         return tab.target_id, new
 
     target, new = await on_tab(system, target_id, work, deadline_s=EMULATE_DEADLINE_S,
-                               allow_dialog=False)
+                               allow_dialog=False, agent_input=True)
     return {"ok": True, "targetId": target, "emulation": new.to_json()}
 
 

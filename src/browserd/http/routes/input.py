@@ -1,4 +1,5 @@
-"""Routes for page input: click, type, press, hover, select, wait, act, dialog.
+"""Routes for page input: click, type, press, hover, select, wait, act, dialog,
+and the gestures (upload, drag, mouse, keyboard: :mod:`browserd.http.gestures`).
 
 Each handler validates its fields (the route table below, plus the rules
 a table cannot say: exactly one target, modifiers ⊆ Alt|Control|Meta|Shift),
@@ -20,11 +21,13 @@ from ...downloads import wait_next_download
 from ...errors import BadRequest, EvalDisabled, Timeout
 from ...system import System
 from ...tabs import actions as inp
-from ...tabs import page, settle
+from ...tabs import page
 from ...tabs.actions.records import Action
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
-from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, timeout_field
+from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, WAIT_UNTIL, timeout_field
+from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
+from ..handoffs import WaitHandoff, wait_for_handoff
 from ..schema import Field, Route, parse_args
 from ..tabwork import on_tab
 
@@ -34,17 +37,12 @@ GRACE_S = 3.0
 """Time beyond ``timeoutMs`` for recovering a hung page and answering."""
 MAX_ACTIONS = 100
 
-WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
-                   enum=settle.WAIT_UNTIL,
-                   description="if the action navigates: wait (within timeoutMs) until the new "
-                   "document reaches this; effects.loadState says where it got to")
-
 _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "click": (REF, SELECTOR, TEXT_TARGET,
               Field(name="button", type="string", default="left",
                     enum=("left", "right", "middle")),
               Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
-              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
+              MODIFIERS, FILES, WAIT_UNTIL, timeout_field(15_000)),
     "type": (Field(name="text", type="string", required=True, max_length=100_000,
                    description="the text to type"),
              REF, SELECTOR,
@@ -74,6 +72,8 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
              Field(name="loadState", type="string", enum=inp.LOAD_STATES),
              Field(name="download", type="boolean",
                    description="until the tab's next download has finished (/wait only)"),
+             Field(name="handoff", type="boolean",
+                   description="until the person ends the tab's handoff (/wait only)"),
              timeout_field(15_000)),
     "navigate": (Field(name="url", type="string", required=True, max_length=8192),
                  Field(name="waitUntil", type="string", default="load",
@@ -82,6 +82,7 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "dialog": (Field(name="accept", type="boolean", required=True),
                Field(name="promptText", type="string", max_length=100_000),
                WAIT_UNTIL, timeout_field(10_000)),
+    **GESTURE_FIELDS,
 }
 
 
@@ -90,7 +91,8 @@ def _target(args: dict[str, Any]) -> ElementTarget:
                          text=args.get("text"))
 
 
-def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDownload:
+def _action(kind: str, args: dict[str, Any], system: System
+            ) -> Action | WaitDownload | WaitHandoff:
     """The action record for validated ``args``: the one place that reads the camelCase.
 
     Checks the rules beyond field types (exactly one target, known modifiers
@@ -105,8 +107,9 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDow
     if kind == "click":
         target = _target(args)
         target.check()
+        files = None if args.get("files") is None else checked_files(system, args["files"])
         return inp.Click(target=target, button=args["button"], click_count=args["clickCount"],
-                         modifiers=modifiers, wait_until=args["waitUntil"])
+                         modifiers=modifiers, files=files, wait_until=args["waitUntil"])
     if kind == "hover":
         target = _target(args)
         target.check()
@@ -132,10 +135,11 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDow
         return inp.Press(key=args["key"], modifiers=modifiers, wait_until=args["waitUntil"])
     if kind == "wait":
         given = [k for k in ("selector", "text", "textGone", "url", "loadState")
-                 if args.get(k) is not None] + (["download"] if args.get("download") else [])
+                 if args.get(k) is not None] + [k for k in ("download", "handoff")
+                                                if args.get(k)]
         if len(given) != 1:
-            raise BadRequest("give exactly one of selector, text, textGone, url, loadState "
-                             "or download"
+            raise BadRequest("give exactly one of selector, text, textGone, url, loadState, "
+                             "download or handoff"
                              + (f" (got {', '.join(given)})" if given else ""), field="selector")
         if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
             raise EvalDisabled("JavaScript evaluation is disabled in settings, "
@@ -143,6 +147,8 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDow
                                hint="wait for url or loadState, or enable evaluate_enabled")
         if given[0] == "download":
             return WaitDownload()
+        if given[0] == "handoff":
+            return WaitHandoff()
         return inp.Wait(selector=args.get("selector"), text=args.get("text"),
                         text_gone=args.get("textGone"), url=args.get("url"),
                         load_state=args.get("loadState"))
@@ -152,6 +158,8 @@ def _action(kind: str, args: dict[str, Any], system: System) -> Action | WaitDow
     if kind == "dialog":
         return inp.AnswerDialog(accept=args["accept"], prompt_text=args.get("promptText"),
                                 wait_until=args["waitUntil"])
+    if kind in GESTURE_FIELDS:
+        return gesture_action(kind, args, system)
     raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
                      field="kind")
 
@@ -160,6 +168,8 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
     action = _action(kind, args, system)
     if isinstance(action, WaitDownload):
         return await _wait_download(system, args)
+    if isinstance(action, WaitHandoff):
+        return await wait_for_handoff(system, args["targetId"], args["timeoutMs"])
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
 
@@ -173,7 +183,7 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
         return {"targetId": tab.target_id, **result}
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                        allow_dialog=kind == "dialog")
+                        allow_dialog=kind == "dialog", agent_input=kind != "wait")
 
 
 @attrs.frozen
@@ -193,7 +203,7 @@ async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]
     with trio.fail_after(timeout_s + GRACE_S):
         tab = await runtime.tabs.resolve(args["targetId"])
     with trio.move_on_after(max(0.0, timeout_s - (trio.current_time() - started))) as scope:
-        record = await wait_next_download(system.downloads, tab)
+        record = await wait_next_download(system.downloads, tab, session_id=system.session_id)
     waited = round((trio.current_time() - started) * 1000)
     if scope.cancelled_caught:
         raise Timeout(f"no download of this tab finished within {waited} ms",
@@ -229,12 +239,13 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             body = {k: v for k, v in action.items() if k != "kind"}
             args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
             action_record = _action(kind, args, system)
-            if isinstance(action_record, WaitDownload):
-                raise BadRequest("download waits are for POST /wait, not /act",
+            if isinstance(action_record, WaitDownload | WaitHandoff):
+                raise BadRequest("download and handoff waits are for POST /wait, not /act",
                                  field="actions")
-        except BadRequest as exc:
-            raise BadRequest(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
-                             field="actions", index=index) from None
+        except BadRequest as exc:  # keeps its code (e.g. FILE_NOT_FOUND) and details
+            details = {**exc.details, "field": "actions", "index": index}
+            raise type(exc)(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
+                            **details) from None
         steps.append(inp.Step(action=action_record, timeout_s=args["timeoutMs"] / 1000))
     return steps
 
@@ -253,7 +264,7 @@ async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
                              evaluate_enabled=system.settings.evaluate_enabled)
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                        allow_dialog=False)
+                        allow_dialog=False, agent_input=True)
 
 
 _SUMMARIES = {
@@ -264,6 +275,7 @@ _SUMMARIES = {
     "select": "Choose options of a <select> by value or label",
     "wait": "Wait for a selector, text, text gone, URL or load state",
     "dialog": "Accept or dismiss the open JavaScript dialog",
+    **GESTURE_SUMMARIES,
 }
 
 
@@ -278,7 +290,7 @@ def input_routes() -> list[Route]:
         summary="Run a batch of actions in order on one tab; stop at the first failure",
         fields=(TARGET,
                 Field(name="actions", type="array", items="object", required=True,
-                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog,"
-                                  " ...that kind's fields}]"),
+                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog|"
+                                  "upload|drag|mouse|keyboard, ...that kind's fields}]"),
                 timeout_field(60_000))))
     return routes

@@ -1,8 +1,14 @@
 """Routes for media: ``/screenshot``, ``/pdf`` and ``GET /media/<name>``.
 
 A capture answers ``{ok, targetId, url, media: "MEDIA:<path>", mediaUrl,
-path, width, height, bytes, mime}`` plus ``scaled: true`` and ``note`` when a
-size limit applied (see :mod:`browserd.tabs.capture`). ``mediaUrl`` is the
+path, width, height, bytes, mime, profile, session}`` plus ``scaled: true`` /
+``clipped: true`` and ``note`` when a size limit applied (see
+:mod:`browserd.tabs.capture`); a full-page capture also has ``pageHeight``.
+``profile`` and ``session`` (null without one) say whose tab was captured;
+the audit log gets a line naming them and the file for every save. With
+``inline: true`` the image is made to fit
+:data:`~browserd.tabs.capture.INLINE_MAX_BYTES` (1 MiB) and also returned as
+base64 ``data`` (the same bytes as the stored file). ``mediaUrl`` is the
 path of ``GET /media/<name>`` on this API (same token). A PDF answers the
 same shape with ``mime: "application/pdf"`` and ``width``/``height`` null.
 
@@ -33,6 +39,7 @@ disk and is counted by the next retention pass.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import trio
@@ -51,6 +58,8 @@ from ..tabwork import on_tab
 
 __all__ = ["media_routes"]
 
+audit_log = logging.getLogger("browserd.audit")
+
 VIEWPORT_DEADLINE_S = 15.0
 FULL_PAGE_DEADLINE_S = 60.0
 PDF_DEADLINE_S = 60.0
@@ -66,13 +75,16 @@ def _check_screenshot_args(args: dict[str, Any]) -> None:
                          "ref or selector", field="fullPage")
 
 
-def _body(tab: TabActor, url: str, saved: MediaFile, *, width: int | None,
+def _body(system: System, tab: TabActor, url: str, saved: MediaFile, *, width: int | None,
           height: int | None) -> dict[str, Any]:
+    audit_log.info("profile=%s session=%s media saved: %s bytes=%d", system.profile.name,
+                   system.session_id or "-", saved.name, saved.bytes)
     return {
         "ok": True, "targetId": tab.target_id, "url": url,
         "media": media_token(saved.path), "mediaUrl": media_url(saved.name),
         "path": str(saved.path), "width": width, "height": height,
         "bytes": saved.bytes, "mime": saved.mime,
+        "profile": system.profile.name, "session": system.session_id,
     }
 
 
@@ -101,21 +113,29 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
             if element_wanted:
                 handle = await resolve_target(
                     tab, ElementTarget(ref=args["ref"], selector=args["selector"]))
+            max_bytes = capture.INLINE_MAX_BYTES if args["inline"] else capture.MAX_BYTES
             try:
                 shot = await capture.screenshot(
                     tab, full_page=args["fullPage"], fmt=args["format"],
-                    quality=args["quality"], element=handle, front_lock=gate.front_lock)
+                    quality=args["quality"], element=handle, front_lock=gate.front_lock,
+                    max_bytes=max_bytes)
             finally:
                 if handle is not None:
                     await _release(handle)
             url = tab.url
             saved = await system.media.save(shot.data, kind="screenshot", ext=shot.ext,
                                             mime=shot.mime)
-        body = _body(tab, url, saved, width=shot.width, height=shot.height)
+        body = _body(system, tab, url, saved, width=shot.width, height=shot.height)
         if shot.scaled:
             body["scaled"] = True
+        if shot.page_height is not None:
+            body["pageHeight"] = round(shot.page_height)
+        if shot.clipped:
+            body["clipped"] = True
         if shot.note:
             body["note"] = shot.note
+        if args["inline"] and len(shot.data) <= capture.INLINE_MAX_BYTES:
+            body["data"] = await capture.encode_base64(shot.data)
         return body
 
     return await on_tab(system, args["targetId"], run, deadline_s=deadline, allow_dialog=False)
@@ -132,7 +152,7 @@ async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
             data = await capture.pdf(tab)
             url = tab.url
             saved = await system.media.save(data, kind="pdf", ext="pdf", mime="application/pdf")
-        return _body(tab, url, saved, width=None, height=None)
+        return _body(system, tab, url, saved, width=None, height=None)
 
     return await on_tab(system, args["targetId"], run, deadline_s=PDF_DEADLINE_S,
                         allow_dialog=False)
@@ -168,7 +188,11 @@ def media_routes() -> list[Route]:
                       Field(name="format", type="string", default="png",
                             enum=("png", "jpeg")),
                       Field(name="quality", type="integer", minimum=0, maximum=100,
-                            description="JPEG quality (format jpeg only)"))),
+                            description="JPEG quality (format jpeg only)"),
+                      Field(name="inline", type="boolean", default=False,
+                            description="also return the image as base64 `data`; it is "
+                                        "made to fit 1 MiB (JPEG, lower quality, scaled — "
+                                        "a full page clipped)"))),
         Route(path="/pdf", methods=("POST",), handler=print_pdf, tag="page",
               summary="Print the tab to PDF into the media store",
               fields=(TARGET,)),

@@ -38,7 +38,8 @@ async def navigate(system: System, args: dict[str, Any]) -> dict[str, Any]:
     timeout_s = args["timeoutMs"] / 1000
     return await on_tab(system, args["targetId"], lambda tab:
                         page.navigate(tab, url, wait_until=args["waitUntil"], timeout_s=timeout_s),
-                        deadline_s=timeout_s + NAVIGATE_GRACE_S, allow_crashed=True)
+                        deadline_s=timeout_s + NAVIGATE_GRACE_S, allow_crashed=True,
+                        agent_input=True)
 
 
 async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +50,8 @@ async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
                         page.run_eval(tab, args["js"], await_promise=args["await"],
                                       timeout_s=timeout_s,
                                       max_bytes=system.settings.eval_max_bytes),
-                        deadline_s=timeout_s + NAVIGATE_GRACE_S, allow_dialog=False)
+                        deadline_s=timeout_s + NAVIGATE_GRACE_S, allow_dialog=False,
+                        agent_input=True)
 
 
 async def snapshot(system: System, args: dict[str, Any]) -> dict[str, Any]:

@@ -44,14 +44,26 @@ def status_body(system: System) -> dict[str, Any]:
         "lastError": stats.last_error,
         "uptimeS": stats.uptime_s,
         "serviceUptimeS": round(time.time() - system.started_at, 3),
-        "tabs": len(rt.tabs.target_ids()) if rt is not None else 0,
+        "tabs": rt.registry.tab_count() if rt is not None else 0,
         "spareTab": rt is not None and rt.tabs.has_spare,
         "cdpGateway": settings.gateway_active,
         "cdp": attrs.asdict(rt.connection.statistics()) if rt is not None else None,
         "media": {"files": media.files, "bytes": media.bytes, "saves": media.saves,
                   "failures": media.failures, "pruned": media.pruned},
         "downloads": _download_stats(system),
+        "default": system.profile.is_default,
+        "sessions": len(system.profile.sessions.live(rt)),
+        "profiles": {p.name: {"state": str(p.supervisor.state),
+                              "running": p.supervisor.state == SupervisorState.RUNNING}
+                     for p in system.profiles.all()},
+        "events": _event_stats(system),
     }
+
+
+def _event_stats(system: System) -> dict[str, Any]:
+    stats = system.events.statistics()
+    return {"published": stats.published, "lastId": stats.last_id, "oldestId": stats.oldest_id,
+            "subscribers": stats.subscribers, "dropped": stats.dropped}
 
 
 def _download_stats(system: System) -> dict[str, Any]:
@@ -95,16 +107,18 @@ async def stop(system: System, args: dict[str, Any]) -> dict[str, Any]:
 def service_routes() -> list[Route]:
     return [
         Route(path="/healthz", methods=("GET",), handler=healthz, auth=False, tag="service",
+              scope="none",
               fields=(Field(name="challenge", type="string", max_length=128,
                             description="a random nonce; the answer's proof is "
                             "HMAC-SHA256(token, nonce) in hex"),),
               summary="Liveness: {ok, browser: open|closed|disabled}"),
-        Route(path="/", methods=("GET",), handler=status, tag="service", summary="Status"),
-        Route(path="/status", methods=("GET",), handler=status, tag="service",
-              summary="Status of the service and its browser"),
-        Route(path="/start", methods=("POST",), handler=start, tag="service",
+        Route(path="/", methods=("GET",), handler=status, tag="service", summary="Status",
+              scope="profile"),
+        Route(path="/status", methods=("GET",), handler=status, tag="service", scope="profile",
+              summary="Status of the service and one profile's browser (a summary of all)"),
+        Route(path="/start", methods=("POST",), handler=start, tag="service", scope="profile",
               fields=(Field(name="headless", type="boolean"),),
-              summary="Launch (or attach to) the browser; no-op when running"),
-        Route(path="/stop", methods=("POST",), handler=stop, tag="service",
-              summary="Stop the browser: graceful, then forced"),
+              summary="Launch (or attach to) a profile's browser; no-op when running"),
+        Route(path="/stop", methods=("POST",), handler=stop, tag="service", scope="profile",
+              summary="Stop a profile's browser: graceful, then forced"),
     ]

@@ -1,8 +1,11 @@
 """Routes for the browser's stored state: /cookies, /storage and /state.
 
-Cookies and storage state are browser-wide (the default browser context);
-web storage is per origin (and, for sessionStorage, per tab). Values never
-reach a log: the audit log gets one extra line with counts for a write.
+Cookies and storage state belong to one browser context: the request's
+session's, or the default context without a session (``rt.tabs.context``),
+so one session never sees another's. Web storage is per origin (and, for
+sessionStorage, per tab; a tab is always of the request's scope). Values
+never reach a log: the audit log gets one extra line with counts for a
+write, naming the profile and session.
 Each handler runs under its own deadline (504 TIMEOUT past it); /storage
 works on a tab through :func:`~browserd.http.tabwork.on_tab`.
 """
@@ -36,8 +39,10 @@ STORAGE_DEADLINE_S = 20.0
 STATE_DEADLINE_S = 90.0
 
 
-def _audit(what: str, **counts: int) -> None:
-    audit_log.info("%s %s", what, " ".join(f"{k}={v}" for k, v in counts.items()))
+def _audit(system: System, what: str, **counts: int) -> None:
+    audit_log.info("profile=%s session=%s %s %s", system.profile.name,
+                   system.session_id or "-", what,
+                   " ".join(f"{k}={v}" for k, v in counts.items()))
 
 
 # -- cookies ------------------------------------------------------------------------
@@ -47,7 +52,7 @@ async def get_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]:
     cookie_ops.check_filter_url(args["url"])
     rt = system.supervisor.require_runtime()
     with trio.fail_after(COOKIES_DEADLINE_S):
-        found = await cookie_ops.all_cookies(rt.connection)
+        found = await cookie_ops.all_cookies(rt.connection, rt.tabs.context)
     chosen = cookie_ops.select(found, name=args["name"], domain=args["domain"], url=args["url"])
     return {"cookies": [cookie_ops.to_json(c) for c in chosen]}
 
@@ -59,8 +64,8 @@ async def set_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]:
     params = [cookie_ops.validate_cookie(c, f"cookies[{i}]") for i, c in enumerate(raw)]
     rt = system.supervisor.require_runtime()
     with trio.fail_after(COOKIES_DEADLINE_S):
-        result = await cookie_ops.set_cookies(rt.connection, params)
-    _audit("cookies set:", given=len(params), set=result.set, notSet=len(result.not_set))
+        result = await cookie_ops.set_cookies(rt.connection, params, rt.tabs.context)
+    _audit(system, "cookies set:", given=len(params), set=result.set, notSet=len(result.not_set))
     return {"ok": True, "set": result.set, "notSet": list(result.not_set),
             "expired": result.skipped_expired}
 
@@ -74,12 +79,12 @@ async def delete_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]
     rt = system.supervisor.require_runtime()
     with trio.fail_after(COOKIES_DEADLINE_S):
         if not filters:
-            deleted = await cookie_ops.clear_cookies(rt.connection)
+            deleted = await cookie_ops.clear_cookies(rt.connection, rt.tabs.context)
         else:
-            found = await cookie_ops.all_cookies(rt.connection)
+            found = await cookie_ops.all_cookies(rt.connection, rt.tabs.context)
             deleted = await cookie_ops.delete_cookies(
-                rt.connection, cookie_ops.select(found, **filters))
-    _audit("cookies deleted:", deleted=deleted)
+                rt.connection, cookie_ops.select(found, **filters), rt.tabs.context)
+    _audit(system, "cookies deleted:", deleted=deleted)
     return {"ok": True, "deleted": deleted}
 
 
@@ -121,7 +126,8 @@ async def _on_storage(system: System, args: dict[str, Any], op: StorageOp[T]
         if done is not None:
             return area, done[0]
         return area, await webstorage.without_tab(runtime.connection, area,
-                                                  lambda s: op(s, area))
+                                                  lambda s: op(s, area),
+                                                  context=runtime.tabs.context)
 
 
 async def get_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +141,7 @@ async def set_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
         system, args, lambda s, area: webstorage.write_items(s, area, items))
     if area.local:
         system.supervisor.require_runtime().tabs.remember_origin(area.origin)
-    _audit("storage set:", items=count)
+    _audit(system, "storage set:", items=count)
     return {"ok": True, "kind": area.kind, "origin": area.origin, "set": count}
 
 
@@ -143,7 +149,7 @@ async def delete_storage(system: System, args: dict[str, Any]) -> dict[str, Any]
     keys = args["keys"]
     area, removed = await _on_storage(
         system, args, lambda s, area: webstorage.remove_items(s, area, keys))
-    _audit("storage deleted:", items=removed)
+    _audit(system, "storage deleted:", items=removed)
     return {"ok": True, "kind": area.kind, "origin": area.origin, "removed": removed}
 
 
@@ -154,10 +160,11 @@ async def get_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
     named = [webstorage.normalize_origin(o, "origins") for o in args["origins"] or []]
     rt = system.supervisor.require_runtime()
     with trio.fail_after(STATE_DEADLINE_S):
-        known = await storage_state.current_origins(rt.connection, rt.tabs.origins_seen())
+        known = await storage_state.current_origins(rt.connection, rt.tabs.origins_seen(),
+                                                    holds_context=rt.tabs.holds_context)
         origins = list(dict.fromkeys([*named, *known]))
-        state = await storage_state.export_state(rt.connection, origins)
-    _audit("state exported:", cookies=len(state["cookies"]), origins=len(state["origins"]))
+        state = await storage_state.export_state(rt.connection, origins, rt.tabs.context)
+    _audit(system, "state exported:", cookies=len(state["cookies"]), origins=len(state["origins"]))
     return state
 
 
@@ -169,8 +176,8 @@ async def post_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
     for entry in state.origins:
         rt.tabs.remember_origin(entry.origin)  # so the next GET /state exports them
     with trio.fail_after(STATE_DEADLINE_S):
-        result = await storage_state.import_state(rt.connection, state)
-    _audit("state imported:", cookies=result.cookies.set,
+        result = await storage_state.import_state(rt.connection, state, rt.tabs.context)
+    _audit(system, "state imported:", cookies=result.cookies.set,
            cookiesNotSet=len(result.cookies.not_set), origins=result.origins,
            items=result.items)
     return result.to_json()
@@ -191,7 +198,8 @@ def state_routes() -> list[Route]:
     )
     return [
         Route(path="/cookies", methods=("GET",), handler=get_cookies, tag="state",
-              summary="The browser's cookies (HttpOnly included), optionally filtered",
+              summary="The cookies of the request's browser context (its session's, or the "
+              "default), HttpOnly included, optionally filtered",
               fields=cookie_filters),
         Route(path="/cookies", methods=("POST",), handler=set_cookies, tag="state",
               summary="Set cookies (each with url or domain)",

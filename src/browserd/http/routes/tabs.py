@@ -7,11 +7,11 @@ from typing import Any
 
 import trio
 
-from ...errors import BrowserdError
+from ...errors import Unavailable
 from ...system import System
 from ...tabs import page
 from ...tabs.actor import TabActor
-from ...tabs.registry import TabRegistry
+from ...tabs.scope import TabScope
 from ..fields import REQUIRED_TARGET
 from ..schema import Field, Route
 
@@ -21,12 +21,21 @@ __all__ = ["tab_routes"]
 async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
     try:
         rt = system.supervisor.require_runtime()
-    except BrowserdError:
+    except Unavailable:  # no browser (an unknown session is still a 404)
+        system.handoffs.prune(())  # no browser, no tab: their handoffs are over
         return {"running": False, "tabs": []}
     await rt.tabs.wait_pending()
     with trio.move_on_after(2):
         await rt.tabs.refresh_infos()
-    return {"running": True, "tabs": [t.to_json() for t in rt.tabs.infos()]}
+    infos = rt.tabs.infos()
+    system.handoffs.prune([t.target_id for t in infos])
+    return {"running": True, "tabs": [_with_handoff(system, t.to_json()) for t in infos]}
+
+
+def _with_handoff(system: System, tab: dict[str, Any]) -> dict[str, Any]:
+    """The tab's JSON plus ``handoff: {reason, since}`` while a person has it."""
+    handoff = system.handoffs.active(tab["targetId"])
+    return tab if handoff is None else {**tab, "handoff": handoff.to_json()}
 
 
 async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -37,6 +46,7 @@ async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
             tab = await rt.tabs.open("about:blank")
         else:
             tab = await rt.tabs.resolve(None)
+            system.handoffs.check_input(tab.target_id)
         if url != "about:blank":
             async with tab.work():
                 await page.navigate(tab, url, wait_until="load", timeout_s=25)
@@ -49,7 +59,7 @@ async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _registry_command(system: System, args: dict[str, Any],
-                  command: Callable[[TabRegistry, TabActor], Awaitable[None]]) -> dict[str, Any]:
+                  command: Callable[[TabScope, TabActor], Awaitable[None]]) -> dict[str, Any]:
     """Run a registry ``command`` on the tab ``args["targetId"]`` within 10 s."""
     rt = system.supervisor.require_runtime()
     tab = rt.tabs.get(args["targetId"])
@@ -59,11 +69,13 @@ async def _registry_command(system: System, args: dict[str, Any],
 
 
 async def focus_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    return await _registry_command(system, args, TabRegistry.focus)
+    return await _registry_command(system, args, TabScope.focus)
 
 
 async def close_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    return await _registry_command(system, args, TabRegistry.close)
+    rt = system.supervisor.require_runtime()
+    system.handoffs.check_input(rt.tabs.get(args["targetId"]).target_id)
+    return await _registry_command(system, args, TabScope.close)
 
 
 def tab_routes() -> list[Route]:

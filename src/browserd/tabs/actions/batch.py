@@ -21,28 +21,36 @@ from .. import page
 from ..actor import TabActor
 from ..settle import settle_after_input
 from .dialog import handle_dialog
+from .drag import drag, drop_files
 from .keyboard import press, type_text
 from .pointer import click, hover
+from .raw import keyboard, mouse
 from .records import (
     Action,
     AnswerDialog,
     Click,
+    Drag,
     Hover,
+    KeyInput,
+    MouseInput,
     Navigate,
     Press,
     Progress,
     Select,
     TypeText,
+    Upload,
     Wait,
 )
 from .select import select
+from .upload import click_upload, upload
 from .wait import wait
 
 __all__ = ["ACTION_KINDS", "RESPONSIVE_PROBE_S", "SETTLE_MARGIN_S", "Step", "act", "perform"]
 
 RESPONSIVE_PROBE_S = 0.3
 """How long a renderer may take to answer before a timed-out action counts as hung."""
-ACTION_KINDS = ("click", "type", "press", "hover", "select", "wait", "navigate", "dialog")
+ACTION_KINDS = ("click", "type", "press", "hover", "select", "wait", "navigate", "dialog",
+                "upload", "drag", "mouse", "keyboard")
 SETTLE_MARGIN_S = 0.2
 """What a navigating action keeps of its deadline for answering after the load wait."""
 
@@ -78,6 +86,8 @@ async def _recover(tab: TabActor) -> bool:
 async def _dispatch(tab: TabActor, action: Action, progress: Progress,
                     *, evaluate_enabled: bool, timeout_s: float) -> dict[str, Any]:
     match action:
+        case Click() if action.files is not None:
+            return await click_upload(tab, action, progress=progress)
         case Click():
             return await click(tab, action.target, button=action.button,
                                click_count=action.click_count, modifiers=action.modifiers,
@@ -106,13 +116,27 @@ async def _dispatch(tab: TabActor, action: Action, progress: Progress,
             progress.sent = True
             return await handle_dialog(tab, accept=action.accept,
                                        prompt_text=action.prompt_text)
+        case Upload():
+            return await upload(tab, action.files, target=action.target, progress=progress)
+        case Drag() if action.files is not None:
+            return await drop_files(tab, action.files, target=action.target,
+                                    point=action.point, progress=progress)
+        case Drag():
+            assert action.source is not None
+            return await drag(tab, action.source, target=action.target, point=action.point,
+                              steps=action.steps, progress=progress)
+        case MouseInput():
+            return await mouse(tab, action, progress=progress)
+        case KeyInput():
+            return await keyboard(tab, action, progress=progress)
     raise AssertionError(f"unknown action {action!r}")  # pragma: no cover
 
 
 def _settles_to(action: Action) -> str | None:
     """What an input action waits for if it navigates; None for wait and navigate (their own)."""
     match action:
-        case Click() | Hover() | TypeText() | Press() | Select() | AnswerDialog():
+        case (Click() | Hover() | TypeText() | Press() | Select() | AnswerDialog() | Upload()
+              | Drag() | MouseInput() | KeyInput()):
             return action.wait_until
     return None
 

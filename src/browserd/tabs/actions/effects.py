@@ -1,4 +1,4 @@
-"""What an action causes: navigation, new tabs, a dialog, downloads, blocked requests.
+"""What an action causes: navigation, new tabs, a dialog, a file chooser, downloads, blocks.
 
 Events are collected from just before the input until a short settle time
 after it (:data:`SETTLE_S`, or longer while a main-frame navigation the
@@ -9,19 +9,28 @@ navigation that ends without committing waits :data:`DOWNLOAD_GRACE_S` for
 its download); ``blocked`` the requests the navigation guard
 (:mod:`browserd.tabs.navguard`) stopped on this tab or on a popup it opened
 (a new popup's first request is waited for, ≤ :data:`POPUP_DECIDE_S`).
-A popup the guard closed is not in ``newTabs``.
+A popup the guard closed is not in ``newTabs``. ``fileChooser`` is a file
+chooser the page opened since the Observer was created and that is still
+unanswered (:class:`browserd.tabs.inputstate.FileChooser`).
+
+The Observer also records the main frame's last commit (:class:`Commit`:
+a new document, one restored from the back/forward cache, or a
+same-document entry), which history moves (:mod:`browserd.tabs.history`)
+wait for with :meth:`Observer.watching` and :meth:`Observer.wait_for`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
+import attrs
 import trio
 
-from ...errors import CdpError
+from ...errors import CdpError, unwrap_group
 from ..actor import TabActor
+from ..inputstate import FileChooser
 
 __all__ = [
     "COMMIT_WAIT_S",
@@ -29,6 +38,7 @@ __all__ = [
     "DOWNLOAD_GRACE_S",
     "POPUP_DECIDE_S",
     "SETTLE_S",
+    "Commit",
     "Observer",
     "observing",
     "race",
@@ -55,8 +65,19 @@ _PAGE_EVENTS = frozenset({
 })
 
 
+@attrs.frozen(kw_only=True)
+class Commit:
+    """A main-frame commit: a new or restored document, or a same-document entry."""
+
+    url: str
+    loader_id: str | None  # the new document's; None for a same-document entry
+    same_document: bool
+    restored: bool  # from the back/forward cache (no lifecycle events follow)
+
+
 class Observer:
-    """Collects what an action causes: navigation, new tabs, a dialog, downloads, blocks.
+    """Collects what an action causes: navigation, new tabs, a dialog, a file chooser,
+    downloads, blocked requests.
 
     Created (subscribed) before the input is sent, so nothing is missed;
     events wait in bounded buffers until :meth:`settle` reads them.
@@ -66,9 +87,11 @@ class Observer:
         self._tab = tab
         self._before_loader = tab.loader_id
         self._before_navigations = tab.navigations
+        self._before_choosers = tab.input.choosers_seen
         self.new_tabs: list[str] = []
         self.requested: str | None = None  # URL of a main-frame navigation not yet committed
         self.committed = False
+        self.commit: Commit | None = None  # the main frame's last commit seen
         self._changed = trio.Event()
         self._targets = tab.connection.subscribe(None, frozenset({"Target.targetCreated"}),
                                                  buffer=256)
@@ -114,6 +137,7 @@ class Observer:
                 elif event.method in ("Page.frameNavigated", "Page.navigatedWithinDocument"):
                     self.committed = True
                     self.requested = None
+                    self.commit = _commit(event.method, p)
                 elif event.method == "Page.frameStoppedLoading":
                     if self.requested is not None and not self.committed:
                         self.uncommitted = True  # maybe it became a download
@@ -143,6 +167,33 @@ class Observer:
         while not done():
             await self._changed.wait()
 
+    @contextlib.asynccontextmanager
+    async def watching(self) -> AsyncIterator[None]:
+        """Read the tab's events into this Observer for the duration of the block.
+
+        Outside such a block (or :meth:`settle`) events wait in their
+        bounded buffers. Leaving the block stops reading (nothing is lost:
+        the subscriptions stay until :meth:`close`). An error raised in the
+        block comes out as itself, not in an exception group.
+        """
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._pump_targets)
+                nursery.start_soon(self._pump_page)
+                nursery.start_soon(self._pump_tab)
+                nursery.start_soon(self._pump_downloads)
+                try:
+                    yield
+                finally:
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            raise unwrap_group(group) from None
+
+    async def wait_for(self, done: Callable[[], bool]) -> None:
+        """Inside :meth:`watching`: wait until ``done()`` holds (checked at every event
+        and tab change). Unbounded: the caller's deadline ends it."""
+        await self._until(done)
+
     async def settle(self, quiet_s: float = SETTLE_S) -> dict[str, Any]:
         """Watch for ``quiet_s`` (or until a commit or dialog), then for a pending commit.
 
@@ -151,11 +202,7 @@ class Observer:
         simply ends the watch.
         """
         tab = self._tab
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._pump_targets)
-            nursery.start_soon(self._pump_page)
-            nursery.start_soon(self._pump_tab)
-            nursery.start_soon(self._pump_downloads)
+        async with self.watching():
             with trio.move_on_after(quiet_s):
                 await self._until(lambda: self.committed or tab.dialog is not None
                                   or tab.closed or tab.crashed)
@@ -172,7 +219,6 @@ class Observer:
                 # A popup's first request is judged just after it opens.
                 with trio.move_on_after(POPUP_DECIDE_S):
                     await tab.navguard.wait_decided(self.new_tabs)
-            nursery.cancel_scope.cancel()
         return self.effects()
 
     def effects(self) -> dict[str, Any]:
@@ -180,7 +226,9 @@ class Observer:
         out: dict[str, Any] = {}
         if (self.committed or tab.loader_id != self._before_loader
                 or tab.navigations != self._before_navigations):
-            out["navigated"] = tab.url
+            # The commit this Observer saw itself: the actor's own event task may not
+            # have applied it to ``tab.url`` yet (two subscribers, either may run first).
+            out["navigated"] = self.commit.url if self.commit is not None else tab.url
         elif self.requested is not None:
             out["navigationPending"] = self.requested
         guard = tab.navguard
@@ -189,6 +237,9 @@ class Observer:
             out["newTabs"] = new_tabs
         if tab.dialog is not None:
             out["dialog"] = {"type": tab.dialog.type, "message": tab.dialog.message}
+        chooser = self.new_chooser()
+        if chooser is not None:
+            out["fileChooser"] = chooser.to_json()
         if self.downloads:
             out["downloads"] = list(self.downloads)
         if guard is not None:
@@ -197,6 +248,23 @@ class Observer:
             if blocked:
                 out["blocked"] = [b.to_json() for b in blocked]
         return out
+
+    def new_chooser(self) -> FileChooser | None:
+        """The file chooser opened since the observer was created, if still pending."""
+        chooser = self._tab.input.chooser
+        if chooser is None or chooser.serial <= self._before_choosers:
+            return None
+        return chooser
+
+
+def _commit(method: str, params: dict[str, Any]) -> Commit:
+    if method == "Page.navigatedWithinDocument":
+        return Commit(url=str(params.get("url", "")), loader_id=None, same_document=True,
+                      restored=False)
+    frame = params.get("frame") or {}
+    return Commit(url=str(frame.get("url", "")) + str(frame.get("urlFragment", "")),
+                  loader_id=frame.get("loaderId"), same_document=False,
+                  restored=params.get("type") == "BackForwardCacheRestore")
 
 
 @contextlib.contextmanager

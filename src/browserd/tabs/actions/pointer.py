@@ -199,11 +199,13 @@ async def _pointer_action(tab: TabActor, what: str, progress: Progress, handle: 
 # -- actions -----------------------------------------------------------------------
 
 async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", click_count: int = 1,
-                modifiers: Sequence[str] = (), progress: Progress | None = None
-                ) -> dict[str, Any]:
+                modifiers: Sequence[str] = (), progress: Progress | None = None,
+                then: Callable[[], Awaitable[None]] | None = None) -> dict[str, Any]:
     """Click the element like a person; fall back to ``element.click()`` when covered.
 
     Answers ``{ok, method: "mouse"|"dom", effects, coveredBy?, fallbackReason?}``.
+    ``then`` (if given) runs right after the click, observed with it: the
+    effects are those of both (e.g. filling the file chooser the click opened).
     Raises BadRequest (bad button/modifier/target), RefNotFound / StaleRef /
     NoMatch from the ref engine, DialogOpen when a dialog opened before the
     press was sent. Cancellation abandons the CDP call in flight; a press
@@ -217,7 +219,7 @@ async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", c
     progress = progress if progress is not None else Progress()
     handle = await resolve_element(tab, target)
 
-    async def act(spot: Spot) -> None:
+    async def press(spot: Spot) -> None:
         if not spot.usable:
             progress.sent = True
             await call_on(tab, handle, "function () { this.click(); }", user_gesture=True)
@@ -226,12 +228,17 @@ async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", c
         base = {"x": spot.x, "y": spot.y, "modifiers": mask}
         await tab.send("Input.dispatchMouseEvent", {**base, "type": "mouseMoved"})
         for count in range(1, click_count + 1):
-            press = {**base, "button": button, "clickCount": count}
+            one = {**base, "button": button, "clickCount": count}
             progress.sent = True
             await tab.send("Input.dispatchMouseEvent",
-                           {**press, "type": "mousePressed", "buttons": BUTTONS[button]})
+                           {**one, "type": "mousePressed", "buttons": BUTTONS[button]})
             await tab.send("Input.dispatchMouseEvent",
-                           {**press, "type": "mouseReleased", "buttons": 0})
+                           {**one, "type": "mouseReleased", "buttons": 0})
+
+    async def act(spot: Spot) -> None:
+        await press(spot)
+        if then is not None:
+            await then()
 
     return await _pointer_action(tab, "click", progress, handle, act)
 

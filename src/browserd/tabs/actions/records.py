@@ -4,10 +4,11 @@ The HTTP routes build these (they are the only place that reads the API's
 camelCase JSON); the domain takes them as they are. Frozen attrs records,
 one per action kind; :data:`Action` is their union.
 
-``wait_until`` (click, hover, type, press, select, dialog): if the action
-navigates, what the new document is waited for afterwards, within the
-action's deadline — "domcontentloaded" (the default), "load", "commit" or
-"none" (see :func:`browserd.tabs.settle.settle_after_input`).
+``wait_until`` (every input action: click, hover, type, press, select,
+dialog, upload, drag, mouse, keyboard): if the action navigates, what the
+new document is waited for afterwards, within the action's deadline —
+"domcontentloaded" (the default), "load", "commit" or "none" (see
+:func:`browserd.tabs.settle.settle_after_input`).
 """
 
 from __future__ import annotations
@@ -18,19 +19,24 @@ import attrs
 
 from ..locator import ElementTarget
 
-__all__ = ["Action", "AnswerDialog", "Click", "ElementTarget", "Hover", "Navigate", "Press",
-           "Progress", "Select", "TypeText", "Wait"]
+__all__ = ["Action", "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput",
+           "MouseInput", "Navigate", "Press", "Progress", "Select", "TypeText", "Upload", "Wait"]
 
 
 @attrs.frozen(kw_only=True)
 class Click:
-    """Click an element (``button``: left | right | middle; ``click_count`` 1-3)."""
+    """Click an element (``button``: left | right | middle; ``click_count`` 1-3).
+
+    With ``files`` (paths already checked against the upload roots) the
+    click must open a file chooser, which is then filled with them.
+    """
 
     kind: ClassVar[str] = "click"
     target: ElementTarget
     button: str = "left"
     click_count: int = 1
     modifiers: tuple[str, ...] = ()
+    files: tuple[str, ...] | None = None
     wait_until: str = "domcontentloaded"
 
 
@@ -107,7 +113,64 @@ class AnswerDialog:
     wait_until: str = "domcontentloaded"
 
 
-Action = Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog
+@attrs.frozen(kw_only=True)
+class Upload:
+    """Set the files of a file input (``target``), or answer the pending file chooser (None).
+
+    ``files`` are resolved paths that already passed the upload policy.
+    """
+
+    kind: ClassVar[str] = "upload"
+    files: tuple[str, ...]
+    target: ElementTarget | None = None
+    wait_until: str = "domcontentloaded"
+
+
+@attrs.frozen(kw_only=True)
+class Drag:
+    """Drag ``source`` with the real mouse to ``target`` or to the viewport point ``point``.
+
+    With ``files`` instead of a source (resolved paths that passed the upload
+    policy), those files are dropped there as if dragged in from outside.
+    """
+
+    kind: ClassVar[str] = "drag"
+    source: ElementTarget | None = None
+    files: tuple[str, ...] | None = None
+    target: ElementTarget | None = None
+    point: tuple[float, float] | None = None
+    steps: int = 10
+    wait_until: str = "domcontentloaded"
+
+
+@attrs.frozen(kw_only=True)
+class MouseInput:
+    """One raw mouse action at viewport CSS pixels (move | down | up | click | wheel)."""
+
+    kind: ClassVar[str] = "mouse"
+    action: str
+    x: float
+    y: float
+    button: str = "left"
+    click_count: int = 1
+    delta_x: float = 0.0
+    delta_y: float = 0.0
+    wait_until: str = "domcontentloaded"
+
+
+@attrs.frozen(kw_only=True)
+class KeyInput:
+    """One raw keyboard action: a key ``down`` / ``up`` (``key``), or ``insertText`` (``text``)."""
+
+    kind: ClassVar[str] = "keyboard"
+    action: str
+    key: str | None = None
+    text: str | None = None
+    wait_until: str = "domcontentloaded"
+
+
+Action = (Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog | Upload
+          | Drag | MouseInput | KeyInput)
 """Any one action."""
 
 

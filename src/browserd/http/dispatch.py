@@ -1,0 +1,120 @@
+"""Running a route's handler: the one path every lane takes (HTTP, /ws, MCP).
+
+:func:`run_handler` calls the handler and turns a deadline that expired inside
+it into 504 TIMEOUT; :func:`domain_error` is the one policy for what else can
+come out of a handler (a BrowserdError as itself, a stray TooSlowError as
+TIMEOUT, any other Exception as 500 INTERNAL, logged; cancellation and other
+BaseExceptions are re-raised); :func:`audit` writes the one audit-log line a
+call leaves. :func:`call_operation` is the three together for the lanes that
+get their params as a JSON object (``/ws``, MCP).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import trio
+
+from ..errors import BrowserdError, Timeout, unwrap_group
+from ..redact import loggable_url
+from ..system import System
+from ..token import token_id
+from .catalog import Operation
+from .schema import Route, parse_args
+
+__all__ = ["audit", "audit_field", "call_operation", "domain_error", "run_handler"]
+
+log = logging.getLogger("browserd.http.app")
+audit_log = logging.getLogger("browserd.audit")
+
+
+def audit_field(value: str, token: str, limit: int = 200) -> str:
+    """A client-supplied value made safe for one audit-log line.
+
+    The token is redacted, whitespace and control characters are escaped
+    (``\\x0a``), so a value cannot split the line or forge another entry, and
+    the result is cut to ``limit`` characters.
+    """
+    text = value.replace(token, "[redacted]")[:limit]
+    if text.isprintable() and " " not in text:  # the usual case: nothing to escape
+        return text
+    return "".join(
+        c if c.isprintable() and not c.isspace()
+        else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
+        for c in text
+    )
+
+
+async def run_handler(system: System, route: Route, args: dict[str, Any], *, path: str) -> Any:
+    """``route.handler(system, args)``; a deadline expiring inside it is 504 TIMEOUT."""
+    try:
+        return await route.handler(system, args)
+    except trio.TooSlowError:
+        raise Timeout(f"{path} did not finish within its deadline",
+                      hint="raise timeoutMs, or check the page with GET /snapshot") from None
+
+
+def domain_error(exc: BaseException, *, what: str) -> BrowserdError:
+    """The BrowserdError that ``exc`` (raised by a handler) is answered with.
+
+    Re-raises ``exc`` when it is not an Exception (cancellation, KeyboardInterrupt):
+    those are not answers.
+    """
+    inner = unwrap_group(exc)
+    if isinstance(inner, BrowserdError):
+        return inner
+    if isinstance(inner, trio.TooSlowError):
+        return Timeout(f"{what} timed out")
+    if not isinstance(inner, Exception):
+        raise exc
+    log.exception("internal error in %s", what, exc_info=inner)
+    return BrowserdError(f"internal error: {type(inner).__name__}")
+
+
+def audit(system: System, *, who: str, method: str, path: str, args: dict[str, Any],
+          outcome: str, started: float, profile: str = "-", session: str = "-") -> None:
+    """The audit line of one call (profile, session, tab, shortened URL, outcome,
+    milliseconds; no secrets)."""
+    url = args.get("url")
+    tab = args.get("targetId")
+    token = system.token
+    audit_log.info(
+        "who=%s profile=%s session=%s %s %s tab=%s url=%s outcome=%s ms=%.1f", who,
+        audit_field(profile, token), audit_field(session, token), method,
+        audit_field(path, token),
+        audit_field(tab, token) if isinstance(tab, str) and tab else "-",
+        audit_field(loggable_url(url), token) if isinstance(url, str) else "-", outcome,
+        (time.perf_counter() - started) * 1000,
+    )
+
+
+async def call_operation(system: System, op: Operation, params: Any, *, lane: str,
+                         who: str | None = None) -> Any:
+    """Validate ``params`` against the operation's fields and run its handler.
+
+    Raises the BrowserdError the call is answered with (400 for bad params);
+    cancellation (the caller went away) abandons the handler like a closed
+    HTTP request does. ``lane`` ("WS", "MCP") is the method in the audit line,
+    ``who`` the token's id there (computed when not given).
+    """
+    started = time.perf_counter()
+    outcome = "ok"
+    args: dict[str, Any] = {}
+    bound = system  # these lanes act on the default profile, without a session
+    try:
+        args = parse_args(op.route.fields, query={}, body=params)
+        if op.route.scope != "none":
+            bound = system.bind(None, None)
+        return await run_handler(bound, op.route, args, path=op.route.path)
+    except BaseException as exc:
+        outcome = "cancelled"
+        error = domain_error(exc, what=op.route.path)  # re-raises cancellation
+        outcome = error.code
+        raise error from None
+    finally:
+        audit(system, who=who or token_id(system.token), method=lane, path=op.route.path,
+              args=args, outcome=outcome, started=started,
+              profile="-" if op.route.scope == "none" else bound.profile.name,
+              session=bound.session_id or "-")

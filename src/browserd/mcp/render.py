@@ -1,0 +1,161 @@
+"""What an agent reads: route answers (JSON) turned into MCP tool content.
+
+A snapshot is its text (with the page's title, URL and load state on top and
+a line when it was cut); ``find`` lists its matches one per line; ``eval``
+gives the value (a string as itself, anything else as JSON); ``tabs`` one
+line per tab; an action ``ok`` plus what it caused; a screenshot is the image
+itself (when at most :data:`IMAGE_MAX_BYTES`) plus a line with its
+``mediaUrl``. Any other answer is ``key: value`` lines, nested values as
+compact JSON. Errors are ``CODE (status): message`` plus the hint and any
+details. Everything here is plain code: no I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import orjson
+
+from .. import jsontext
+
+__all__ = ["IMAGE_MAX_BYTES", "Content", "render_error", "render_result", "wants_image"]
+
+IMAGE_MAX_BYTES = 1024 * 1024
+"""A screenshot larger than this is answered by its mediaUrl only."""
+
+Content = dict[str, Any]
+"""One MCP content item as JSON: ``{type: "text", text}`` or ``{type: "image", data, mimeType}``."""
+
+_QUIET = frozenset({"ok", "stats", "snapshotId"})
+
+
+def _json(value: Any) -> str:
+    return jsontext.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _text(text: str) -> Content:
+    return {"type": "text", "text": text}
+
+
+def _lines(result: dict[str, Any], skip: frozenset[str] = _QUIET) -> str:
+    out = []
+    for key, value in result.items():
+        if key in skip or value is None or value == {} or value == []:
+            continue
+        shown = value if isinstance(value, str) else _json(value)
+        out.append(f"{key}: {shown}")
+    return "\n".join(out) or "ok"
+
+
+def _snapshot(r: dict[str, Any]) -> str:
+    head = " ".join(part for part in (
+        f"Page: {r['title']}" if r.get("title") else "",
+        f"({r['url']})" if r.get("url") else "",
+        f"[{r['loadState']}]" if r.get("loadState") else "") if part)
+    text = str(r.get("text", "")).rstrip("\n")
+    if r.get("format") == "domSnapshot" and "nodes" in r and not text:
+        text = _json(r["nodes"])
+    parts = [head, text] if head else [text]
+    if r.get("loadState") == "loading":
+        parts.append("(the page was still loading)")
+    if r.get("truncated"):
+        parts.append(f"(truncated: {r.get('hint', 'ask for less with root')})")
+    if r.get("nodes") and r.get("format") != "domSnapshot":
+        parts.append("nodes: " + _json(r["nodes"]))
+    return "\n".join(parts)
+
+
+def _find(r: dict[str, Any]) -> str:
+    lines = []
+    for m in r.get("matches", []):
+        line = f"[{m.get('ref')}] {m.get('role')}"
+        if m.get("name"):
+            line += f" \"{m['name']}\""
+        if m.get("text"):
+            line += f" text \"{m['text']}\""
+        if m.get("context"):
+            line += f"  (in {m['context']})"
+        lines.append(line)
+    count = r.get("count", len(lines))
+    lines.append(f"{count} match(es)" + (f", {len(r.get('matches', []))} shown"
+                                         if r.get("truncated") else ""))
+    return "\n".join(lines)
+
+
+def _tabs(r: dict[str, Any]) -> str:
+    if not r.get("running", True):
+        return "the browser is not running"
+    tabs = r.get("tabs", [])
+    if not tabs:
+        return "no tabs"
+    return "\n".join(f"{'*' if t.get('isActive') else ' '} {t['targetId']}  "
+                     f"{str(t.get('title', ''))!r}  {t.get('url', '')}"
+                     + ("  [crashed]" if t.get("crashed") else "") for t in tabs)
+
+
+def _action(r: dict[str, Any]) -> str:
+    head = "ok"
+    if r.get("method"):
+        head += f" ({r['method']}" + (f": {r['fallbackReason']}" if r.get("fallbackReason")
+                                      else "") + ")"
+    rest = _lines(r, _QUIET | {"method", "fallbackReason", "effects", "targetId"})
+    effects = r.get("effects") or {}
+    lines = [head] + ([rest] if rest != "ok" else [])
+    lines += [f"{key}: {v if isinstance(v, str) else _json(v)}" for key, v in effects.items()
+              if v not in (None, False, [], {})]
+    return "\n".join(lines)
+
+
+def wants_image(result: Any) -> bool:
+    """True for a screenshot answer small enough to send as image content."""
+    return (isinstance(result, dict) and str(result.get("mime", "")).startswith("image/")
+            and isinstance(result.get("bytes"), int) and result["bytes"] <= IMAGE_MAX_BYTES)
+
+
+def render_result(name: str, result: Any, image: bytes | None = None) -> list[Content]:
+    """The content of a successful call of ``name`` (``image``: the screenshot's bytes)."""
+    if not isinstance(result, dict):
+        return [_text(result if isinstance(result, str) else _json(result))]
+    if name == "snapshot":
+        return [_text(_snapshot(result))]
+    if name == "find":
+        return [_text(_find(result))]
+    if name == "eval":
+        value = result.get("result")
+        return [_text(value if isinstance(value, str) else _json(value))]
+    if name == "tabs":
+        return [_text(_tabs(result))]
+    if name == "tabs/open":
+        return [_text("opened\n" + _tabs({"tabs": [result]}))]
+    if name in ("screenshot", "pdf"):
+        size = (f" {result['width']}x{result['height']}" if result.get("width") else "")
+        line = (f"{result.get('mime')}{size}, {result.get('bytes')} bytes: "
+                f"{result.get('mediaUrl')} (also at {result.get('path')})")
+        if result.get("note"):
+            line += f"\n{result['note']}"
+        if image is None and name == "screenshot":
+            line += f"\n(larger than {IMAGE_MAX_BYTES} bytes: fetch it from its mediaUrl)" \
+                if not wants_image(result) else ""
+        content = [_text(line)]
+        if image is not None:
+            content.append({"type": "image", "data": base64.b64encode(image).decode(),
+                            "mimeType": result.get("mime", "image/png")})
+        return content
+    if "effects" in result:
+        return [_text(_action(result))]
+    if name == "dom":
+        text = str(result.get("text", ""))
+        return [_text(text + ("\n(truncated)" if result.get("truncated") else ""))]
+    return [_text(_lines(result))]
+
+
+def render_error(body: dict[str, Any], status: int) -> list[Content]:
+    """An error answer (``{error, code, hint?, …}``) as the text of a tool error."""
+    lines = [f"{body.get('code', 'INTERNAL')} ({status}): {body.get('error', '')}"]
+    if body.get("hint"):
+        lines.append(f"hint: {body['hint']}")
+    extra = {k: v for k, v in body.items() if k not in ("error", "code", "hint")}
+    if extra:
+        lines.append("details: " + _json(extra))
+    return [_text("\n".join(lines))]

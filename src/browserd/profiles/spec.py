@@ -1,0 +1,166 @@
+"""ProfileSpec: what one named profile is (driver, colour, ports), validated once.
+
+A profile comes from one of three places (:class:`ProfileOrigin`): the
+default profile (``default_profile``, launch driver, no table needed), a
+``[profiles.NAME]`` table in ``config.toml``, or ``POST /profiles``
+(persisted by :mod:`browserd.profiles.store`). :func:`settings_for` turns a
+spec into the :class:`~browserd.config.Settings` its supervisor runs with,
+so a profile's browser is configured exactly like the single browser was.
+
+Drivers: ``launch`` (browserd launches and supervises Chromium; its CDP
+gateway on ``cdp_port``) and ``cdp`` (attach to a browser at ``cdp_url``).
+``live`` and ``extension`` are refused until issue #15 brings them.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from ..errors import BadRequest, ConfigError, DriverNotAvailable
+
+__all__ = [
+    "AVAILABLE_DRIVERS", "PROFILE_NAME_RE", "PROFILE_PALETTE", "Driver", "ProfileOrigin",
+    "ProfileSpec", "build_spec", "check_profile_name", "parse_driver", "parse_profile_table",
+]
+
+#: Names of profiles created or configured here (the default profile keeps
+#: the older, wider rule of the ``profile`` setting).
+PROFILE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+_COLOR_RE = re.compile(r"#[0-9a-fA-F]{6}")
+#: Colours handed out to profiles that name none (after the default's #FF4500).
+PROFILE_PALETTE = ("#0066CC", "#2E8B57", "#8A2BE2", "#D2691E", "#C71585", "#008B8B",
+                   "#B8860B", "#4B0082")
+_TABLE_KEYS = frozenset({"driver", "color", "headless", "executable", "cdp_port", "cdp_url"})
+
+
+class Driver(enum.StrEnum):
+    LAUNCH = "launch"
+    CDP = "cdp"
+    LIVE = "live"
+    EXTENSION = "extension"
+
+
+AVAILABLE_DRIVERS = frozenset({Driver.LAUNCH, Driver.CDP})
+
+
+class ProfileOrigin(enum.StrEnum):
+    DEFAULT = "default"
+    CONFIG = "config"
+    API = "api"
+
+
+@attrs.frozen(kw_only=True)
+class ProfileSpec:
+    """One profile as configured. ``cdp_port`` of a launch profile is its gateway port
+    (None: allocated from the profile port range and persisted)."""
+
+    name: str
+    origin: ProfileOrigin
+    driver: Driver = Driver.LAUNCH
+    color: str | None = None
+    headless: bool | None = None
+    executable: str | None = None
+    cdp_port: int | None = None
+    cdp_url: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        """The persisted form (``POST /profiles``): only what was given."""
+        out: dict[str, Any] = {"driver": str(self.driver)}
+        for key in ("color", "headless", "executable", "cdp_port", "cdp_url"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+def check_profile_name(name: object, *, error: type[BadRequest] | None = None) -> str:
+    """``name`` when it is ``[a-z0-9][a-z0-9-]{0,31}``; BadRequest (or ConfigError) if not."""
+    if isinstance(name, str) and PROFILE_NAME_RE.fullmatch(name):
+        return name
+    message = (f"profile name {name!r}: use 1-32 lowercase letters, digits or '-', "
+               "starting with a letter or digit")
+    if error is None:
+        raise ConfigError(message)
+    raise error(message, field="name")
+
+
+def parse_driver(value: object, *, where: str) -> Driver:
+    """A driver name → :class:`Driver`; ``live``/``extension`` are refused (issue #15)."""
+    try:
+        driver = Driver(str(value))
+    except ValueError:
+        raise BadRequest(f"{where}: unknown driver {value!r}; use launch or cdp") from None
+    if driver not in AVAILABLE_DRIVERS:
+        raise DriverNotAvailable(
+            f"{where}: driver {driver!r} is not available yet (it comes with issue #15)")
+    return driver
+
+
+def _check_port(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        raise BadRequest(f"{where}: cdp_port must be a port number, got {value!r}")
+    if value == 9222:
+        raise BadRequest(f"{where}: port 9222 is reserved for the user's own browser")
+    return value
+
+
+def _check_cdp_url(value: object, where: str) -> str:
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
+        raise BadRequest(f"{where}: cdp_url must be http(s)://HOST:PORT or ws(s)://…, "
+                         f"got {value!r}")
+    assert isinstance(value, str)
+    return value
+
+
+def build_spec(name: str, values: Mapping[str, Any], *, origin: ProfileOrigin,
+               where: str) -> ProfileSpec:
+    """Validate one profile's values (snake_case keys). Raises BadRequest subclasses."""
+    driver = parse_driver(values.get("driver", "launch"), where=where)
+    color = values.get("color")
+    if color is not None and not (isinstance(color, str) and _COLOR_RE.fullmatch(color)):
+        raise BadRequest(f"{where}: color {color!r}: use #RRGGBB")
+    headless = values.get("headless")
+    if headless is not None and not isinstance(headless, bool):
+        raise BadRequest(f"{where}: headless must be true or false")
+    executable = values.get("executable")
+    if executable is not None and not isinstance(executable, str):
+        raise BadRequest(f"{where}: executable must be a path")
+    port = values.get("cdp_port")
+    cdp_url = values.get("cdp_url")
+    if driver == Driver.CDP:
+        if cdp_url is None:
+            raise BadRequest(f"{where}: driver 'cdp' needs cdp_url")
+        if port is not None or executable is not None or headless is not None:
+            raise BadRequest(f"{where}: driver 'cdp' takes cdp_url, not cdp_port, executable "
+                             "or headless (the browser is not ours to launch)")
+        cdp_url = _check_cdp_url(cdp_url, where)
+    elif cdp_url is not None:
+        raise BadRequest(f"{where}: cdp_url is for driver 'cdp'")
+    return ProfileSpec(
+        name=name, origin=origin, driver=driver, color=color, headless=headless,
+        executable=executable, cdp_port=None if port is None else _check_port(port, where),
+        cdp_url=cdp_url,
+    )
+
+
+def parse_profile_table(name: str, table: object, *, source: str) -> ProfileSpec:
+    """A ``[profiles.NAME]`` table → ProfileSpec; ConfigError naming the table at fault."""
+    where = f"[profiles.{name}] in {source}"
+    check_profile_name(name)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table")
+    unknown = set(table) - _TABLE_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}",
+                          hint="accepted: " + ", ".join(sorted(_TABLE_KEYS)))
+    try:
+        return build_spec(name, table, origin=ProfileOrigin.CONFIG, where=where)
+    except BadRequest as exc:
+        raise ConfigError(exc.message, hint=exc.hint or None) from None

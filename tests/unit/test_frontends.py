@@ -1,0 +1,100 @@
+"""The operation catalog (one source for /ws and MCP) and what MCP tools answer, as plain code."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from browserd.http.catalog import CORE, GROUPS, catalog, select
+from browserd.http.routes import all_routes
+from browserd.mcp.render import IMAGE_MAX_BYTES, render_error, render_result, wants_image
+
+
+def test_every_json_route_with_the_token_is_an_operation() -> None:
+    ops = catalog()
+    routes = {(op.route.path, op.route.methods) for op in ops.values()}
+    for route in all_routes():
+        offered = (route.auth and not route.raw_response and not route.path_params
+                   and route.path != "/")
+        assert ((route.path, route.methods) in routes) == offered, route.path
+    assert {"eval", "tabs/open", "snapshot", "cookies/get", "cookies/set",
+            "cookies/delete", "state/get", "state/set"} <= set(ops)
+    assert ops["tabs/open"].tool_name == "tabs_open"
+    assert ops["cookies/delete"].http_method == "DELETE"
+    assert ops["snapshot"].http_method == "POST"  # GET and POST take the same fields
+
+
+def test_schemas_come_from_the_fields() -> None:
+    op = catalog()["navigate"]
+    schema = op.input_schema()
+    assert schema["required"] == ["url"] and schema["additionalProperties"] is False
+    assert set(schema["properties"]) == {f.name for f in op.route.fields}
+    assert schema["properties"]["timeoutMs"] == op.route.fields[-1].schema()
+    assert op.description == op.route.summary
+    emulate = catalog()["emulate/set"].input_schema()["properties"]
+    assert emulate["viewport"]["type"] == ["object", "null"], "null clears a setting"
+
+
+def test_core_is_small_and_every_operation_has_a_group() -> None:
+    ops = catalog()
+    core = select(ops, ["core"])
+    assert {op.name for op in core} == CORE and len(core) < 12
+    assert {op.group for op in ops.values()} <= set(GROUPS)
+    assert len(select(ops, ["all"])) == len(ops)
+    assert {op.group for op in select(ops, ["state", "files"])} == {"state", "files"}
+    with pytest.raises(ValueError, match="unknown capability"):
+        select(ops, ["core", "bogus"])
+
+
+def test_a_snapshot_is_its_text() -> None:
+    [content] = render_result("snapshot", {
+        "snapshotId": "s1", "targetId": "T", "url": "http://x/", "title": "Sign in",
+        "format": "aria", "loadState": "load", "text": "[e1] RootWebArea \"Sign in\"\n",
+        "truncated": True, "hint": "use root", "stats": {"nodes": 1}})
+    assert content == {"type": "text", "text":
+                       'Page: Sign in (http://x/) [load]\n[e1] RootWebArea "Sign in"\n'
+                       "(truncated: use root)"}
+
+
+def test_eval_actions_and_tabs_read_as_text() -> None:
+    assert render_result("eval", {"ok": True, "result": "hi"}) == [{"type": "text",
+                                                                    "text": "hi"}]
+    assert render_result("eval", {"ok": True, "result": {"a": [1]}})[0]["text"] == '{"a":[1]}'
+    click = render_result("click", {"targetId": "T", "ok": True, "method": "dom",
+                                    "fallbackReason": "covered",
+                                    "effects": {"navigated": "http://y/", "newTabs": [],
+                                                "dialog": None}})
+    assert click[0]["text"] == "ok (dom: covered)\nnavigated: http://y/"
+    tabs = render_result("tabs", {"running": True, "tabs": [
+        {"targetId": "A", "title": "t", "url": "u", "isActive": True}]})
+    assert tabs[0]["text"] == "* A  't'  u"
+
+
+def test_a_screenshot_is_an_image_when_small_enough() -> None:
+    shot = {"ok": True, "mime": "image/png", "bytes": 8, "width": 2, "height": 1,
+            "mediaUrl": "/media/a.png", "path": "/tmp/a.png"}
+    assert wants_image(shot) and not wants_image({**shot, "bytes": IMAGE_MAX_BYTES + 1})
+    text, image = render_result("screenshot", shot, b"\x89PNG....")
+    assert "/media/a.png" in text["text"]
+    assert image == {"type": "image", "mimeType": "image/png",
+                     "data": base64.b64encode(b"\x89PNG....").decode()}
+    [big] = render_result("screenshot", {**shot, "bytes": IMAGE_MAX_BYTES + 1})
+    assert "fetch it from its mediaUrl" in big["text"]
+
+
+def test_errors_say_code_status_hint_and_details() -> None:
+    [content] = render_error({"error": "stale", "code": "STALE_REF", "hint": "snapshot again",
+                              "reason": "navigated"}, 409)
+    assert content["text"] == ('STALE_REF (409): stale\nhint: snapshot again\n'
+                               'details: {"reason":"navigated"}')
+
+
+def test_audit_fields_cannot_split_a_line_or_show_the_token() -> None:
+    from browserd.http.dispatch import audit_field
+
+    token = "t" * 43
+    assert audit_field("/eval", token) == "/eval"
+    assert audit_field(f"/x\nwho=forged {token}", token) == "/x\\x0awho=forged\\x20[redacted]"
+    assert audit_field("a\u2028b\u00a0c", token) == "a\\u2028b\\xa0c"
+    assert len(audit_field("a" * 500, token)) == 200
