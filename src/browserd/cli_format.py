@@ -14,7 +14,7 @@ import orjson
 
 from .cli_network import format_network
 
-__all__ = ["human"]
+__all__ = ["format_matches", "human"]
 
 
 def _format_status(s: dict[str, Any]) -> str:
@@ -142,9 +142,10 @@ def _format_console(r: dict[str, Any]) -> str:
     return "\n".join(lines) or "no console messages"
 
 
-def _format_matches(r: dict[str, Any]) -> str:
+def format_matches(r: dict[str, Any]) -> str:
     """/find answers (matches with refs): ``[ref] role "name" text "…"  (in context)``;
-    /query answers: the fields of each matching element."""
+    /query answers: the fields of each matching element; then the count (the one
+    rendering of matches, for the CLI and for MCP)."""
     lines = []
     for m in r.get("matches", []):
         if not isinstance(m, dict):
@@ -205,7 +206,7 @@ def human(result: Any) -> str:
         if isinstance(result.get("messages"), list):
             return _format_console(result)
         if isinstance(result.get("matches"), list):
-            return _format_matches(result)
+            return format_matches(result)
         if "html" in result or ("text" in result and "format" in result):
             return str(result.get("html", result.get("text", ""))).rstrip("\n")
         if "result" in result and "url" in result:

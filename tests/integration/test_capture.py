@@ -26,6 +26,7 @@ from browserd.errors import BadRequest, CdpError
 from browserd.tabs import capture, resolve, snapshots
 from browserd.tabs.actor import TabActor
 from tests.conftest import ServiceInfo, start_service, stop_service
+from tests.integration.helpers import js
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 LIME = (0, 255, 0)
@@ -135,12 +136,6 @@ async def fetch(api: httpx.AsyncClient, body: dict[str, Any]) -> bytes:
     assert body["media"] == "MEDIA:" + body["path"]
     assert Path(body["path"]).read_bytes() == r.content
     return r.content
-
-
-async def js(api: httpx.AsyncClient, target: str, expression: str) -> Any:
-    r = await api.post("/eval", json={"targetId": target, "js": expression})
-    assert r.status_code == 200, r.text
-    return r.json()["result"]
 
 
 def media_files(home: Path) -> list[str]:

@@ -19,45 +19,9 @@ import pytest
 import trio
 
 from tests.conftest import ServiceInfo, add_route
-from tests.integration.helpers import html_route, navigate
+from tests.integration.helpers import fails, html_route, js, navigate, ok, post, ref_of
 
 pytestmark = pytest.mark.chromium
-
-
-async def js(api: httpx.AsyncClient, tab: str, expression: str, *, wait: bool = False) -> Any:
-    r = await api.post("/eval", json={"targetId": tab, "js": expression, "await": wait})
-    assert r.status_code == 200, r.text
-    return r.json()["result"]
-
-
-async def post(api: httpx.AsyncClient, path: str, tab: str, **body: Any) -> httpx.Response:
-    return await api.post(path, json={"targetId": tab, **body})
-
-
-async def ok(api: httpx.AsyncClient, path: str, tab: str, **body: Any) -> dict[str, Any]:
-    r = await post(api, path, tab, **body)
-    assert r.status_code == 200, r.text
-    data: dict[str, Any] = r.json()
-    assert data["ok"] is True, data
-    return data
-
-
-async def fails(api: httpx.AsyncClient, path: str, tab: str, status: int, code: str,
-                **body: Any) -> dict[str, Any]:
-    r = await post(api, path, tab, **body)
-    assert r.status_code == status, r.text
-    data: dict[str, Any] = r.json()
-    assert data["code"] == code, data
-    return data
-
-
-async def ref_of(api: httpx.AsyncClient, tab: str, role: str, name: str) -> str:
-    r = await api.get("/snapshot", params={"targetId": tab, "nodes": "true"})
-    assert r.status_code == 200, r.text
-    for node in r.json()["nodes"]:
-        if node["role"] == role and node["name"] == name:
-            return str(node["ref"])
-    raise AssertionError(f"no {role} {name!r} in {r.json()['text']}")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from tests.conftest import add_route, start_service, stop_service
+from tests.integration.helpers import js, ok, post, ref_of
 
 pytestmark = pytest.mark.chromium
 
@@ -21,33 +22,6 @@ pytestmark = pytest.mark.chromium
 async def goto(api: httpx.AsyncClient, tab: str, url: str) -> None:
     r = await api.post("/navigate", json={"targetId": tab, "url": url})
     assert r.status_code == 200, r.text
-
-
-async def js(api: httpx.AsyncClient, tab: str, expression: str) -> Any:
-    r = await api.post("/eval", json={"targetId": tab, "js": expression})
-    assert r.status_code == 200, r.text
-    return r.json()["result"]
-
-
-async def post(api: httpx.AsyncClient, path: str, tab: str, **body: Any) -> httpx.Response:
-    return await api.post(path, json={"targetId": tab, **body})
-
-
-async def ok(api: httpx.AsyncClient, path: str, tab: str, **body: Any) -> dict[str, Any]:
-    r = await post(api, path, tab, **body)
-    assert r.status_code == 200, r.text
-    data: dict[str, Any] = r.json()
-    assert data["ok"] is True, data
-    return data
-
-
-async def ref_of(api: httpx.AsyncClient, tab: str, role: str, name: str) -> str:
-    r = await api.get("/snapshot", params={"targetId": tab, "nodes": "true"})
-    assert r.status_code == 200, r.text
-    for node in r.json()["nodes"]:
-        if node["role"] == role and node["name"] == name:
-            return str(node["ref"])
-    raise AssertionError(f"no {role} {name!r} in {r.json()['text']}")
 
 
 async def test_sign_in_form_typed_and_submitted(api, tab, pages):

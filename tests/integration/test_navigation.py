@@ -8,31 +8,13 @@ scroll offsets, counters it keeps), not only the answer.
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
 import trio
 
+from tests.integration.helpers import js, ok, post
+
 pytestmark = pytest.mark.chromium
-
-
-async def post(api: httpx.AsyncClient, path: str, tab: str, **body: Any) -> httpx.Response:
-    return await api.post(path, json={"targetId": tab, **body})
-
-
-async def ok(api: httpx.AsyncClient, path: str, tab: str, **body: Any) -> dict[str, Any]:
-    r = await post(api, path, tab, **body)
-    assert r.status_code == 200, r.text
-    data: dict[str, Any] = r.json()
-    assert data["ok"] is True, data
-    return data
-
-
-async def js(api: httpx.AsyncClient, tab: str, expression: str) -> Any:
-    r = await api.post("/eval", json={"targetId": tab, "js": expression})
-    assert r.status_code == 200, r.text
-    return r.json()["result"]
 
 
 async def goto(api: httpx.AsyncClient, tab: str, url: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from .. import jsontext
+from ..cli_format import format_matches
 
 __all__ = ["IMAGE_MAX_BYTES", "Content", "render_error", "render_result", "wants_image"]
 
@@ -66,23 +67,6 @@ def _snapshot(r: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _find(r: dict[str, Any]) -> str:
-    lines = []
-    for m in r.get("matches", []):
-        line = f"[{m.get('ref')}] {m.get('role')}"
-        if m.get("name"):
-            line += f" \"{m['name']}\""
-        if m.get("text"):
-            line += f" text \"{m['text']}\""
-        if m.get("context"):
-            line += f"  (in {m['context']})"
-        lines.append(line)
-    count = r.get("count", len(lines))
-    lines.append(f"{count} match(es)" + (f", {len(r.get('matches', []))} shown"
-                                         if r.get("truncated") else ""))
-    return "\n".join(lines)
-
-
 def _tabs(r: dict[str, Any]) -> str:
     if not r.get("running", True):
         return "the browser is not running"
@@ -120,7 +104,7 @@ def render_result(name: str, result: Any, image: bytes | None = None) -> list[Co
     if name == "snapshot":
         return [_text(_snapshot(result))]
     if name == "find":
-        return [_text(_find(result))]
+        return [_text(format_matches(result))]
     if name == "eval":
         value = result.get("result")
         return [_text(value if isinstance(value, str) else _json(value))]
