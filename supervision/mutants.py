@@ -20,7 +20,7 @@ in-process on the mapped tests. The working tree is never modified. Not
 part of CI: it takes minutes.
 
 ``--named`` instead applies the hand-written mutations of ``NAMED`` (the eight
-regressions of issue #18) one at a time and says which were caught.
+regressions the suite once missed) one at a time and says which were caught.
 
 Editing the configuration when modules move: change ``TARGETS`` and ``NAMED`` below.
 """
@@ -107,7 +107,7 @@ class Named:
     timeout_s: float = 300.0
 
 
-#: The eight regressions of issue #18 the suite once missed (``--named``): each
+#: The eight regressions the suite once missed (``--named``): each
 #: must turn its tests red. Edit the text here when the code they break moves.
 NAMED: tuple[Named, ...] = (
     Named(name="/act's navigate step skips the URL policy",
@@ -506,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rerun", type=Path,
                         help="run only the mutants recorded as survivors in this --record file")
     parser.add_argument("--named", action="store_true",
-                        help="run only the hand-written mutations of NAMED (issue #18)")
+                        help="run only the hand-written mutations of NAMED")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
     args = parser.parse_args(argv)
     targets = list(TARGETS)

@@ -1,4 +1,4 @@
-"""P1, one profile's browser killed while the others serve a load (issue #14).
+"""P1, one profile's browser killed while the others serve a load.
 
 A service runs three profiles at once (the default ``clawd`` and the
 ``[profiles.alpha]`` / ``[profiles.beta]`` tables). Two load tasks keep

@@ -129,3 +129,40 @@ async def test_client_gets_its_ids_its_sessions_events_and_browserds_rules() -> 
                                    **({"sessionId": command["sessionId"]}
                                       if "sessionId" in command else {})})
             assert detaches == [(CHILD, ROOT), (ROOT, None)]
+
+
+async def test_a_reply_reaches_the_client_before_the_events_that_followed_it() -> None:
+    """Wire order: Page.getFrameTree's reply, then the contexts Runtime.enable reports.
+
+    Playwright ignores an execution context whose frame it does not know yet,
+    so an event overtaking the reply it followed left its page without a main
+    world and every ``evaluate`` hanging.
+    """
+    browser = FakeBrowser()
+    to_client_send, to_client = trio.open_memory_channel[str](100)
+    from_client, from_client_recv = trio.open_memory_channel[str | None](100)
+
+    with trio.fail_after(5):
+        async with open_cdp_over(browser, "fake") as conn, trio.open_nursery() as nursery:
+            client = GatewayClient(conn, UrlPolicy(blocked_ports=frozenset()), root=ROOT,
+                                   describe="test",
+                                   downloads_dir=Path("/srv/browserd/downloads/clawd"))
+            nursery.start_soon(client.run, from_client_recv.receive, to_client_send.send)
+            for call_id, method in ((1, "Page.getFrameTree"), (2, "Runtime.enable")):
+                await from_client.send(orjson.dumps({"id": call_id, "method": method}).decode())
+            tree = await browser.next_command()
+            enable = await browser.next_command()
+            # Everything arrives in one burst, before any task of the client runs.
+            await browser.say({"id": tree["id"], "sessionId": ROOT,
+                               "result": {"frameTree": {"frame": {"id": "F"}}}})
+            await browser.say({"method": "Runtime.executionContextCreated", "sessionId": ROOT,
+                               "params": {"context": {"id": 1, "auxData": {"frameId": "F"}}}})
+            await browser.say({"id": enable["id"], "sessionId": ROOT, "result": {}})
+            await browser.say({"method": "Runtime.consoleAPICalled", "sessionId": ROOT,
+                               "params": {"type": "log"}})
+            heard = [orjson.loads(await to_client.receive()) for _ in range(4)]
+            assert [m.get("id") or m["method"] for m in heard] == [
+                1, "Runtime.executionContextCreated", 2, "Runtime.consoleAPICalled"]
+            await from_client.send(None)  # the client goes; its root session is detached
+            detach = await browser.next_command()
+            await browser.say({"id": detach["id"], "result": {}})

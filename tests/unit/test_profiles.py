@@ -50,8 +50,8 @@ cdp_url = "http://127.0.0.1:9333"
 
 
 @pytest.mark.parametrize(("table", "needle"), [
-    ('[profiles.x]\ndriver = "live"', "issue #15"),
-    ('[profiles.x]\ndriver = "extension"', "issue #15"),
+    ('[profiles.x]\ndriver = "live"', "not available yet"),
+    ('[profiles.x]\ndriver = "extension"', "not available yet"),
     ('[profiles.x]\ndriver = "warp"', "unknown driver"),
     ('[profiles.x]\ncolour = "#000000"', "unknown key"),
     ('[profiles.Bad]\ncolor = "#000000"', "profile name"),

@@ -71,16 +71,22 @@ class CdpConnection:
         return await pending.result()
 
     async def post(
-        self, method: str, params: JsonDict | None = None, *, session_id: str | None = None
+        self, method: str, params: JsonDict | None = None, *, session_id: str | None = None,
+        on_reply: Callable[[PendingCall], None] | None = None,
     ) -> PendingReply:
         """Write one command now; its reply is awaited later with ``PendingReply.result``.
 
         Commands posted one after another reach the browser in that order,
         so a caller can pipeline a batch (e.g. the domain enables of a new
         tab) and let later commands queue behind it without waiting for the
-        replies. Raises BrowserGone if the connection is closed.
+        replies. ``on_reply`` (set before the command is written) is called
+        by the reader the moment the reply arrives, or the connection closes,
+        in wire order with the events: a relay forwards the reply from there
+        so its client never sees an event that followed the reply before it.
+        It must not raise or block. Raises BrowserGone if the connection is
+        closed.
         """
-        call, call_id, data = self._protocol.encode(method, params, session_id)
+        call, call_id, data = self._protocol.encode(method, params, session_id, on_reply)
         try:
             await self._send_frame(data)
         except BaseException:

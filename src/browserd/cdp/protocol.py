@@ -32,19 +32,27 @@ class CdpEvent:
 
 @attrs.define(eq=False)
 class PendingCall:
-    """A command awaiting its reply; resolved once, by reply or by closure."""
+    """A command awaiting its reply; resolved once, by reply or by closure.
+
+    ``on_resolve``, when set, is called synchronously at resolution (in the
+    connection's reader, so in wire order with the events around the reply);
+    it must not raise or block.
+    """
 
     method: str
     session_id: str | None
     done: trio.Event = attrs.field(factory=trio.Event)
     result: JsonDict | None = None
     error: BaseException | None = None
+    on_resolve: Callable[[PendingCall], None] | None = None
 
     def resolve(self, result: JsonDict | None, error: BaseException | None) -> None:
         if self.done.is_set():
             return
         self.result, self.error = result, error
         self.done.set()
+        if self.on_resolve is not None:
+            self.on_resolve(self)
 
     def unwrap(self) -> JsonDict:
         if self.error is not None:
@@ -179,9 +187,12 @@ class Protocol:
         return self._closed
 
     def encode(
-        self, method: str, params: JsonDict | None, session_id: str | None
+        self, method: str, params: JsonDict | None, session_id: str | None,
+        on_resolve: Callable[[PendingCall], None] | None = None,
     ) -> tuple[PendingCall, int, bytes]:
         """Register a pending call and return it with its id and wire bytes.
+
+        ``on_resolve`` is set on the call before anything can resolve it.
 
         Raises BrowserGone if the connection has already closed.
         """
@@ -192,7 +203,7 @@ class Protocol:
         message: JsonDict = {"id": call_id, "method": method, "params": params or {}}
         if session_id is not None:
             message["sessionId"] = session_id
-        call = PendingCall(method=method, session_id=session_id)
+        call = PendingCall(method=method, session_id=session_id, on_resolve=on_resolve)
         self._pending[call_id] = call
         self._sent += 1
         return call, call_id, orjson.dumps(message)

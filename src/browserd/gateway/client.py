@@ -13,7 +13,8 @@ root session go back without ``sessionId``. Sessions the client attaches
 ``Target.attachToTarget``) are its own too; a command naming any other
 session is refused with a CDP error, as Chromium refuses an unknown one.
 The client's ids are kept per command: browserd's connection assigns its
-own ids and the reply goes back under the client's id.
+own ids and the reply goes back under the client's id, in wire order with
+the events around it (the reader queues it the moment it arrives).
 
 Rules on the way through: ``Target.createTarget`` and ``Page.navigate`` URLs
 pass the URL policy; commands that would end the browser or hand CDP to a
@@ -67,6 +68,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import orjson
 import trio
 
@@ -112,6 +114,16 @@ _client_numbers = itertools.count(1)
 
 Send = Callable[[str], Awaitable[None]]
 Receive = Callable[[], Awaitable[str | bytes | None]]
+
+
+@attrs.define(eq=False)
+class _Reply:
+    """One client command awaiting its answer, which is sent exactly once."""
+
+    call_id: int
+    method: str
+    session: str | None
+    sent: bool = False
 
 
 class ClientGone(Exception):
@@ -298,13 +310,21 @@ class GatewayClient:
         if problem is not None:
             self._refuse(call_id, SERVER_ERROR, problem, session)
             return False
+        reply = _Reply(call_id=call_id, method=method, session=session)
+        # A plain command's answer is queued by the reader the moment it arrives, in
+        # wire order with the events (Playwright drops a context whose frame it does
+        # not know yet); one browserd finishes first is answered by its task.
+        in_order = deferred_url is None and method != "Target.createBrowserContext"
         try:
-            pending = await self.connection.post(method, params, session_id=session or self.root)
+            pending = await self.connection.post(
+                method, params, session_id=session or self.root,
+                on_reply=(lambda call: self._answer(reply, call.result, call.error))
+                if in_order else None)
         except BrowserdError as exc:
             self._refuse(call_id, SERVER_ERROR, f"browserd: {exc.message}", session)
             return False
         self.forwarded += 1
-        nursery.start_soon(self._reply, call_id, method, session, pending, deferred_url)
+        nursery.start_soon(self._reply, reply, pending, deferred_url)
         return True
 
     def _defer_first_navigation(self, method: str, params: dict[str, Any]) -> str | None:
@@ -355,33 +375,51 @@ class GatewayClient:
             message["sessionId"] = session
         self._queue(orjson.dumps(message))
 
-    async def _reply(self, call_id: int, method: str, session: str | None,
-                     pending: PendingReply, deferred_url: str | None = None) -> None:
-        message: dict[str, Any] = {"id": call_id}
+    def _answer(self, reply: _Reply, result: dict[str, Any] | None,
+                error: BaseException | None) -> None:
+        """Queue the client's answer to one command, once; never blocks or raises.
+
+        Runs in the connection's reader (a plain command's reply) or in the
+        command's task (after browserd's own work, or at the deadline).
+        """
+        if reply.sent:
+            return
+        reply.sent = True
+        message: dict[str, Any] = {"id": reply.call_id}
+        if error is None and result is not None:
+            message["result"] = result
+            child = result.get("sessionId")
+            if reply.method in _ATTACH_METHODS and isinstance(child, str):
+                self.sessions.add(child)
+        elif isinstance(error, CdpError):
+            message["error"] = {
+                "code": error.cdp_code if error.cdp_code is not None else SERVER_ERROR,
+                "message": error.message.removeprefix(f"{reply.method}: ")}
+        else:
+            text = error.message if isinstance(error, BrowserdError) else "no reply"
+            message["error"] = {"code": SERVER_ERROR, "message": f"browserd: {text}"}
+        if reply.session is not None:
+            message["sessionId"] = reply.session
+        self._queue(orjson.dumps(message))
+
+    async def _reply(self, reply: _Reply, pending: PendingReply,
+                     deferred_url: str | None) -> None:
+        """Wait (bounded) for one command; answer it unless the reader already has."""
         try:
             with trio.move_on_after(COMMAND_DEADLINE_S) as scope:
                 try:
                     result = await pending.result()
-                    if method == "Target.createBrowserContext":
+                    if reply.method == "Target.createBrowserContext":
                         await self._confine_context(result)
                     if deferred_url is not None:
                         await self._navigate_guarded(result, deferred_url)
-                    message["result"] = result
-                    child = result.get("sessionId")
-                    if method in _ATTACH_METHODS and isinstance(child, str):
-                        self.sessions.add(child)
-                except CdpError as exc:
-                    text = exc.message.removeprefix(f"{method}: ")
-                    message["error"] = {"code": exc.cdp_code if exc.cdp_code is not None
-                                        else SERVER_ERROR, "message": text}
                 except BrowserdError as exc:
-                    message["error"] = {"code": SERVER_ERROR, "message": f"browserd: {exc.message}"}
+                    self._answer(reply, None, exc)
+                else:
+                    self._answer(reply, result, None)
             if scope.cancelled_caught:
-                message["error"] = {"code": SERVER_ERROR, "message":
-                                    f"browserd: no reply within {COMMAND_DEADLINE_S:.0f} s"}
-            if session is not None:
-                message["sessionId"] = session
-            self._queue(orjson.dumps(message))
+                self._answer(reply, None, Timeout(
+                    f"no reply within {COMMAND_DEADLINE_S:.0f} s"))
         finally:
             self._in_flight.release()
 

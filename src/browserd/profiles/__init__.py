@@ -1,4 +1,4 @@
-"""Named profiles and isolated sessions (issue #14).
+"""Named profiles and isolated sessions.
 
 - :mod:`.spec` — what a profile is (``[profiles.NAME]``, ``POST /profiles``): a leaf,
   imported by :mod:`browserd.config`.

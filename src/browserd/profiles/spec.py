@@ -9,7 +9,7 @@ so a profile's browser is configured exactly like the single browser was.
 
 Drivers: ``launch`` (browserd launches and supervises Chromium; its CDP
 gateway on ``cdp_port``) and ``cdp`` (attach to a browser at ``cdp_url``).
-``live`` and ``extension`` are refused until issue #15 brings them.
+``live`` and ``extension`` are refused: their drivers are not built yet.
 """
 
 from __future__ import annotations
@@ -91,14 +91,14 @@ def check_profile_name(name: object, *, error: type[BadRequest] | None = None) -
 
 
 def parse_driver(value: object, *, where: str) -> Driver:
-    """A driver name → :class:`Driver`; ``live``/``extension`` are refused (issue #15)."""
+    """A driver name → :class:`Driver`; ``live``/``extension`` are refused (not built yet)."""
     try:
         driver = Driver(str(value))
     except ValueError:
         raise BadRequest(f"{where}: unknown driver {value!r}; use launch or cdp") from None
     if driver not in AVAILABLE_DRIVERS:
         raise DriverNotAvailable(
-            f"{where}: driver {driver!r} is not available yet (it comes with issue #15)")
+            f"{where}: driver {driver!r} is not available yet (only launch and cdp are built)")
     return driver
 
 
