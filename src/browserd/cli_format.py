@@ -12,9 +12,10 @@ from typing import Any
 
 import orjson
 
+from .answer_text import format_matches
 from .cli_network import format_network
 
-__all__ = ["format_matches", "human"]
+__all__ = ["human"]
 
 
 def _format_status(s: dict[str, Any]) -> str:
@@ -140,33 +141,6 @@ def _format_scroll(r: dict[str, Any]) -> str:
 def _format_console(r: dict[str, Any]) -> str:
     lines = [f"{m.get('level', 'log'):5} {m.get('text', '')}" for m in r.get("messages", [])]
     return "\n".join(lines) or "no console messages"
-
-
-def format_matches(r: dict[str, Any]) -> str:
-    """/find answers (matches with refs): ``[ref] role "name" text "…"  (in context)``;
-    /query answers: the fields of each matching element; then the count (the one
-    rendering of matches, for the CLI and for MCP)."""
-    lines = []
-    for m in r.get("matches", []):
-        if not isinstance(m, dict):
-            continue
-        if "ref" in m:
-            line = f"[{m.get('ref')}] {m.get('role')}"
-            if m.get("name"):
-                line += f" \"{m['name']}\""
-            if m.get("text"):
-                line += f" text \"{m['text']}\""
-            if m.get("context"):
-                line += f"  (in {m['context']})"
-        else:
-            line = " ".join(f"{k}={v!r}" for k, v in m.items()
-                            if k != "index" and v not in (None, "", [], {}))
-        lines.append(line)
-    shown = len(lines)
-    lines.append(f"{r.get('count', shown)} match(es)"
-                 + (f", {shown} shown" if r.get("truncated") or r.get("count", shown) > shown
-                    else ""))
-    return "\n".join(lines)
 
 
 def _format_steps(r: dict[str, Any]) -> str:

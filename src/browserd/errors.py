@@ -17,7 +17,9 @@ Tree::
     ├── Forbidden                          403 FORBIDDEN_ORIGIN
     │   ├── EvalDisabled                   403 EVAL_DISABLED
     │   ├── UrlBlocked                     403 URL_BLOCKED
-    │   └── UploadBlocked                  403 UPLOAD_BLOCKED
+    │   ├── UploadBlocked                  403 UPLOAD_BLOCKED
+    │   ├── OwnerOnly                      403 OWNER_ONLY
+    │   └── NotAgentTab                    403 NOT_AGENT_TAB
     ├── NotFound                           404 NOT_FOUND
     │   ├── TabNotFound                    404 TAB_NOT_FOUND
     │   ├── RefNotFound                    404 REF_NOT_FOUND
@@ -51,6 +53,7 @@ Tree::
     │   ├── BrowserDisabled                503 BROWSER_DISABLED
     │   ├── BrowserNotRunning              503 BROWSER_NOT_RUNNING
     │   ├── BrowserStarting                503 BROWSER_STARTING
+    │   ├── LiveBrowserNotFound            503 LIVE_BROWSER_NOT_FOUND
     │   └── Overloaded                     503 OVERLOADED
     ├── Timeout                            504 TIMEOUT
     ├── InsufficientStorage                507 INSUFFICIENT_STORAGE
@@ -75,12 +78,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
-    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
-    "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
-    "BrowserdError", "CdpError", "ConfigError", "Conflict", "DialogOpen",
-    "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound", "Forbidden", "HandoffActive",
-    "InsufficientStorage", "JsException", "MethodNotAllowed", "MisdirectedHost", "NoDialog",
-    "NoFileChooser", "NoHistory", "NoMatch", "NotFound", "Overloaded", "PortInUse",
+    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "BrowserDisabled",
+    "BrowserGone", "BrowserNotRunning", "BrowserStarting", "BrowserdError", "CdpError",
+    "ConfigError", "Conflict", "DialogOpen", "DriverNotAvailable", "EvalDisabled",
+    "ExecutableNotFound", "Forbidden", "HandoffActive", "InsufficientStorage", "JsException",
+    "LiveBrowserNotFound", "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser",
+    "NoHistory", "NoMatch", "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly", "PortInUse",
     "ProfileExists", "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused",
     "ProfileRunning", "RefNotFound", "RequestNotFound", "SessionNotFound", "StaleRef",
     "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "TooManySessions",
@@ -137,8 +140,7 @@ class UploadFileMissing(BadRequest):
 
 class DriverNotAvailable(BadRequest):
     code = "DRIVER_NOT_AVAILABLE"
-    default_hint = ("use driver 'launch' or 'cdp'; 'live' and 'extension' are not available "
-                    "in this version")
+    default_hint = "use driver 'launch', 'cdp' or 'live'; 'extension' is not available yet"
 
 
 class Unauthorized(BrowserdError):
@@ -148,6 +150,21 @@ class Unauthorized(BrowserdError):
 
 class Forbidden(BrowserdError):
     status, code = 403, "FORBIDDEN_ORIGIN"
+
+
+class OwnerOnly(Forbidden):
+    """Only the person at the machine (the owner token) may do this, never the agent."""
+
+    code = "OWNER_ONLY"
+    default_hint = ("offering a tab is the user's decision: `browserd offer` (it reads the "
+                    "owner token, which the agent's token is not)")
+
+
+class NotAgentTab(Forbidden):
+    """A tab the user offered: the agent may drive it and release it, never close it."""
+
+    code = "NOT_AGENT_TAB"
+    default_hint = "release it with POST /tabs/release; the page stays open for its user"
 
 
 class EvalDisabled(Forbidden):
@@ -338,6 +355,12 @@ class Unavailable(BrowserdError):
 class BrowserDisabled(Unavailable):
     code = "BROWSER_DISABLED"
     default_hint = "set enabled = true in config.toml"
+
+
+class LiveBrowserNotFound(Unavailable):
+    code = "LIVE_BROWSER_NOT_FOUND"
+    default_hint = ("start the browser, then enable remote debugging at chrome://inspect/"
+                    "#remote-debugging (Chrome 144 or later) and allow browserd when asked")
 
 
 class BrowserNotRunning(Unavailable):

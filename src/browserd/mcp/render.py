@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from .. import jsontext
-from ..cli_format import format_matches
+from ..answer_text import format_matches
 
 __all__ = ["IMAGE_MAX_BYTES", "Content", "render_error", "render_result", "wants_image"]
 
