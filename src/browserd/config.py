@@ -98,6 +98,9 @@ class Settings:
     profile_port_start: int = 18800
     profile_port_end: int = 18899
     profiles: tuple[ProfileSpec, ...] = ()
+    # A live profile (set by its ProfileSpec only): the user's browser's user data directory.
+    live_user_data_dir: str | None = None
+    approval_timeout_s: float = 60.0
 
     # -- derived -------------------------------------------------------------
 
@@ -133,9 +136,14 @@ class Settings:
         return False
 
     @property
+    def is_live(self) -> bool:
+        """The user's own browser, found by its DevToolsActivePort (consent-scoped tabs)."""
+        return self.live_user_data_dir is not None
+
+    @property
     def is_attach(self) -> bool:
         """Connect to an existing browser instead of launching one."""
-        return self.is_attach_only or bool(self.cdp_url)
+        return self.is_attach_only or bool(self.cdp_url) or self.is_live
 
     @property
     def gateway_active(self) -> bool:

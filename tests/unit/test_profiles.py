@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from browserd.browser.live import LiveBrowser, user_data_dir
 from browserd.browser.profile import MARKER
 from browserd.config import Settings, load_settings
 from browserd.errors import (
@@ -50,7 +51,11 @@ cdp_url = "http://127.0.0.1:9333"
 
 
 @pytest.mark.parametrize(("table", "needle"), [
-    ('[profiles.x]\ndriver = "live"', "not available yet"),
+    ('[profiles.x]\ndriver = "live"\ncdp_port = 18850', "takes no cdp_port"),
+    ('[profiles.x]\ndriver = "live"\nlive_browser = "netscape"', "live_browser"),
+    ('[profiles.x]\ndriver = "live"\napproval_timeout_s = 0', "approval_timeout_s"),
+    ('[profiles.x]\ndriver = "live"\nlive_fallback = "x"', "another profile"),
+    ('[profiles.x]\nuser_data_dir = "/tmp/u"', "for driver 'live'"),
     ('[profiles.x]\ndriver = "extension"', "not available yet"),
     ('[profiles.x]\ndriver = "warp"', "unknown driver"),
     ('[profiles.x]\ncolour = "#000000"', "unknown key"),
@@ -66,10 +71,26 @@ def test_bad_profile_tables_are_config_errors(tmp_path: Path, table: str, needle
         load_settings(paths_with(tmp_path, table), environ={})
 
 
-def test_live_and_extension_are_not_yet_available() -> None:
-    with pytest.raises(DriverNotAvailable, match="#15") as info:
-        build_spec("x", {"driver": "live"}, origin=ProfileOrigin.API, where="x")
+def test_extension_is_not_yet_available() -> None:
+    with pytest.raises(DriverNotAvailable, match="not available yet") as info:
+        build_spec("x", {"driver": "extension"}, origin=ProfileOrigin.API, where="x")
     assert info.value.status == 400
+
+
+def test_a_live_profile_finds_its_browsers_user_data_directory(tmp_path: Path) -> None:
+    spec = build_spec("mine", {"driver": "live", "live_browser": "chromium",
+                               "live_fallback": "clawd", "approval_timeout_s": 5},
+                      origin=ProfileOrigin.API, where="x")
+    assert spec.to_record() == {"driver": "live", "live_browser": "chromium",
+                                "approval_timeout_s": 5.0, "live_fallback": "clawd"}
+    settings = settings_for(Settings(), spec, None)
+    assert settings.is_live and settings.is_attach and not settings.gateway_active
+    assert settings.live_user_data_dir == str(user_data_dir(LiveBrowser.CHROMIUM))
+    assert settings.approval_timeout_s == 5.0
+    given = build_spec("mine", {"driver": "live", "user_data_dir": str(tmp_path)},
+                       origin=ProfileOrigin.API, where="x")
+    assert settings_for(Settings(), given, None).live_user_data_dir == str(tmp_path)
+    assert settings_for(Settings(), given, None).approval_timeout_s == 60.0
 
 
 def test_allocate_port_skips_taken_and_busy_ports() -> None:
@@ -85,7 +106,7 @@ def test_the_store_round_trips_and_skips_entries_that_no_longer_validate(tmp_pat
     store.save()
     assert (tmp_path / "profiles.json").stat().st_mode & 0o777 == 0o600
     text = (tmp_path / "profiles.json").read_text().replace(
-        '"profiles": {', '"profiles": {"old": {"driver": "live"}, ')
+        '"profiles": {', '"profiles": {"old": {"driver": "extension"}, ')
     (tmp_path / "profiles.json").write_text(text)
     again = ProfileStore(tmp_path / "profiles.json")
     again.load()

@@ -31,6 +31,7 @@ from typing import Any
 import attrs
 import trio
 
+from ..browser.live import LiveBrowser, user_data_dir
 from ..browser.ports import port_is_free
 from ..browser.profile import MARKER, claim_profile
 from ..config import Settings
@@ -53,6 +54,7 @@ from ..urlpolicy import UrlPolicy
 from .profile import Profile
 from .sessions import SessionTable
 from .spec import (
+    DEFAULT_APPROVAL_TIMEOUT_S,
     PROFILE_PALETTE,
     Driver,
     ProfileOrigin,
@@ -88,7 +90,18 @@ def settings_for(base: Settings, spec: ProfileSpec, gateway_port: int | None) ->
         headless=base.headless if spec.headless is None else spec.headless,
         executable=spec.executable or base.executable,
         cdp_url=spec.cdp_url, cdp_port=gateway_port, attach_only=False,
+        live_user_data_dir=_live_directory(spec),
+        approval_timeout_s=spec.approval_timeout_s or DEFAULT_APPROVAL_TIMEOUT_S,
     )
+
+
+def _live_directory(spec: ProfileSpec) -> str | None:
+    """A live profile's user data directory (``user_data_dir``, else its browser's default)."""
+    if spec.driver != Driver.LIVE:
+        return None
+    if spec.user_data_dir is not None:
+        return str(Path(spec.user_data_dir).expanduser())
+    return str(user_data_dir(spec.live_browser or LiveBrowser.CHROME))
 
 
 class ProfileManager:

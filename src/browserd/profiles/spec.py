@@ -9,7 +9,8 @@ so a profile's browser is configured exactly like the single browser was.
 
 Drivers: ``launch`` (browserd launches and supervises Chromium; its CDP
 gateway on ``cdp_port``) and ``cdp`` (attach to a browser at ``cdp_url``).
-``live`` and ``extension`` are refused: their drivers are not built yet.
+``live`` attaches to the user's own running browser (found by its
+``DevToolsActivePort``); ``extension`` is refused: it is not built yet.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from ..browser.live import LiveBrowser, parse_live_browser
 from ..errors import BadRequest, ConfigError, DriverNotAvailable
 
 __all__ = [
@@ -36,7 +38,12 @@ _COLOR_RE = re.compile(r"#[0-9a-fA-F]{6}")
 #: Colours handed out to profiles that name none (after the default's #FF4500).
 PROFILE_PALETTE = ("#0066CC", "#2E8B57", "#8A2BE2", "#D2691E", "#C71585", "#008B8B",
                    "#B8860B", "#4B0082")
-_TABLE_KEYS = frozenset({"driver", "color", "headless", "executable", "cdp_port", "cdp_url"})
+_TABLE_KEYS = frozenset({"driver", "color", "headless", "executable", "cdp_port", "cdp_url",
+                         "live_browser", "user_data_dir", "approval_timeout_s",
+                         "live_fallback"})
+_LIVE_KEYS = ("live_browser", "user_data_dir", "approval_timeout_s", "live_fallback")
+#: How long a live profile waits, by default, for the user to allow remote debugging.
+DEFAULT_APPROVAL_TIMEOUT_S = 60.0
 
 
 class Driver(enum.StrEnum):
@@ -46,7 +53,7 @@ class Driver(enum.StrEnum):
     EXTENSION = "extension"
 
 
-AVAILABLE_DRIVERS = frozenset({Driver.LAUNCH, Driver.CDP})
+AVAILABLE_DRIVERS = frozenset({Driver.LAUNCH, Driver.CDP, Driver.LIVE})
 
 
 class ProfileOrigin(enum.StrEnum):
@@ -68,11 +75,18 @@ class ProfileSpec:
     executable: str | None = None
     cdp_port: int | None = None
     cdp_url: str | None = None
+    live_browser: LiveBrowser | None = None
+    """live: whose default user data directory holds DevToolsActivePort."""
+    user_data_dir: str | None = None
+    """live: that directory given as a path (wins over ``live_browser``)."""
+    approval_timeout_s: float | None = None
+    live_fallback: str | None = None
+    """live: the profile requests go to while the user's browser is not reachable."""
 
     def to_record(self) -> dict[str, Any]:
         """The persisted form (``POST /profiles``): only what was given."""
         out: dict[str, Any] = {"driver": str(self.driver)}
-        for key in ("color", "headless", "executable", "cdp_port", "cdp_url"):
+        for key in ("color", "headless", "executable", "cdp_port", "cdp_url", *_LIVE_KEYS):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -91,14 +105,14 @@ def check_profile_name(name: object, *, error: type[BadRequest] | None = None) -
 
 
 def parse_driver(value: object, *, where: str) -> Driver:
-    """A driver name → :class:`Driver`; ``live``/``extension`` are refused (not built yet)."""
+    """A driver name → :class:`Driver`; ``extension`` is refused (not built yet)."""
     try:
         driver = Driver(str(value))
     except ValueError:
-        raise BadRequest(f"{where}: unknown driver {value!r}; use launch or cdp") from None
+        raise BadRequest(f"{where}: unknown driver {value!r}; use launch, cdp or live") from None
     if driver not in AVAILABLE_DRIVERS:
         raise DriverNotAvailable(
-            f"{where}: driver {driver!r} is not available yet (only launch and cdp are built)")
+            f"{where}: driver {driver!r} is not available yet (launch, cdp and live are)")
     return driver
 
 
@@ -143,11 +157,47 @@ def build_spec(name: str, values: Mapping[str, Any], *, origin: ProfileOrigin,
         cdp_url = _check_cdp_url(cdp_url, where)
     elif cdp_url is not None:
         raise BadRequest(f"{where}: cdp_url is for driver 'cdp'")
+    live = _live_values(driver, values, name=name, where=where)
+    if driver == Driver.LIVE and (port is not None or executable is not None
+                                  or headless is not None):
+        raise BadRequest(f"{where}: driver 'live' takes no cdp_port, executable or headless "
+                         "(the user's browser is never launched by browserd)")
     return ProfileSpec(
         name=name, origin=origin, driver=driver, color=color, headless=headless,
         executable=executable, cdp_port=None if port is None else _check_port(port, where),
-        cdp_url=cdp_url,
+        cdp_url=cdp_url, **live,
     )
+
+
+def _live_values(driver: Driver, values: Mapping[str, Any], *, name: str,
+                 where: str) -> dict[str, Any]:
+    """The live driver's keys, validated (BadRequest when given to another driver)."""
+    given = {k: values[k] for k in _LIVE_KEYS if values.get(k) is not None}
+    if driver != Driver.LIVE:
+        if given:
+            raise BadRequest(f"{where}: {', '.join(sorted(given))} are for driver 'live'")
+        return {}
+    out: dict[str, Any] = {"live_browser": parse_live_browser(
+        given.get("live_browser", "chrome"), where=where)}
+    directory = given.get("user_data_dir")
+    if directory is not None:
+        if not isinstance(directory, str) or not directory.strip():
+            raise BadRequest(f"{where}: user_data_dir must be a path")
+        out["user_data_dir"] = directory
+    timeout = given.get("approval_timeout_s")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not (
+            1 <= timeout <= 600
+        ):
+            raise BadRequest(f"{where}: approval_timeout_s must be 1-600 seconds")
+        out["approval_timeout_s"] = float(timeout)
+    fallback = given.get("live_fallback")
+    if fallback is not None:
+        fallback = check_profile_name(fallback, error=BadRequest)
+        if fallback == name:
+            raise BadRequest(f"{where}: live_fallback must name another profile")
+        out["live_fallback"] = fallback
+    return out
 
 
 def parse_profile_table(name: str, table: object, *, source: str) -> ProfileSpec:

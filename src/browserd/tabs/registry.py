@@ -3,6 +3,14 @@
 Target discovery (``Target.setDiscoverTargets``) keeps the registry current;
 only ``type == "page"`` targets become tabs.
 
+Consent (the ``live`` driver: the user's own browser): the registry attaches
+only to pages the user offered (:meth:`TabRegistry.offer`) and pages browserd
+opened on this connection; every other page is never attached, listed or
+reported, only remembered (title and URL, untrusted) for the user's
+:meth:`TabRegistry.offerable` list. :meth:`TabRegistry.release` ends
+control of a tab without closing it; an offered tab is never closed by
+browserd (NOT_AGENT_TAB). A new connection starts with nothing offered.
+
 Scopes: every query and change takes ``scope``, the browser context of a
 session (:meth:`TabRegistry.add_scope`), or None for everything else (the
 default context, and contexts a CDP gateway client made). A tab is seen
@@ -29,12 +37,15 @@ from ..errors import (
     BrowserdError,
     BrowserGone,
     CdpError,
+    NotAgentTab,
     TabNotFound,
 )
 from ..events import EventSink, EventType
 from .actor import TabActor, TabInfo
+from .consent import ConsentScope
 from .navguard import NavGuard
 from .origins import RecentOrigins, origin_of
+from .spare import SpareTab
 
 __all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
@@ -52,8 +63,10 @@ class TabRegistry:
 
     def __init__(self, connection: CdpConnection, nursery: trio.Nursery, *,
                  settings: Settings, headless: bool, navguard: NavGuard | None = None,
-                 events: EventSink | None = None) -> None:
+                 events: EventSink | None = None, consent: bool = False) -> None:
         self.connection = connection
+        # Consent scope (module docstring): None when every page is a tab.
+        self._consent: ConsentScope | None = ConsentScope() if consent else None
         # tab.opened / tab.closed here (listed tabs only: never the spare); each
         # actor publishes its own tab's events.
         self._events = events
@@ -72,11 +85,12 @@ class TabRegistry:
         self._changed = trio.Event()
         # Headless only: one pre-created, unlisted about:blank tab that
         # /tabs/open hands out at once (then replaces in the background).
-        self._spare_wanted = headless
-        self._spare_enabled = headless
-        self._spare_holds = 0
-        self._spare: str | None = None
-        self._making_spare = False
+        #: The unlisted blank tab /tabs/open hands out (headless; :mod:`.spare`).
+        self.spare = SpareTab(
+            nursery, connection, enabled=headless,
+            create=lambda: self._create("about:blank", background=True),
+            wait_tab=self.wait_tab, is_attached=lambda t: t in self._tabs,
+            wait_changed=self.wait_changed)
         # The connection's navigation guard, handed to every tab actor.
         self._navguard = navguard
         # Per scope: origins of pages and out-of-process frames seen since the
@@ -132,7 +146,7 @@ class TabRegistry:
     def _listed(self, scope: str | None = None) -> dict[str, TabActor]:
         """The tabs a client of ``scope`` sees: its attached pages but the spare."""
         return {t: a for t, a in self._tabs.items()
-                if t != self._spare and self.scope_of(t) == scope}
+                if t != self.spare.target_id and self.scope_of(t) == scope}
 
     def infos(self, scope: str | None = None) -> list[TabInfo]:
         active = self.active_id(scope)
@@ -153,11 +167,11 @@ class TabRegistry:
     @property
     def has_spare(self) -> bool:
         """True while an unlisted spare tab is ready (headless, no gateway client)."""
-        return self._spare is not None and self._spare in self._tabs
+        return self.spare.ready
 
     def tab_count(self) -> int:
         """Listed tabs of every scope."""
-        return sum(1 for t in self._order if t != self._spare)
+        return sum(1 for t in self._order if t != self.spare.target_id)
 
     def locate_frame(self, frame_id: str) -> str | None:
         """The tab whose page holds the frame ``frame_id`` (known frames only), or None."""
@@ -166,8 +180,49 @@ class TabRegistry:
                 return target_id
         return None
 
+    @property
+    def consent_scoped(self) -> bool:
+        """True when only offered and browserd-opened pages are tabs (the live driver)."""
+        return self._consent is not None
+
+    def offerable(self) -> list[dict[str, str]]:
+        """The user's pages not offered (consent scope only): id, title, URL (untrusted)."""
+        return [] if self._consent is None else self._consent.offerable()
+
+    async def offer(self, target_id: str) -> TabActor:
+        """Make a page of the user's (exact id) a tab; waits (≤ 10 s) until attached.
+
+        TabNotFound when no such page is waiting to be offered (already
+        offered pages are answered as they are). Only in the consent scope.
+        """
+        consent = self._consent
+        if consent is None:
+            raise BadRequest("only a live profile's tabs are offered; this one sees every tab")
+        if target_id in self._tabs:
+            return self._tabs[target_id]
+        info = consent.hidden.pop(target_id, None)
+        if info is None:
+            raise TabNotFound(f"no page {target_id!r} of the user's is open",
+                              hint="`browserd offer` lists the pages that can be offered")
+        consent.allowed.add(target_id)
+        self._on_created(info)
+        tab = await self.wait_tab(target_id)
+        self._notify()
+        return tab
+
+    def release(self, tab: TabActor) -> None:
+        """End control of an offered or opened tab, leaving its page open (consent scope)."""
+        consent = self._consent
+        if consent is None:
+            raise BadRequest("only a live profile's tabs are released; close this one instead")
+        target_id = tab.target_id
+        self._drop(target_id)
+        consent.hide({"targetId": target_id, "type": "page", "title": tab.title,
+                      "url": tab.url})
+
     def target_ids(self, scope: str | None = None) -> list[str]:
-        return [t for t in self._order if t != self._spare and self.scope_of(t) == scope]
+        return [t for t in self._order
+                if t != self.spare.target_id and self.scope_of(t) == scope]
 
     def get(self, target_id: str, scope: str | None = None) -> TabActor:
         """Exact id or unique case-insensitive prefix (≥ 4 chars), within ``scope``."""
@@ -218,24 +273,27 @@ class TabRegistry:
         in a new window when the browser has no page at all (a fresh
         ``--no-startup-window`` browser, or the last tab was closed).
         """
-        spare = self._spare
-        if scope is None and url == "about:blank" and spare is not None and (
-            spare in self._tabs
-        ) and self._spare_wanted:  # not a spare being closed for a CDP gateway client
-            self._spare = None
+        spare = self.spare.take() if scope is None and url == "about:blank" else None
+        if spare is not None:
             tab = self._tabs[spare]
             self._publish_opened(tab)
             await self.connection.send("Target.activateTarget", {"targetId": spare})
         else:
-            tab = await self.wait_tab(await self._create(url, background=False, context=scope))
+            target_id = await self._create(url, background=False, context=scope)
+            if self._consent is not None:
+                self._consent.note_opened(target_id)
+                self._adopt(target_id)
+            tab = await self.wait_tab(target_id)
         self._set_last_used(scope, tab.target_id)
-        self.replenish_spare()
+        self.spare.replenish()
         self._notify()
         return tab
 
     async def _create(self, url: str, *, background: bool, context: str | None = None) -> str:
-        params: dict[str, Any] = {"url": url, "newWindow": not self._started,
-                                  "background": background}
+        # A fresh browser (or one whose last tab closed) has no window to open in;
+        # the user's own browser has theirs.
+        first = not self._started and not (self._consent and self._consent.hidden)
+        params: dict[str, Any] = {"url": url, "newWindow": first, "background": background}
         if context is not None:
             params["browserContextId"] = context
         try:
@@ -246,58 +304,6 @@ class TabRegistry:
             result = await self.connection.send("Target.createTarget",
                                                 {**params, "newWindow": True})
         return str(result["targetId"])
-
-    def replenish_spare(self) -> None:
-        """Start making a spare tab if one is wanted and none exists (never blocks)."""
-        if self._spare_wanted and self._spare is None and not self._making_spare:
-            self._making_spare = True
-            self._nursery.start_soon(self._make_spare)
-
-    async def _make_spare(self) -> None:
-        try:
-            with trio.fail_after(15):
-                # Marked before it attaches, so it is never listed.
-                self._spare = await self._create("about:blank", background=True)
-                await self.wait_tab(self._spare)
-                if not self._spare_wanted:  # a CDP gateway client came meanwhile
-                    await self._close_spare()
-        except (BrowserdError, trio.TooSlowError) as exc:
-            log.info("no spare tab: %s", exc)
-            self._spare = None
-        finally:
-            self._making_spare = False
-
-    async def suspend_spare(self) -> None:
-        """No unlisted spare tab while a CDP gateway client is connected.
-
-        A gateway client sees every page target; a page it may use must never
-        be the hidden spare, so the spare is closed (bounded, ≤ 5 s) and none
-        is made until every :meth:`suspend_spare` has its :meth:`resume_spare`.
-        Errors closing it are logged, not raised.
-        """
-        self._spare_holds += 1
-        self._spare_wanted = False
-        await self._close_spare()
-
-    def resume_spare(self) -> None:
-        """Undo one :meth:`suspend_spare`; the last one makes a spare again (headless)."""
-        self._spare_holds = max(0, self._spare_holds - 1)
-        if self._spare_holds == 0 and self._spare_enabled:
-            self._spare_wanted = True
-            self.replenish_spare()
-
-    async def _close_spare(self) -> None:
-        spare = self._spare
-        if spare is None or spare not in self._tabs:
-            return
-        with trio.move_on_after(5):
-            try:
-                await self.connection.send("Target.closeTarget", {"targetId": spare})
-            except BrowserdError as exc:
-                log.info("could not close the spare tab: %s", exc.message)
-                return
-            while spare in self._tabs:
-                await self.wait_changed()
 
     async def refresh_infos(self) -> None:
         """Re-read every page's title and URL (events can lag behind the page)."""
@@ -337,8 +343,14 @@ class TabRegistry:
         self._set_last_used(self.scope_of(tab.target_id), tab.target_id)
 
     async def close(self, tab: TabActor) -> None:
-        """Close a tab and wait until it is gone from the registry (bounded)."""
+        """Close a tab and wait until it is gone from the registry (bounded).
+
+        In the consent scope only tabs browserd opened are closed; an offered
+        one is NotAgentTab (its user's page is never closed by browserd).
+        """
         target_id = tab.target_id
+        if self._consent is not None and target_id not in self._consent.agent_opened:
+            raise NotAgentTab(f"tab {target_id} is the user's: browserd never closes it")
         try:
             await self.connection.send("Target.closeTarget", {"targetId": target_id})
         except BrowserdError:
@@ -376,6 +388,10 @@ class TabRegistry:
                     if tab is not None:
                         tab.note_target_info(title=info.get("title", ""),
                                              url=info.get("url", ""))
+                    elif self._consent is not None and info.get("targetId") in (
+                        self._consent.hidden
+                    ):
+                        self._consent.hidden[info["targetId"]] = info
                     elif info.get("type") == "page" and info["targetId"] not in self._ready:
                         self._on_created(info)
                 elif event.method == "Target.targetDestroyed":
@@ -406,11 +422,21 @@ class TabRegistry:
         seen = self._origins.get(scope)
         return [] if seen is None else seen.listed()
 
+    def _adopt(self, target_id: str) -> None:
+        """Attach a page browserd just opened if discovery reported it before the reply."""
+        assert self._consent is not None
+        info = self._consent.hidden.pop(target_id, None)
+        if info is not None:
+            self._on_created(info)
+
     def _on_created(self, info: dict[str, Any]) -> None:
         if info.get("type") != "page":
             return
         target_id = info["targetId"]
         if target_id in self._tabs or target_id in self._started:
+            return
+        if self._consent is not None and target_id not in self._consent.allowed:
+            self._consent.hidden[target_id] = info  # the user's: never attached unless offered
             return
         self._started.add(target_id)
         context = info.get("browserContextId")
@@ -433,7 +459,7 @@ class TabRegistry:
             self._tabs[target_id] = actor
             if target_id not in self._order:
                 self._order.append(target_id)
-            if target_id != self._spare:
+            if target_id != self.spare.target_id:
                 self._publish_opened(actor)
             self._ready.setdefault(target_id, trio.Event()).set()
             self._notify()
@@ -448,9 +474,9 @@ class TabRegistry:
                                  title=tab.title)
 
     def _drop(self, target_id: str) -> None:
-        was_spare = target_id == self._spare
-        if was_spare:
-            self._spare = None
+        if self._consent is not None:
+            self._consent.forget(target_id)
+        was_spare = self.spare.forget(target_id)
         tab = self._tabs.pop(target_id, None)
         if tab is not None and not was_spare and self._events is not None:
             self._events.publish(EventType.TAB_CLOSED, target_id=target_id)
@@ -471,21 +497,23 @@ class TabRegistry:
 async def open_tab_registry(
     connection: CdpConnection, *, settings: Settings, headless: bool,
     navguard: NavGuard | None = None, events: EventSink | None = None,
+    consent: bool = False,
 ) -> AsyncIterator[TabRegistry]:
     """Run target discovery and the tab actors for one connection.
 
     Ready once discovery is on and the browser's existing pages are attached
     (bounded). ``navguard`` (already running) is handed to every tab actor;
-    tab events go to ``events``.
+    tab events go to ``events``; ``consent`` makes only offered and opened
+    pages tabs (module docstring).
     On exit every tab actor is cancelled.
     """
     async with trio.open_nursery() as nursery:
         registry = TabRegistry(connection, nursery, settings=settings, headless=headless,
-                               navguard=navguard, events=events)
+                               navguard=navguard, events=events, consent=consent)
         # Ready once discovery is on; existing pages attach in the background
         # (requests for a default tab wait for them, bounded).
         await nursery.start(registry._follow_targets)
-        registry.replenish_spare()
+        registry.spare.replenish()
         try:
             yield registry
         finally:

@@ -78,7 +78,7 @@ class TabScope:
         await self.registry.refresh_infos()
 
     async def suspend_spare(self) -> None:
-        await self.registry.suspend_spare()
+        await self.registry.spare.suspend()
 
     def resume_spare(self) -> None:
-        self.registry.resume_spare()
+        self.registry.spare.resume()

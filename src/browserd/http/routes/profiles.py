@@ -22,7 +22,10 @@ async def list_profiles(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 async def create_profile(system: System, args: dict[str, Any]) -> dict[str, Any]:
     values = {"driver": args["driver"], "color": args["color"], "headless": args["headless"],
-              "cdp_url": args["cdpUrl"]}
+              "cdp_url": args["cdpUrl"], "live_browser": args["liveBrowser"],
+              "user_data_dir": args["userDataDir"],
+              "approval_timeout_s": args["approvalTimeoutS"],
+              "live_fallback": args["liveFallback"]}
     profile = await system.profiles.create(
         args["name"], {k: v for k, v in values.items() if v is not None})
     return profile.summary()
@@ -79,7 +82,16 @@ def profile_routes() -> list[Route]:
                             description="#RRGGBB"),
                       Field(name="headless", type="boolean"),
                       Field(name="cdpUrl", type="string", max_length=2048,
-                            description="driver cdp: the browser's DevTools URL")),
+                            description="driver cdp: the browser's DevTools URL"),
+                      Field(name="liveBrowser", type="string",
+                            enum=("chrome", "chrome-canary", "chromium", "edge", "brave"),
+                            description="driver live: the user's browser (default chrome)"),
+                      Field(name="userDataDir", type="string", max_length=4096,
+                            description="driver live: its user data directory (wins)"),
+                      Field(name="approvalTimeoutS", type="number", minimum=1, maximum=600,
+                            description="driver live: wait for the user's approval"),
+                      Field(name="liveFallback", type="string", max_length=64,
+                            description="driver live: profile used while it is away")),
               summary="Create a profile (persisted; its browser starts on POST /start)"),
         Route(path="/profiles/<name>", methods=("DELETE",), handler=delete_profile,
               tag="profiles", scope="none", path_params=("name",),
