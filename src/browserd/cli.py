@@ -22,6 +22,7 @@ import orjson
 
 from .cli_input import GESTURE_COMMANDS, add_gesture_commands
 from .cli_network import NETWORK_COMMANDS, add_network_commands
+from .cli_offer import OFFER_COMMANDS, add_offer_commands
 from .cli_profiles import PROFILE_COMMANDS, add_profile_commands
 from .cli_routes import (
     RouteCommand,
@@ -40,9 +41,10 @@ __all__ = ["HAND_WRITTEN", "LOCAL_COMMANDS", "Command", "build_parser", "main"]
 Command = Callable[[argparse.Namespace], Any]
 LOCAL_COMMANDS = ("serve", "token", "service", "mcp")
 HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS,
-                                 **PROFILE_COMMANDS, **UI_COMMANDS}
+                                 **PROFILE_COMMANDS, **UI_COMMANDS, **OFFER_COMMANDS}
 """Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
-:mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_ui`)."""
+:mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_ui`,
+:mod:`browserd.cli_offer`)."""
 """Subcommands that run here; all others call the API (their parsers need the route table)."""
 
 
@@ -154,6 +156,7 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     add_gesture_commands(sub)
     add_network_commands(sub, common)
     add_profile_commands(sub)
+    add_offer_commands(sub)
     add_ui_command(sub)
     add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
     return parser

@@ -45,6 +45,7 @@ __all__ = ["GLOBAL_FIELDS", "NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSp
 
 NAMES: dict[str, str] = {
     "/": "index", "/tabs/open": "open", "/tabs/focus": "focus", "/tabs/close": "close",
+    "/tabs/release": "release",
     "/media/{name}": "media", "/openapi.json": "openapi", "/downloads/{id}": "download",
 }
 """Command names that differ from the path."""
@@ -60,6 +61,7 @@ _NETWORK = {"/network": ("GET", "POST"), "/network/{id}": ("GET",),
             "/network/block": ("POST",), "/network/headers": ("POST",), "/network/har": ("POST",)}
 SKIP: dict[tuple[str, str], str] = {
     ("/tabs/{targetId}", "DELETE"): "close",
+    ("/tabs/offerable", "GET"): "offer", ("/tabs/offer", "POST"): "offer",
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},
     **{(path, method): "network" for path, methods in _NETWORK.items() for method in methods},

@@ -88,6 +88,19 @@ class Client:
         finally:
             conn.close()
 
+    def as_owner(self, owner_token: str) -> Client:
+        """A client for the owner's routes, sending ``owner_token`` instead.
+
+        The listener is proven with this client's token first (the proof
+        is of the agent's token), so the owner token too only ever reaches
+        our browserd. Raises what :meth:`verify` raises.
+        """
+        self.verify()
+        owner = Client(self.base_url, owner_token, timeout=self.timeout)
+        owner._verified = True
+        owner.profile, owner.session = self.profile, self.session
+        return owner
+
     def verify(self) -> None:
         """Prove the listener is our browserd before sending it the token."""
         if self._verified:

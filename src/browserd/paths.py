@@ -38,6 +38,11 @@ class Paths:
         return self.config_dir / "token"
 
     @property
+    def owner_token_file(self) -> Path:
+        """The person's token (offering their tabs); the agent is never given it."""
+        return self.config_dir / "owner-token"
+
+    @property
     def profiles_dir(self) -> Path:
         return self.data_dir / "profiles"
 

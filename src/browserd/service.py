@@ -138,6 +138,7 @@ async def run_service(
             settings=settings, paths=paths, supervisor=default.supervisor, media=media,
             url_policy=profiles.url_policy, downloads=default.downloads, uploads=uploads,
             token=token, profiles=profiles, profile=default, events=events,
+            owner_token=load_or_create_token(paths.owner_token_file),
         )
         async with open_mcp_endpoint(system) as mcp:
             await _serve(system, FrontDoor(create_app(system), system, mcp=mcp),

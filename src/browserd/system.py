@@ -23,7 +23,7 @@ from .handoff import HandoffBoard
 from .media import MediaStore
 from .metrics import Metrics
 from .paths import Paths
-from .profiles.binding import SessionBoundSupervisor
+from .profiles.binding import LiveWithFallback, SessionBoundSupervisor
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
 from .supervisor.handle import SupervisorHandle
@@ -60,6 +60,8 @@ class System:
     profiles: ProfileManager
     profile: Profile
     session_id: str | None = None
+    #: The person's token for offering their own tabs (never the agent's).
+    owner_token: str | None = attrs.field(default=None, repr=False)
     handoffs: HandoffBoard = attrs.field(factory=HandoffBoard)
     metrics: Metrics = attrs.field(factory=Metrics)
     ui: OpsUi = attrs.field(factory=OpsUi)
@@ -73,8 +75,14 @@ class System:
         handler asks for the runtime (404 SESSION_NOT_FOUND).
         """
         bound = self.profiles.get(profile)
-        handle: SupervisorHandle = (bound.supervisor if session is None
-                                    else SessionBoundSupervisor(bound, session))
+        fallback = bound.spec.live_fallback
+        handle: SupervisorHandle
+        if session is not None:
+            handle = SessionBoundSupervisor(bound, session)
+        elif fallback is not None:
+            handle = LiveWithFallback(bound, lambda: self.profiles.get(fallback))
+        else:
+            handle = bound.supervisor
         return attrs.evolve(self, settings=bound.settings, supervisor=handle,
                             url_policy=self.profiles.url_policy, downloads=bound.downloads,
                             profile=bound, session_id=session)

@@ -16,13 +16,15 @@ def test_every_json_route_with_the_token_is_an_operation() -> None:
     routes = {(op.route.path, op.route.methods) for op in ops.values()}
     for route in all_routes():
         offered = (route.auth and not route.raw_response and not route.path_params
-                   and route.path != "/")
+                   and route.path != "/" and route.tag != "owner")
         assert ((route.path, route.methods) in routes) == offered, route.path
     assert {"eval", "tabs/open", "snapshot", "cookies/get", "cookies/set",
             "cookies/delete", "state/get", "state/set"} <= set(ops)
     assert ops["tabs/open"].tool_name == "tabs_open"
     assert ops["cookies/delete"].http_method == "DELETE"
     assert ops["snapshot"].http_method == "POST"  # GET and POST take the same fields
+    # Offering the user's pages is the user's, never an agent's operation.
+    assert "tabs/offer" not in ops and "tabs/offerable" not in ops and "tabs/release" in ops
 
 
 def test_schemas_come_from_the_fields() -> None:

@@ -247,18 +247,19 @@ class CdpSession:
 
 @asynccontextmanager
 async def open_cdp_connection(
-    ws_url: str, *, headers: dict[str, str] | None = None
+    ws_url: str, *, headers: dict[str, str] | None = None, handshake_timeout_s: float = 10.0,
 ) -> AsyncIterator[CdpConnection]:
     """Connect to a browser websocket endpoint and run its reader.
 
     Sends no Origin header; ``headers`` are added to the handshake (e.g. the
-    ``Authorization`` a browserd CDP gateway wants). Raises BrowserGone if the handshake fails (10 s
-    bound). On exit (or cancellation) the socket is closed and pending calls
-    fail with BrowserGone.
+    ``Authorization`` a browserd CDP gateway wants). Raises BrowserGone if the
+    handshake fails or takes over ``handshake_timeout_s`` (a user's Chrome
+    holds it while it asks its user to allow remote debugging). On exit (or
+    cancellation) the socket is closed and pending calls fail with BrowserGone.
     """
     async with trio.open_nursery() as nursery:
         try:
-            with trio.fail_after(10):
+            with trio.fail_after(handshake_timeout_s):
                 ws = await trio_websocket.connect_websocket_url(
                     nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE,
                     receive_buffer_size=RECEIVE_BUFFER,

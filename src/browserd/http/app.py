@@ -193,4 +193,4 @@ def wrap(app: QuartTrio | ASGIApp, system: System, token: str) -> Guard:
         extra.append(f"[{host}]:{settings.control_port}" if ":" in host
                      else f"{host}:{settings.control_port}")
     return Guard(asgi, token=token, control_port=settings.control_port, extra_hosts=extra,
-                 session_gate=UiGate(system.ui.sessions))
+                 session_gate=UiGate(system.ui.sessions), owner_token=system.owner_token)

@@ -82,6 +82,7 @@ class Operation:
 
 def _offered(route: Route) -> bool:
     return (route.auth and not route.raw_response and not route.path_params
+            and route.tag != "owner"  # the person's routes are never an agent's operation
             and route.path not in ("/", "/openapi.json"))
 
 

@@ -24,6 +24,10 @@ d. ``Authorization: Bearer <token>``, compared in constant time; a token in
    window has 20 or fewer again (every wrong attempt counts, so a client that
    keeps guessing stays blocked). A request without any Authorization header
    is not a guess and is always a plain 401. The right token always passes.
+   On the owner's paths (:data:`OWNER_PATHS`: offering the user's tabs)
+   the token is the *owner token* instead, the one the person at the
+   machine holds; the agent's token there is 403 OWNER_ONLY, and the owner
+   token opens nothing else.
 e. ``OPTIONS`` (CORS preflight) is 405; no CORS headers are ever sent.
 f. A request with a body (``Content-Length`` > 0 or ``Transfer-Encoding``)
    must be ``Content-Type: application/json`` (parameters allowed), else 415;
@@ -35,7 +39,7 @@ g. Every response (the app's and the guard's) loses any ``Access-Control-*``
    header and gains ``X-Content-Type-Options: nosniff``,
    ``Cache-Control: no-store`` and ``Referrer-Policy: no-referrer``.
 
-The token never appears in a response or a log line (refusals are logged at
+Neither token ever appears in a response or a log line (refusals are logged at
 INFO with method, path and reason; any occurrence of the token is redacted).
 
 Cancellation: the guard holds no resources of its own; a cancelled request
@@ -63,6 +67,7 @@ from ..errors import (
     Forbidden,
     MethodNotAllowed,
     MisdirectedHost,
+    OwnerOnly,
     Unauthorized,
     UnsupportedMediaType,
 )
@@ -93,6 +98,8 @@ _SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 )
 _REPLACED = frozenset(name for name, _ in _SECURITY_HEADERS)
 _OPEN_METHODS = frozenset({"GET", "HEAD"})
+#: Paths that take the owner token, never the agent's (check d).
+OWNER_PATHS = frozenset({"/tabs/offer", "/tabs/offerable"})
 _CROSS_SITE = frozenset({"cross-site", "same-site"})
 
 
@@ -181,16 +188,23 @@ class Guard:
         clock: Callable[[], float] = time.monotonic,
         extra_hosts: Iterable[str] = (),
         session_gate: SessionGate | None = None,
+        owner_token: str | None = None,
     ) -> None:
         """``extra_hosts``: further ``host:port`` names to accept (only for an
         explicitly opted-in non-loopback control URL). ``session_gate``: the
-        ops page's gate for its paths (None: every path needs the token)."""
+        ops page's gate for its paths (None: every path needs the token).
+        ``owner_token``: the token of :data:`OWNER_PATHS` (None: those paths
+        take the agent's token like any other)."""
         if len(token) < MIN_TOKEN_CHARS:
             raise ConfigError("the API token is missing or too short; refusing to serve")
         if not 1 <= control_port <= 65535:
             raise ConfigError(f"control port {control_port} is out of range")
         self._app = app
         self._token = token
+        if owner_token is not None and (len(owner_token) < MIN_TOKEN_CHARS
+                                        or tokens_equal(owner_token, token)):
+            raise ConfigError("the owner token is missing, too short or the agent's token")
+        self._owner_token = owner_token
         self._port = control_port
         hosts = (f"127.0.0.1:{control_port}", f"localhost:{control_port}",
                  f"[::1]:{control_port}")
@@ -266,11 +280,19 @@ class Guard:
         return self._check_auth(scope)
 
     def _check_auth(self, scope: Scope) -> _Refusal | None:
+        owner_path = self._owner_token is not None and scope.get("path") in OWNER_PATHS
+        expected = self._owner_token if owner_path else self._token
+        assert expected is not None
         values = _header_values(scope, b"authorization")
         if len(values) == 1:
             scheme, _, credentials = values[0].partition(" ")
-            if scheme.lower() == "bearer" and tokens_equal(credentials.strip(), self._token):
+            if scheme.lower() == "bearer" and tokens_equal(credentials.strip(), expected):
                 return None
+            if owner_path and scheme.lower() == "bearer" and tokens_equal(
+                credentials.strip(), self._token
+            ):
+                return _Refusal.of(OwnerOnly("only the user offers their tabs; the agent's "
+                                             "token cannot"))
         self.auth_failures += 1
         if values:
             now = self._clock()
@@ -417,4 +439,6 @@ class Guard:
         peer = f"{client[0]}:{client[1]}" if client else "?"
         what = f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')!r}"[:300]
         line = f"refused {what} from {peer}: {refusal.status} {refusal.code}"
+        if self._owner_token is not None:
+            line = line.replace(self._owner_token, "[redacted]")
         log.info("%s", line.replace(self._token, "[redacted]"))

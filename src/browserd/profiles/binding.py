@@ -1,39 +1,46 @@
-"""SessionBoundSupervisor: a profile's supervisor as one session's requests see it.
+"""Views of a profile's supervisor: what one session's, or a live profile's, requests see.
 
-It is the profile's :class:`~browserd.supervisor.BrowserSupervisor` in every
-respect but one: :meth:`require_runtime` resolves the session first (404
-SESSION_NOT_FOUND when it is unknown, idle-closed or ended with a browser
-restart; it counts as use of the session) and answers with the runtime whose
-``tabs`` is that session's scope. Handlers hold a
-:class:`~browserd.supervisor.handle.SupervisorHandle` and never tell the two apart.
+Each view is the profile's :class:`~browserd.supervisor.BrowserSupervisor` in
+every respect but :meth:`~SupervisorView.require_runtime`:
+
+- :class:`SessionBoundSupervisor` resolves the session first (404
+  SESSION_NOT_FOUND when it is unknown, idle-closed or ended with a browser
+  restart; it counts as use of the session) and answers with the runtime
+  whose ``tabs`` is that session's scope;
+- :class:`LiveWithFallback` (a live profile with ``live_fallback``) answers
+  with the fallback profile's runtime while the user's browser is not
+  reachable (any 503 of its own); start, stop and status stay the live
+  profile's.
+
+Handlers hold a :class:`~browserd.supervisor.handle.SupervisorHandle` and
+never tell them apart.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..config import Settings
+from ..errors import Unavailable
 from ..paths import Paths
 from ..supervisor.runtime import BrowserRuntime
 from ..supervisor.state import SupervisorState
 from ..supervisor.supervisor import SupervisorStatistics
 from .profile import Profile
 
-__all__ = ["SessionBoundSupervisor"]
+__all__ = ["LiveWithFallback", "SessionBoundSupervisor", "SupervisorView"]
 
 
-class SessionBoundSupervisor:
-    """The supervisor of ``profile`` bound to the session ``session_id``."""
+class SupervisorView:
+    """``profile``'s supervisor, unchanged (subclasses change :meth:`require_runtime`)."""
 
-    def __init__(self, profile: Profile, session_id: str) -> None:
+    def __init__(self, profile: Profile) -> None:
         self._profile = profile
         self._supervisor = profile.supervisor
-        self.session_id = session_id
 
     def require_runtime(self) -> BrowserRuntime:
-        runtime = self._supervisor.require_runtime()
-        session = self._profile.sessions.resolve(self.session_id, runtime)
-        return runtime.scoped(session.context_id)
+        return self._supervisor.require_runtime()
 
     @property
     def settings(self) -> Settings:
@@ -75,3 +82,35 @@ class SessionBoundSupervisor:
 
     def statistics(self) -> SupervisorStatistics:
         return self._supervisor.statistics()
+
+
+class SessionBoundSupervisor(SupervisorView):
+    """The supervisor of ``profile`` bound to the session ``session_id``."""
+
+    def __init__(self, profile: Profile, session_id: str) -> None:
+        super().__init__(profile)
+        self.session_id = session_id
+
+    def require_runtime(self) -> BrowserRuntime:
+        runtime = self._supervisor.require_runtime()
+        session = self._profile.sessions.resolve(self.session_id, runtime)
+        return runtime.scoped(session.context_id)
+
+
+class LiveWithFallback(SupervisorView):
+    """A live profile whose requests go to ``fallback()`` while its browser is away.
+
+    ``fallback`` looks the fallback profile up when needed (ProfileNotFound
+    then, when it was deleted); that profile's own 503 is answered as is.
+    """
+
+    def __init__(self, profile: Profile, fallback: Callable[[], Profile]) -> None:
+        super().__init__(profile)
+        self._fallback = fallback
+
+    def require_runtime(self) -> BrowserRuntime:
+        try:
+            return self._supervisor.require_runtime()
+        except Unavailable:
+            return self._fallback().supervisor.require_runtime()
+

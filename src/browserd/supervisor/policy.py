@@ -18,6 +18,7 @@ from ..errors import (
     BrowserdError,
     ConfigError,
     ExecutableNotFound,
+    LiveBrowserNotFound,
     PortInUse,
     ProfileInUse,
     ProfileRefused,
@@ -27,9 +28,11 @@ __all__ = ["REFUSALS", "RestartHistory", "RestartPolicy"]
 
 #: Refusals a retry cannot fix: straight to ``failed``. Any other error
 #: (a crash, a browser that exits before DevTools is ready) is retried
-#: with backoff within the budget (F11).
+#: with backoff within the budget (F11). The user's browser not running with
+#: remote debugging (live driver) is the user's to fix: no retry until /start.
 REFUSALS: tuple[type[BrowserdError], ...] = (
     PortInUse, ProfileInUse, ProfileRefused, ExecutableNotFound, ConfigError,
+    LiveBrowserNotFound,
 )
 
 

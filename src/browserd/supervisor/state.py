@@ -19,6 +19,8 @@ class SupervisorState(enum.StrEnum):
     """Not wanted (never started, or stopped)."""
     STARTING = "starting"
     """Wanted; the first attempt is launching or attaching."""
+    AWAITING_APPROVAL = "awaiting_approval"
+    """Live driver: connecting to the user's browser, which asks its user to allow it."""
     RUNNING = "running"
     """Ready: requests are served."""
     RESTARTING = "restarting"

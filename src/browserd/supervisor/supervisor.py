@@ -31,6 +31,7 @@ import trio
 
 from ..browser.devtools_http import browser_ws_url
 from ..browser.executable import find_executable
+from ..browser.live import live_ws_url
 from ..browser.process import BrowserProcess, LaunchSpec, run_browser
 from ..browser.profile import claim_profile, clear_stale_lock, prepare_preferences
 from ..cdp import open_cdp_connection, open_cdp_over
@@ -64,7 +65,8 @@ log = logging.getLogger(__name__)
 __all__ = ["BrowserSupervisor", "SupervisorStatistics"]
 
 #: States in which a browser is (or is about to be) up.
-_UP = frozenset({SupervisorState.RUNNING, SupervisorState.STARTING, SupervisorState.RESTARTING})
+_UP = frozenset({SupervisorState.RUNNING, SupervisorState.STARTING, SupervisorState.RESTARTING,
+                 SupervisorState.AWAITING_APPROVAL})
 #: States in which no attempt runs.
 _DOWN = frozenset({SupervisorState.STOPPED, SupervisorState.DISABLED, SupervisorState.FAILED})
 
@@ -138,6 +140,9 @@ class BrowserSupervisor:
             return runtime
         if self.state in (SupervisorState.STARTING, SupervisorState.RESTARTING):
             raise BrowserStarting("the browser is starting")
+        if self.state == SupervisorState.AWAITING_APPROVAL:
+            raise BrowserStarting("waiting for the user to allow remote debugging",
+                                  hint="the user's browser asks them: 'Allow remote debugging?'")
         if self.state == SupervisorState.FAILED and self.last_error is not None:
             raise BrowserNotRunning(
                 f"the browser failed: {self.last_error.message}",
@@ -334,25 +339,44 @@ class BrowserSupervisor:
                 self._pid_record.clear()
 
     async def _run_attached(self) -> None:
+        if self.settings.live_user_data_dir is not None:
+            await self._run_live(Path(self.settings.live_user_data_dir))
+            return
         with trio.fail_after(10):
             ws_url = await browser_ws_url(self.settings.effective_cdp_url)
         await self._serve_connection(ws_url, None)
 
-    async def _serve_connection(self, ws_url: str | None, process: BrowserProcess | None) -> None:
+    async def _run_live(self, user_data_dir: Path) -> None:
+        """The user's own browser: found by DevToolsActivePort, approved by its user.
+
+        Never launched, never killed; no page guards (they would hold and
+        judge the user's own pages and set their downloads): only pages the
+        user offers and pages browserd opens are tabs. LiveBrowserNotFound
+        when it is not running with remote debugging on.
+        """
+        ws_url = live_ws_url(user_data_dir)
+        self._set_state(SupervisorState.AWAITING_APPROVAL)
+        timeout = self.settings.approval_timeout_s
+        await self._serve_connection(ws_url, None, handshake_timeout_s=timeout, live=True)
+
+    async def _serve_connection(self, ws_url: str | None, process: BrowserProcess | None, *,
+                                handshake_timeout_s: float = 10.0, live: bool = False) -> None:
         # A launched browser: CDP over its pipe (the process keeps the pipe);
         # an attached one: its websocket.
         opened = (
             open_cdp_over(process.transport, "pipe", close_transport=False)
-            if process is not None else open_cdp_connection(str(ws_url))
+            if process is not None
+            else open_cdp_connection(str(ws_url), handshake_timeout_s=handshake_timeout_s)
         )
         async with opened as conn:
             with trio.fail_after(10):
                 version = await conn.send("Browser.getVersion")
             async with open_page_guards(
-                conn, url_policy=self.url_policy, downloads=self.downloads
+                conn, url_policy=None if live else self.url_policy,
+                downloads=None if live else self.downloads,
             ) as guards, open_tab_registry(
                 conn, settings=self.settings, headless=self.headless and process is not None,
-                navguard=guards.navguard, events=self.events,
+                navguard=guards.navguard, events=self.events, consent=live,
             ) as tabs:
                 if guards.downloads is not None:
                     guards.downloads.locate_tabs_with(tabs.locate_frame,

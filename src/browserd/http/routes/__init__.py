@@ -1,4 +1,5 @@
-"""The route table, by concern: service, profiles (and sessions), tabs, page (incl.
+"""The route table, by concern: service, profiles (and sessions), tabs (and the
+consent scope's offer and release), page (incl.
 inspection), navigation (history, scroll), input, media, state (cookies, web storage,
 storage state), emulation, downloads, network and ops (handoff, metrics, the ops page's
 login codes; the page's own routes are in :mod:`.ui`).
@@ -12,6 +13,7 @@ work pattern in :mod:`browserd.http.tabwork`).
 from __future__ import annotations
 
 from ..schema import Route
+from .consent import consent_routes
 from .downloads import download_routes
 from .emulation import emulation_routes
 from .input import input_routes
@@ -25,13 +27,14 @@ from .service import service_routes
 from .state import state_routes
 from .tabs import tab_routes
 
-__all__ = ["all_routes", "download_routes", "emulation_routes", "input_routes", "media_routes",
-           "navigation_routes", "network_routes", "ops_routes", "page_routes", "profile_routes",
+__all__ = ["all_routes", "consent_routes", "download_routes", "emulation_routes",
+           "input_routes", "media_routes", "navigation_routes", "network_routes", "ops_routes",
+           "page_routes", "profile_routes",
            "service_routes", "state_routes", "tab_routes"]
 
 
 def all_routes() -> list[Route]:
     """Every route of the API (a new list each call)."""
-    return [*service_routes(), *profile_routes(), *tab_routes(), *page_routes(),
+    return [*service_routes(), *profile_routes(), *tab_routes(), *consent_routes(), *page_routes(),
             *navigation_routes(), *input_routes(), *media_routes(), *state_routes(),
             *emulation_routes(), *download_routes(), *network_routes(), *ops_routes()]

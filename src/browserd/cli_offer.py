@@ -1,0 +1,43 @@
+"""``browserd offer``: the user offers one of their own pages to the agent (live profiles).
+
+``browserd [--profile P] offer`` lists the user's pages that can be offered
+(id, title, URL: what the pages themselves say); ``browserd offer TARGET_ID``
+offers one. Both read the *owner token* (``<config>/owner-token``, 0600):
+run them as the user who runs browserd. The agent's token cannot offer.
+``browserd release TARGET_ID`` (a generated command) ends control again.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .errors import ConfigError
+from .paths import Paths
+
+__all__ = ["OFFER_COMMANDS", "add_offer_commands"]
+
+
+def add_offer_commands(sub: Any) -> None:
+    """Add ``offer`` to the ``browserd`` subparsers ``sub``."""
+    p = sub.add_parser("offer", help="list your pages, or offer one to the agent (live profiles)")
+    p.add_argument("target_id", nargs="?", help="the page to offer (default: list them)")
+
+
+def _owner_token(paths: Paths | None = None) -> str:
+    path = (paths or Paths.resolve()).owner_token_file
+    try:
+        return path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the owner token at {path}: {exc.strerror or exc}",
+                          hint="run `browserd offer` as the user who runs browserd") from None
+
+
+def _offer(client: Any, args: argparse.Namespace) -> Any:
+    owner = client.as_owner(_owner_token())
+    if not args.target_id:
+        return owner.get("/tabs/offerable")
+    return owner.post("/tabs/offer", targetId=args.target_id)
+
+
+OFFER_COMMANDS: dict[str, Any] = {"offer": _offer}
