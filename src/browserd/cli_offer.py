@@ -35,9 +35,14 @@ def _owner_token(paths: Paths | None = None) -> str:
 
 def _offer(client: Any, args: argparse.Namespace) -> Any:
     owner = client.as_owner(_owner_token())
-    if not args.target_id:
-        return owner.get("/tabs/offerable")
-    return owner.post("/tabs/offer", targetId=args.target_id)
+    if args.target_id:
+        return owner.post("/tabs/offer", targetId=args.target_id)
+    listing = owner.get("/tabs/offerable")
+    if args.json:
+        return listing
+    # One line per page; titles and URLs are the pages' own words (repr: no control chars).
+    lines = [f"{p['targetId']}  {p['title']!r}  {p['url']!r}" for p in listing["pages"]]
+    return "\n".join(lines) or "no page of yours is open (or all are offered)"
 
 
 OFFER_COMMANDS: dict[str, Any] = {"offer": _offer}

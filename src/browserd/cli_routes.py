@@ -76,6 +76,7 @@ GLOBAL_FIELDS = frozenset({"profile", "session"})
 """Route fields every command takes as a global option instead."""
 POSITIONAL: dict[str, tuple[str, ...]] = {
     "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
+    "release": ("targetId",),
     "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),
     "type": ("ref?", "text"), "press": ("key",), "select": ("ref?",),
     "query": ("selector",), "media": ("name",), "act": ("actions",), "find": ("text?",),

@@ -299,9 +299,9 @@ async def test_create_start_and_delete_a_profile(
     with trio.fail_after(DEADLINE_S):
         r = await api.post("/profiles", json={"name": "Bad_Name"})
         assert r.status_code == 400
-        r = await api.post("/profiles", json={"name": "later", "driver": "live"})
+        r = await api.post("/profiles", json={"name": "later", "driver": "extension"})
         assert r.status_code == 400 and r.json()["code"] == "DRIVER_NOT_AVAILABLE"
-        assert "#15" in r.json()["error"]
+        assert "'extension' is not available yet" in r.json()["error"]
         r = await api.post("/profiles", json={"name": "tmp", "color": "#123456"})
         assert r.status_code == 200, r.text
         assert r.json()["state"] == "stopped" and r.json()["cdpPort"]

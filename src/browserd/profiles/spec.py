@@ -112,7 +112,7 @@ def parse_driver(value: object, *, where: str) -> Driver:
         raise BadRequest(f"{where}: unknown driver {value!r}; use launch, cdp or live") from None
     if driver not in AVAILABLE_DRIVERS:
         raise DriverNotAvailable(
-            f"{where}: driver {driver!r} is not available yet (launch, cdp and live are)")
+            f"{where}: driver {driver.value!r} is not available yet (launch, cdp and live are)")
     return driver
 
 

@@ -18,7 +18,7 @@ import attrs
 import trio
 
 from ...downloads import wait_next_download
-from ...errors import BadRequest, EvalDisabled, Timeout
+from ...errors import BadRequest, BrowserdError, EvalDisabled, Timeout
 from ...system import System
 from ...tabs import actions as inp
 from ...tabs import page
@@ -242,7 +242,7 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             if isinstance(action_record, WaitDownload | WaitHandoff):
                 raise BadRequest("download and handoff waits are for POST /wait, not /act",
                                  field="actions")
-        except BadRequest as exc:  # keeps its code (e.g. FILE_NOT_FOUND) and details
+        except BrowserdError as exc:  # keeps its code (FILE_NOT_FOUND, URL_BLOCKED…), details
             details = {**exc.details, "field": "actions", "index": index}
             raise type(exc)(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
                             **details) from None
