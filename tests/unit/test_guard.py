@@ -908,3 +908,31 @@ async def test_a_refused_chunked_request_closes_the_connection(
     resp, _ = await drive(guard, chunked, chunks=[b'{"js":"1"}'])
     assert_refused(resp, inner, 401, "UNAUTHORIZED")
     assert resp.header("connection") == ["close"]
+
+
+OWNER = "owner-token-" + "q" * 32
+
+
+async def test_owner_paths_take_the_owner_token_and_it_opens_nothing_else(
+    inner: Inner, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = Guard(inner, token=TOKEN, control_port=PORT, owner_token=OWNER)
+    as_owner = ("authorization", f"Bearer {OWNER}")
+    caplog.set_level(logging.INFO)
+    for method, path in (("GET", "/tabs/offerable"), ("POST", "/tabs/offer")):
+        resp, _ = await drive(guard, make_scope(method, path))  # the agent's token
+        assert_refused(resp, inner, 403, "OWNER_ONLY")
+        resp, _ = await drive(guard, make_scope(method, path, (("host", GOOD_HOST),)))
+        assert_refused(resp, inner, 401, "UNAUTHORIZED")
+    resp, _ = await drive(guard, make_scope("GET", "/tabs", (("host", GOOD_HOST), as_owner)))
+    assert_refused(resp, inner, 401, "UNAUTHORIZED")
+    assert OWNER not in caplog.text and TOKEN not in caplog.text
+    resp, _ = await drive(guard, make_scope("GET", "/tabs/offerable",
+                                            (("host", GOOD_HOST), as_owner)))
+    assert resp.status == 200 and inner.calls
+    with pytest.raises(ConfigError):
+        Guard(inner, token=TOKEN, control_port=PORT, owner_token=TOKEN)
+    # Without an owner token the paths are like any other (the agent's token).
+    plain = Guard(Inner(), token=TOKEN, control_port=PORT)
+    resp, _ = await drive(plain, make_scope("GET", "/tabs/offerable"))
+    assert resp.status == 200
