@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+import trio
 
 from browserd.browser.live import (
     LiveBrowser,
@@ -14,7 +15,7 @@ from browserd.browser.live import (
     read_active_port,
     user_data_dir,
 )
-from browserd.errors import BadRequest, LiveBrowserNotFound
+from browserd.errors import BadRequest, BrowserStarting, LiveBrowserNotFound
 from browserd.tabs.consent import ConsentScope
 
 
@@ -68,3 +69,50 @@ def test_consent_scope_files_pages_and_forgets_them() -> None:
     assert scope.allowed == set() and "A1" in scope.hidden
     scope.forget("H1")
     assert [p["targetId"] for p in scope.offerable()] == ["H2", "A1"]
+
+
+async def test_a_browser_that_never_answers_awaits_approval_then_is_refused_once(
+    tmp_path: Path,
+) -> None:
+    """The user never clicks Allow: ``awaiting_approval``, then a refusal, no retry."""
+    from browserd.config import Settings
+    from browserd.paths import Paths
+    from browserd.supervisor import BrowserSupervisor
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    held: list[trio.SocketStream] = []
+    user_dir = tmp_path / "user"
+    user_dir.mkdir()
+    (user_dir / "DevToolsActivePort").write_text(f"{port}\n/devtools/browser/held\n")
+    sup = BrowserSupervisor(
+        Settings(live_user_data_dir=str(user_dir), approval_timeout_s=1.0),
+        Paths.resolve({"BROWSERD_HOME": str(tmp_path / "home")}))
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            async def accept_and_hold() -> None:  # a prompt nobody answers
+                while True:
+                    held.append(await listeners[0].accept())
+
+            async def start() -> None:
+                with pytest.raises(LiveBrowserNotFound):
+                    await sup.start()
+
+            nursery.start_soon(accept_and_hold)
+            await nursery.start(sup.run)
+            nursery.start_soon(start)
+            while sup.state != "awaiting_approval":
+                await trio.sleep(0.01)
+            with pytest.raises(BrowserStarting, match="allow remote debugging"):
+                sup.require_runtime()
+            while sup.state != "failed":
+                await trio.sleep(0.05)
+            assert isinstance(sup.last_error, LiveBrowserNotFound)
+            assert "did not accept the connection within 1 s" in sup.last_error.message
+            assert "no answer within 1 s" in sup.last_error.message
+            assert len(held) == 1  # asked once: never again without a new /start
+            nursery.cancel_scope.cancel()
+    for stream in held:
+        await stream.aclose()
+    for listener in listeners:
+        await listener.aclose()

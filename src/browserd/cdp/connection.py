@@ -14,6 +14,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import attrs
 import trio
@@ -257,16 +258,30 @@ async def open_cdp_connection(
     holds it while it asks its user to allow remote debugging). On exit (or
     cancellation) the socket is closed and pending calls fail with BrowserGone.
     """
+    extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     async with trio.open_nursery() as nursery:
+        stream: trio.SocketStream | None = None
         try:
             with trio.fail_after(handshake_timeout_s):
-                ws = await trio_websocket.connect_websocket_url(
-                    nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE,
-                    receive_buffer_size=RECEIVE_BUFFER,
-                    extra_headers=[(k.encode(), v.encode()) for k, v in (headers or {}).items()],
-                )
+                parts = urlsplit(ws_url)
+                if parts.scheme == "ws" and parts.hostname:
+                    # Our own stream, so a handshake that fails or times out closes it.
+                    stream = await trio.open_tcp_stream(parts.hostname, parts.port or 80)
+                    resource = parts.path + (f"?{parts.query}" if parts.query else "")
+                    ws = await trio_websocket.wrap_client_stream(
+                        nursery, stream, parts.netloc, resource or "/",
+                        max_message_size=MAX_MESSAGE_SIZE, receive_buffer_size=RECEIVE_BUFFER,
+                        extra_headers=extra)
+                else:
+                    ws = await trio_websocket.connect_websocket_url(
+                        nursery, ws_url, max_message_size=MAX_MESSAGE_SIZE,
+                        receive_buffer_size=RECEIVE_BUFFER, extra_headers=extra)
         except (trio_websocket.HandshakeError, OSError, trio.TooSlowError) as exc:
-            raise BrowserGone(f"cannot connect to the browser at {ws_url}: {exc}") from None
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
+            detail = (f"no answer within {handshake_timeout_s:.0f} s"
+                      if isinstance(exc, trio.TooSlowError) else str(exc))
+            raise BrowserGone(f"cannot connect to the browser at {ws_url}: {detail}") from None
         async with open_cdp_over(ws, ws_url) as conn:
             yield conn
         nursery.cancel_scope.cancel()

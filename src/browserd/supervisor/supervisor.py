@@ -44,6 +44,7 @@ from ..errors import (
     BrowserGone,
     BrowserNotRunning,
     BrowserStarting,
+    LiveBrowserNotFound,
     unwrap_group,
 )
 from ..events import EventSink, EventType
@@ -357,7 +358,20 @@ class BrowserSupervisor:
         ws_url = live_ws_url(user_data_dir)
         self._set_state(SupervisorState.AWAITING_APPROVAL)
         timeout = self.settings.approval_timeout_s
-        await self._serve_connection(ws_url, None, handshake_timeout_s=timeout, live=True)
+        try:
+            await self._serve_connection(ws_url, None, handshake_timeout_s=timeout, live=True)
+        except BaseException as exc:
+            inner = unwrap_group(exc)
+            if not isinstance(inner, BrowserGone) or (
+                self.state != SupervisorState.AWAITING_APPROVAL
+            ):
+                raise  # connected once: a lost connection is retried
+            # Never connected: not retried (each try would ask its user again).
+            raise LiveBrowserNotFound(
+                f"the browser using {user_data_dir} did not accept the connection within "
+                f"{timeout:.0f} s ({inner.message})",
+                hint="is it running with remote debugging on, and did its user click "
+                     "Allow? then POST /start again") from None
 
     async def _serve_connection(self, ws_url: str | None, process: BrowserProcess | None, *,
                                 handshake_timeout_s: float = 10.0, live: bool = False) -> None:
