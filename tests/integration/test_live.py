@@ -157,6 +157,9 @@ async def test_only_offered_pages_are_seen_and_none_is_ever_closed(
         r = await api.post("/start")
         assert r.status_code == 200, r.text
         assert (await api.get("/status")).json()["state"] == "running"
+        entry = next(p for p in (await api.get("/profiles")).json()["profiles"]
+                     if p["name"] == "mine")
+        assert entry["driver"] == "live" and entry["userDataDir"] == str(user_browser.directory)
         assert await listed(api) == []  # three pages of the user's open: none is listed
         humans = await human_ids(user_browser)
         assert set(humans) == {"human1", "human2", "human3"}

@@ -66,6 +66,10 @@ class Profile:
             out["cdpPort"] = self.gateway_port
         if self.settings.cdp_url:
             out["cdpUrl"] = self.settings.cdp_url
+        elif self.settings.live_user_data_dir is not None:  # the user's, never browserd's
+            out["userDataDir"] = self.settings.live_user_data_dir
+            if self.spec.live_fallback is not None:
+                out["liveFallback"] = self.spec.live_fallback
         else:
             out["userDataDir"] = str(sup.profile_dir)
         if self.gateway_error is not None:
