@@ -251,6 +251,15 @@ async def test_no_browser_is_503_with_how_to_enable_it_and_the_fallback_serves(
             r = await away.get("/tabs")
             assert r.status_code == 200 and any(
                 t["url"].endswith("?fallback") for t in r.json()["tabs"]), r.text
+            # A live profile made at run time; deleting it never touches the user's directory.
+            user_dir = live.home / "no-browser"
+            (user_dir / "keep").write_text("the user's")
+            r = await away.post("/profiles", json={"name": "later", "driver": "live",
+                                                   "userDataDir": str(user_dir)})
+            assert r.status_code == 200 and r.json()["userDataDir"] == str(user_dir), r.text
+            r = await away.delete("/profiles/later")
+            assert r.status_code == 200, r.text
+            assert (user_dir / "keep").read_text() == "the user's"
 
 
 async def test_browserd_offer_lists_and_offers_with_the_owner_token(
