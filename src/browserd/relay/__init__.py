@@ -1,0 +1,20 @@
+"""The extension driver's relay: pairing, the ``/relay`` endpoints, the CDP emulation.
+
+- :mod:`.pairing` — one-time codes and relay tokens (files under ``<config>/relay``);
+- :mod:`.hub` — the extension connection of each profile (one at most);
+- :mod:`.door` — ``POST /relay/pair`` and the ``/relay`` WebSocket, in front of the Guard;
+- :mod:`.transport` — :class:`RelayTransport`, a browser endpoint emulated over one
+  extension connection, for :func:`browserd.cdp.open_cdp_over`.
+
+The extension itself is package data in ``browserd/extension/``.
+"""
+
+from __future__ import annotations
+
+from .door import RELAY_PAIR_PATH, RELAY_PATH, RelayDoor
+from .hub import RelayHub, group_colour
+from .pairing import PairedExtension, PairingCode, PairingStore
+from .transport import PinnedTarget, RelayTransport
+
+__all__ = ["RELAY_PAIR_PATH", "RELAY_PATH", "PairedExtension", "PairingCode", "PairingStore",
+           "PinnedTarget", "RelayDoor", "RelayHub", "RelayTransport", "group_colour"]
