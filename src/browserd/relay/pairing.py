@@ -44,6 +44,7 @@ from pathlib import Path
 import attrs
 
 from ..errors import BadRequest, PairingFailed
+from ..paths import ensure_private_dir
 
 __all__ = ["CODE_TTL_S", "EXTENSION_ID_RE", "MAX_FAILED_EXCHANGES", "PairedExtension",
            "PairingCode", "PairingStore", "normalise_code"]
@@ -194,7 +195,8 @@ class PairingStore:
 
     def _write(self, name: str, record: dict[str, object]) -> None:
         """Write ``record`` as ``name`` (0600, via a temporary file and a rename)."""
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(self.directory.parent)  # browserd's config dir: 0700 as the token's
+        self.directory.mkdir(exist_ok=True, mode=0o700)
         os.chmod(self.directory, 0o700)  # an existing directory is narrowed, never widened
         temp = self.directory / f".{name}.{secrets.token_hex(4)}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
