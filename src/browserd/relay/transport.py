@@ -417,6 +417,9 @@ class RelayTransport:
         for request_id, pending in list(self._pending.items()):
             if pending.tab_id == tab_id:
                 del self._pending[request_id]
+                if pending.kind == "close":  # the tab went: that is what was asked
+                    self._reply(pending.cdp_id, None, {"success": True})
+                    continue
                 self._reply_error(pending.cdp_id, pending.session_id, _SERVER_ERROR,
                                   f"the tab is no longer shared ({reason})")
         if self._discovering:
