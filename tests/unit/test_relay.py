@@ -49,8 +49,9 @@ class FakeExtension:
 @asynccontextmanager
 async def relay() -> AsyncIterator[tuple[FakeExtension, CdpConnection]]:
     ext = FakeExtension()
-    async with open_cdp_over(ext.transport, ext.transport.description) as conn:
-        yield ext, conn
+    with trio.fail_after(10):  # every test here is quick; a missing answer fails it fast
+        async with open_cdp_over(ext.transport, ext.transport.description) as conn:
+            yield ext, conn
 
 
 async def test_browser_level_commands_are_answered_by_the_relay() -> None:
