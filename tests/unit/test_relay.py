@@ -14,7 +14,13 @@ import pytest
 import trio
 
 from browserd.cdp import CdpConnection, open_cdp_over
-from browserd.errors import BrowserGone, CdpError, PairingFailed, RelayBusy
+from browserd.errors import (
+    BrowserGone,
+    CdpError,
+    ExtensionNotConnected,
+    PairingFailed,
+    RelayBusy,
+)
 from browserd.relay import PairingStore, RelayDoor, RelayHub, RelayTransport, group_colour
 from browserd.relay.pairing import MAX_FAILED_EXCHANGES
 
@@ -210,6 +216,8 @@ async def test_closing_the_transport_closes_the_channel_to_the_extension() -> No
 
 async def test_a_hub_accepts_one_extension_per_profile() -> None:
     hub = RelayHub(PairingStore(Path("/nonexistent")))
+    with pytest.raises(ExtensionNotConnected):
+        hub.require_transport("work")
     first, second = FakeExtension(), FakeExtension()
     got: list[RelayTransport] = []
 
@@ -226,7 +234,7 @@ async def test_a_hub_accepts_one_extension_per_profile() -> None:
     first.transport.extension_gone()
     hub.unregister("work", first.transport)
     hub.register("work", second.transport)
-    assert hub.transport("work") is second.transport
+    assert hub.require_transport("work") is second.transport
 
 
 # -- pairing ---------------------------------------------------------------------------

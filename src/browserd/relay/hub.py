@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import trio
 
-from ..errors import RelayBusy
+from ..errors import ExtensionNotConnected, RelayBusy
 from .pairing import PairingStore
 from .transport import RelayTransport
 
@@ -75,6 +75,14 @@ class RelayHub:
         """The open transport of ``profile``'s extension, or None."""
         transport = self._transports.get(profile)
         return transport if transport is not None and not transport.is_closed else None
+
+    def require_transport(self, profile: str) -> RelayTransport:
+        """The open transport of ``profile``'s extension; 503 EXTENSION_NOT_CONNECTED if none."""
+        transport = self.transport(profile)
+        if transport is None:
+            raise ExtensionNotConnected(
+                f"the browserd extension of profile {profile!r} is not connected")
+        return transport
 
     def connected_profiles(self) -> list[str]:
         return [p for p, t in self._transports.items() if not t.is_closed]
