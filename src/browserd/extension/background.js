@@ -206,8 +206,14 @@ async function browserdToggle(tab) {
     return {pinned: false};
   }
   if (!welcome) {
+    const {token} = await chrome.storage.local.get(["token"]);
+    if (!token) {
+      await chrome.runtime.openOptionsPage();  // not paired yet: the page says how
+      return {pinned: false, error: "not paired"};
+    }
     await chrome.action.setBadgeText({tabId: tab.id, text: "off"});
-    return {pinned: false, error: "browserd is not connected"};
+    connect();  // a worker that slept through browserd's restart tries again now
+    return {pinned: false, error: "browserd is not connected; click again in a moment"};
   }
   await chrome.debugger.attach({tabId: tab.id}, "1.3");
   pins.set(tab.id, {agent: false, targetId: ""});
