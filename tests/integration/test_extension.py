@@ -29,7 +29,7 @@ from browserd.cli_extension import install
 from browserd.config import Settings
 from browserd.relay import PairingStore, RelayDoor, RelayHub, RelayTransport
 from browserd.tabs import actions as inp
-from browserd.tabs.actions.records import Click, TypeText
+from browserd.tabs.actions.records import Click, Navigate, TypeText
 from browserd.tabs.actor import TabActor
 from browserd.tabs.capture import screenshot
 from browserd.tabs.locator import ElementTarget
@@ -43,7 +43,8 @@ pytestmark = pytest.mark.chromium
 FORM = """<!doctype html><title>Human form</title>
 <label for=name>Name</label> <input id=name>
 <button id=go onclick="document.title = 'clicked ' + document.getElementById('name').value">
-Go</button>"""
+Go</button>
+<iframe title="Other site" src="{child}" width=400 height=120></iframe>"""
 AGENT_TOKEN = "agent-token-0123456789abcdefghijkl"
 
 
@@ -140,8 +141,10 @@ async def _attached_tab(tabs: TabRegistry, target_id: str) -> TabActor:
 
 
 async def test_a_pinned_tab_is_driven_over_the_relay_and_unpinning_leaves_it_open(
-        tmp_path: Path, pages: PageServer) -> None:
-    add_route("/extension/form.html", html_route(FORM))
+        tmp_path: Path, pages: PageServer, other_origin: PageServer) -> None:
+    # The form holds an out-of-process iframe: its session is a child of the tab's.
+    add_route("/extension/form.html", html_route(
+        FORM.format(child=other_origin.url("/snap_child.html"))))
     add_route("/extension/agent.html", html_route("<title>Agent page</title><p>agent</p>"))
     store = PairingStore(tmp_path / "config")
     hub = RelayHub(store, colour_of=lambda profile: "#C71585")
@@ -171,11 +174,11 @@ async def test_a_pinned_tab_is_driven_over_the_relay_and_unpinning_leaves_it_ope
 
             async with open_cdp_over(transport, transport.description) as relay, \
                     open_tab_registry(relay, settings=Settings(), headless=False) as tabs:
-                await _drive_the_pinned_tab(tabs, human["targetId"])
+                await _drive_the_pinned_tab(tabs, human["targetId"], pages, other_origin)
                 await _agent_tab_goes_into_the_profile_group(tabs, transport, worker, pages)
 
                 # Unpin: the tab leaves browserd and stays open in the user's browser.
-                unclicked = await worker.click_icon_on("/extension/form.html")
+                unclicked = await worker.click_icon_on("/extension/second.html")
                 assert unclicked == {"pinned": False}
                 with trio.fail_after(10):
                     await _until(lambda: human["targetId"] not in tabs.target_ids(),
@@ -193,7 +196,8 @@ async def test_a_pinned_tab_is_driven_over_the_relay_and_unpinning_leaves_it_ope
             await _refusals(store, port, worker)
 
 
-async def _drive_the_pinned_tab(tabs: TabRegistry, target_id: str) -> None:
+async def _drive_the_pinned_tab(tabs: TabRegistry, target_id: str, pages: PageServer,
+                                other_origin: PageServer) -> None:
     with trio.fail_after(20):
         tab = await _attached_tab(tabs, target_id)
     # Only the pinned tab is listed: the user's other tab is invisible.
@@ -201,6 +205,7 @@ async def _drive_the_pinned_tab(tabs: TabRegistry, target_id: str) -> None:
     async with tab.work():
         snap = await take_snapshot(tab)
     assert 'textbox "Name"' in snap["text"] and 'button "Go"' in snap["text"]
+    assert 'button "Inner button"' in snap["text"], snap["text"]  # spliced from the OOPIF
     button = next(line.split("]")[0].lstrip("[- ") for line in snap["text"].splitlines()
                   if 'button "Go"' in line)
     async with tab.work():
@@ -212,6 +217,17 @@ async def _drive_the_pinned_tab(tabs: TabRegistry, target_id: str) -> None:
         capture = await screenshot(tab)
     assert title["result"]["value"] == "clicked Ada"
     assert capture.data[:8] == b"\x89PNG\r\n\x1a\n" and capture.width > 0
+    # A navigation while shared: the new page's OOPIF starts paused and is resumed
+    # through its child session, so it shows up in the next snapshot.
+    add_route("/extension/second.html", html_route(
+        "<title>Second</title><p>second page</p><iframe title=Child src="
+        f"{other_origin.url('/snap_child.html')}></iframe>"))
+    async with tab.work():
+        await inp.perform(tab, Navigate(url=pages.url("/extension/second.html")),
+                          timeout_s=15)
+        snap = await take_snapshot(tab)
+    assert "second page" in snap["text"] or 'RootWebArea "Second"' in snap["text"]
+    assert 'button "Inner button"' in snap["text"], snap["text"]
 
 
 async def _agent_tab_goes_into_the_profile_group(
