@@ -338,3 +338,65 @@ async def test_pairing_needs_the_control_host_and_an_extension_origin(tmp_path: 
     assert (answer["profile"], answer["color"], answer["groupColor"]) == (
         "work", "#C71585", "pink")
     assert store.lookup(answer["token"]) is not None
+
+
+class FakeSocket:
+    """One WebSocket client of the door, as ASGI messages."""
+
+    def __init__(self) -> None:
+        self.client_send, self.server_receive = trio.open_memory_channel[dict[str, Any]](100)
+        self.server_send, self.client_receive = trio.open_memory_channel[dict[str, Any]](100)
+
+    async def receive(self) -> dict[str, Any]:
+        return await self.server_receive.receive()
+
+    async def send(self, message: Any) -> None:
+        await self.server_send.send(dict(message))
+
+    async def say(self, **message: Any) -> None:
+        await self.client_send.send({"type": "websocket.receive", "text": json.dumps(message)})
+
+    async def heard(self) -> dict[str, Any]:
+        message = await self.client_receive.receive()
+        assert message["type"] == "websocket.send", message
+        decoded: dict[str, Any] = json.loads(message["text"])
+        return decoded
+
+
+async def test_one_extension_per_profile_and_its_messages_reach_the_transport(
+        tmp_path: Path) -> None:
+    store = PairingStore(tmp_path)
+    _, token = store.exchange(store.new_code("work").code, EXT_ID)
+    hub = RelayHub(store)
+    door = RelayDoor(_unreachable, hub, control_port=18791)
+    scope = {"type": "websocket", "path": "/relay", "headers": [
+        (b"host", b"127.0.0.1:18791"), (b"origin", f"chrome-extension://{EXT_ID}".encode())]}
+    first, second = FakeSocket(), FakeSocket()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(door, scope, first.receive, first.send)
+            await first.client_send.send({"type": "websocket.connect"})
+            assert (await first.client_receive.receive())["type"] == "websocket.accept"
+            await first.say(type="hello", token=token, userAgent="UA")
+            welcome = await first.heard()
+            assert (welcome["type"], welcome["profile"]) == ("welcome", "work")
+
+            nursery.start_soon(door, scope, second.receive, second.send)
+            await second.client_send.send({"type": "websocket.connect"})
+            assert (await second.client_receive.receive())["type"] == "websocket.accept"
+            await second.say(type="hello", token=token)
+            assert (await second.heard())["code"] == "RELAY_BUSY"
+            assert await second.client_receive.receive() == {"type": "websocket.close",
+                                                             "code": 4409}
+
+            await first.say(type="pinned", tabId=5, targetInfo={"targetId": "T5"})
+            transport = await hub.wait_transport("work")
+            while not transport.pinned_targets():
+                await trio.sleep(0)
+            assert transport.pinned_targets()[0].target_id == "T5"
+            assert transport.user_agent == "UA"
+
+            await first.client_send.send({"type": "websocket.disconnect", "code": 1001})
+            while hub.transport("work") is not None:
+                await trio.sleep(0)
+            assert transport.is_closed
