@@ -7,6 +7,15 @@
   extension connection, for :func:`browserd.cdp.open_cdp_over`.
 
 The extension itself is package data in ``browserd/extension/``.
+
+Hooking it into the service (one hub per service)::
+
+    hub = RelayHub(PairingStore(paths.config_dir), colour_of=<profile name -> "#RRGGBB">,
+                   on_change=<profile name -> None: re-read its pinned tabs>)
+    app = RelayDoor(wrap(front, system, token), hub, control_port=settings.control_port)
+    BrowserSupervisor(settings, paths, subtree=extension_subtree(hub), events=...)
+
+and ``hub.transport(profile).pinned_targets()`` lists what the user shared.
 """
 
 from __future__ import annotations
@@ -14,7 +23,9 @@ from __future__ import annotations
 from .door import RELAY_PAIR_PATH, RELAY_PATH, RelayDoor
 from .hub import RelayHub, group_colour
 from .pairing import PairedExtension, PairingCode, PairingStore
+from .subtree import extension_subtree
 from .transport import PinnedTarget, RelayTransport
 
 __all__ = ["RELAY_PAIR_PATH", "RELAY_PATH", "PairedExtension", "PairingCode", "PairingStore",
-           "PinnedTarget", "RelayDoor", "RelayHub", "RelayTransport", "group_colour"]
+           "PinnedTarget", "RelayDoor", "RelayHub", "RelayTransport", "extension_subtree",
+           "group_colour"]

@@ -221,6 +221,7 @@ class _RelayConnection:
         self._send = send
         self._extension_id = extension_id
         self._send_lock = trio.Lock()
+        self._writing_since: float | None = None
 
     async def run(self, receive: Receive) -> None:
         hello = await self._hello(receive)
@@ -246,14 +247,12 @@ class _RelayConnection:
             colour = self._hub.colour(profile)
             await self._write({"type": "welcome", "profile": profile, "color": colour,
                                "groupColor": group_colour(colour)})
-            try:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._write_out, outbox, nursery.cancel_scope)
-                    nursery.start_soon(self._ping)
-                    reason = await self._read_in(receive, transport)
-                    nursery.cancel_scope.cancel()
-            except* _Stalled:
-                reason = "the extension stopped reading"
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._write_out, outbox, nursery.cancel_scope)
+                nursery.start_soon(self._ping)
+                nursery.start_soon(self._watch_stalled_writes)
+                reason = await self._read_in(receive, transport)
+                nursery.cancel_scope.cancel()
         finally:
             transport.extension_gone(reason)
             self._hub.unregister(profile, transport)
@@ -308,18 +307,28 @@ class _RelayConnection:
             await self._write({"type": "ping"})
 
     async def _write(self, message: dict[str, Any]) -> None:
-        """One text frame; a write stuck for WRITE_STALL_S cuts the connection."""
+        """One text frame (FIFO under a lock; :meth:`_watch_stalled_writes` watches it)."""
         frame = orjson.dumps(message).decode()
         async with self._send_lock:
-            with trio.move_on_after(WRITE_STALL_S) as stalled:
+            self._writing_since = trio.current_time()
+            try:
                 await self._send({"type": "websocket.send", "text": frame})
-            if stalled.cancelled_caught:
+            finally:
+                self._writing_since = None
+
+    async def _watch_stalled_writes(self) -> None:
+        """Cut the connection once one write has been stuck for WRITE_STALL_S.
+
+        (The server's write is shielded: no cancel scope can end it; shutting
+        the socket down does, and the connection then ends as disconnected.)
+        """
+        while True:
+            await trio.sleep(WRITE_STALL_S / 4)
+            since = self._writing_since
+            if since is not None and trio.current_time() - since > WRITE_STALL_S:
+                log.info("relay: the extension stopped reading; cutting its connection")
                 abort_connection(self._scope)
-                raise _Stalled
-
-
-class _Stalled(Exception):
-    """A write to the extension was stuck for WRITE_STALL_S (its connection is cut)."""
+                return
 
 
 def _decode(message: Message) -> Any:
