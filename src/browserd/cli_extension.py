@@ -27,7 +27,7 @@ from .relay.pairing import CODE_TTL_S, PairingStore
 
 __all__ = ["EXTENSION_COMMANDS", "add_extension_commands", "extension_source", "install"]
 
-_FILES = ("manifest.json", "background.js", "options.html", "options.js")
+_SHIPPED = frozenset({".json", ".js", ".html", ".css", ".png", ".svg"})
 
 
 def add_extension_commands(sub: Any) -> None:
@@ -45,10 +45,10 @@ def extension_source() -> Path:
 
 def install(dest: Path) -> Path:
     """Copy the extension's files into ``dest`` (created; old files replaced); ``dest``."""
-    source = extension_source()
     dest.mkdir(parents=True, exist_ok=True)
-    for name in _FILES:
-        shutil.copyfile(source / name, dest / name)
+    for path in sorted(extension_source().iterdir()):
+        if path.is_file() and path.suffix in _SHIPPED:
+            shutil.copyfile(path, dest / path.name)
     return dest
 
 
