@@ -31,6 +31,10 @@ What each browser-level command does here (no ``sessionId``):
   navigation guard cannot run here: start the profile without it),
   ``Browser.setDownloadBehavior`` (no download follower either),
   ``Target.createBrowserContext`` (no sessions with their own context),
+  ``Storage.getCookies``/``setCookies``/``clearCookies`` (the browser's whole
+  cookie jar is not what the user shared: ``/cookies`` and ``/state`` answer
+  CDP_ERROR), ``Browser.setPermission`` (``/emulate`` geolocation grants),
+  ``Target.attachToBrowserTarget`` (no CDP gateway onto the user's browser),
   ``Browser.close`` (the user's browser is never closed).
 
 Commands on a session go to the extension as ``send`` and their answer
