@@ -3,6 +3,7 @@
 - :mod:`.pairing` — one-time codes and relay tokens (files under ``<config>/relay``);
 - :mod:`.hub` — the extension connection of each profile (one at most);
 - :mod:`.door` — ``POST /relay/pair`` and the ``/relay`` WebSocket, in front of the Guard;
+- :mod:`.records` — the records (a shared tab, a request in flight);
 - :mod:`.transport` — :class:`RelayTransport`, a browser endpoint emulated over one
   extension connection, for :func:`browserd.cdp.open_cdp_over`.
 
@@ -23,8 +24,9 @@ from __future__ import annotations
 from .door import RELAY_PAIR_PATH, RELAY_PATH, RelayDoor
 from .hub import RelayHub, group_colour
 from .pairing import PairedExtension, PairingCode, PairingStore
+from .records import PinnedTarget
 from .subtree import extension_subtree
-from .transport import PinnedTarget, RelayTransport
+from .transport import RelayTransport
 
 __all__ = ["RELAY_PAIR_PATH", "RELAY_PATH", "PairedExtension", "PairingCode", "PairingStore",
            "PinnedTarget", "RelayDoor", "RelayHub", "RelayTransport", "extension_subtree",

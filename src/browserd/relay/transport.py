@@ -73,8 +73,9 @@ import orjson
 import trio
 
 from ..errors import BrowserGone
+from .records import PendingRequest, PinnedTarget
 
-__all__ = ["FORGET_AFTER_S", "INBOX_LIMIT", "SEND_DEADLINE_S", "PinnedTarget", "RelayTransport"]
+__all__ = ["FORGET_AFTER_S", "INBOX_LIMIT", "SEND_DEADLINE_S", "RelayTransport"]
 
 log = logging.getLogger(__name__)
 
@@ -84,33 +85,6 @@ INBOX_LIMIT = 20_000
 _NOT_AVAILABLE = -32601
 _SERVER_ERROR = -32000
 _INVALID_PARAMS = -32602
-
-
-@attrs.frozen(kw_only=True)
-class PinnedTarget:
-    """One tab the user pinned (or the agent created) in the extension's browser."""
-
-    target_id: str
-    tab_id: int
-    title: str
-    url: str
-    agent_created: bool
-
-    def target_info(self) -> dict[str, Any]:
-        """The tab as a CDP ``TargetInfo``."""
-        return {"targetId": self.target_id, "type": "page", "title": self.title,
-                "url": self.url, "attached": True, "canAccessOpener": False}
-
-
-@attrs.frozen(kw_only=True)
-class _Pending:
-    """A request to the extension whose answer becomes a CDP reply."""
-
-    kind: str  # "send" | "create" | "close" | "activate"
-    cdp_id: int
-    session_id: str | None
-    tab_id: int | None
-    sent_at: float
 
 
 class RelayTransport:
@@ -134,7 +108,7 @@ class RelayTransport:
         self._pinned: dict[int, PinnedTarget] = {}
         self._tab_of_session: dict[str, int] = {}  # browserd's synthetic session -> tab
         self._tab_of_child: dict[str, int] = {}  # Chromium's child session -> tab
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int, PendingRequest] = {}
         self._request_ids = itertools.count(1)
         self._discovering = False
         self._gone_reason = "the extension disconnected"
@@ -185,8 +159,9 @@ class RelayTransport:
                                    "params": params}
         if child is not None:
             request["sessionId"] = child
-        await self._request(request, _Pending(kind="send", cdp_id=call_id, session_id=session_id,
-                                              tab_id=tab_id, sent_at=trio.current_time()))
+        await self._request(request, PendingRequest(
+            kind="send", cdp_id=call_id, session_id=session_id, tab_id=tab_id,
+            sent_at=trio.current_time()))
 
     async def receive(self) -> bytes:
         """The next CDP message for browserd; BrowserGone once the extension is gone."""
@@ -279,8 +254,8 @@ class RelayTransport:
             await self._request({"type": "create", "url": str(params.get("url") or
                                                                "about:blank"),
                                  "background": bool(params.get("background"))},
-                                _Pending(kind="create", cdp_id=call_id, session_id=None,
-                                         tab_id=None, sent_at=trio.current_time()))
+                                PendingRequest(kind="create", cdp_id=call_id, session_id=None,
+                                               tab_id=None, sent_at=trio.current_time()))
         elif method in ("Target.closeTarget", "Target.activateTarget"):
             await self._tab_command(call_id, method, params)
         else:
@@ -299,8 +274,9 @@ class RelayTransport:
             return
         kind = "close" if method == "Target.closeTarget" else "activate"
         await self._request({"type": kind, "tabId": pinned.tab_id},
-                            _Pending(kind=kind, cdp_id=call_id, session_id=None,
-                                     tab_id=pinned.tab_id, sent_at=trio.current_time()))
+                            PendingRequest(kind=kind, cdp_id=call_id, session_id=None,
+                                           tab_id=pinned.tab_id,
+                                           sent_at=trio.current_time()))
 
     def _attach(self, call_id: int, params: dict[str, Any]) -> None:
         pinned = self._pinned_by_target(params.get("targetId"))
@@ -439,7 +415,7 @@ class RelayTransport:
 
     # -- writing ---------------------------------------------------------------
 
-    async def _request(self, request: dict[str, Any], pending: _Pending) -> None:
+    async def _request(self, request: dict[str, Any], pending: PendingRequest) -> None:
         """Send ``request`` to the extension, its answer to become ``pending``'s reply."""
         self._forget_stale()
         request_id = next(self._request_ids)
