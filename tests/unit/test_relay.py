@@ -158,6 +158,18 @@ async def test_agent_tabs_are_created_and_closed_but_the_users_never_closed() ->
         ext.pin(7, "USERS")
         with pytest.raises(CdpError, match="closes only the tabs it opened"):
             await conn.send("Target.closeTarget", {"targetId": "USERS"})
+        activated: list[dict[str, Any]] = []
+
+        async def activate() -> None:
+            activated.append(await conn.send("Target.activateTarget", {"targetId": "USERS"}))
+
+        nursery.start_soon(activate)
+        request = await ext.next_request()
+        assert request == {"type": "activate", "id": request["id"], "tabId": 7}
+        ext.answer(request, {})
+        with trio.fail_after(5):
+            while not activated:
+                await trio.sleep(0)
         with pytest.raises(CdpError, match="browser contexts"):
             await conn.send("Target.createTarget", {"url": "about:blank",
                                                     "browserContextId": "X"})

@@ -5,7 +5,8 @@
 - :mod:`.door` — ``POST /relay/pair`` and the ``/relay`` WebSocket, in front of the Guard;
 - :mod:`.records` — the records (a shared tab, a request in flight);
 - :mod:`.transport` — :class:`RelayTransport`, a browser endpoint emulated over one
-  extension connection, for :func:`browserd.cdp.open_cdp_over`.
+  extension connection, for :func:`browserd.cdp.open_cdp_over`;
+- :mod:`.subtree` — :func:`extension_subtree`, an extension profile's browser subtree.
 
 The extension itself is package data in ``browserd/extension/``.
 
