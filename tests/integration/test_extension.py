@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import trio
 from hypercorn.config import Config as HypercornConfig
@@ -27,6 +28,7 @@ from supervision.harness import PlainChromium, launch_chromium
 from browserd.cdp import CdpConnection, open_cdp_connection, open_cdp_over
 from browserd.cli_extension import install
 from browserd.config import Settings
+from browserd.paths import Paths
 from browserd.relay import PairingStore, RelayDoor, RelayHub, RelayTransport
 from browserd.tabs import actions as inp
 from browserd.tabs.actions.records import Click, Navigate, TypeText
@@ -35,7 +37,7 @@ from browserd.tabs.capture import screenshot
 from browserd.tabs.locator import ElementTarget
 from browserd.tabs.registry import TabRegistry, open_tab_registry
 from browserd.tabs.snapshots import take_snapshot
-from tests.conftest import PageServer, add_route
+from tests.conftest import PageServer, ServiceInfo, add_route
 from tests.integration.helpers import html_route
 
 pytestmark = pytest.mark.chromium
@@ -329,3 +331,28 @@ async def _refusals(store: PairingStore, port: int, worker: _Worker) -> None:
     failed = await worker.run(f"browserdPair({json.dumps(code)}, {port})"
                               ".then(() => 'paired', e => e.message)")
     assert "wrong, used or expired" in failed
+
+
+async def test_the_service_answers_the_relay_in_front_of_its_guard(service: ServiceInfo) -> None:
+    """`browserd serve` pairs an extension; the two tokens never cross over."""
+    store = PairingStore(Paths.resolve({"BROWSERD_HOME": str(service.home)}).config_dir)
+    code = store.new_code(service.profile).code
+    origin = {"Origin": "chrome-extension://" + "b" * 32}
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=10) as client:
+        # The agent's token does not make a web page's request a pairing.
+        r = await client.post("/relay/pair", json={"code": code},
+                              headers={**service.headers, "Origin": "http://127.0.0.1:1"})
+        assert (r.status_code, r.json()["code"]) == (403, "FORBIDDEN_ORIGIN")
+        r = await client.post("/relay/pair", json={"code": code}, headers=origin)
+        assert r.status_code == 200, r.text
+        relay_token = r.json()["token"]
+        assert r.json()["profile"] == service.profile
+        assert r.headers["cache-control"] == "no-store"
+        # The relay token is not an API token, and the API is still behind its guard.
+        r = await client.get("/tabs", headers={"Authorization": f"Bearer {relay_token}"})
+        assert r.status_code == 401
+        r = await client.get("/tabs", headers={**service.headers, **origin})
+        assert (r.status_code, r.json()["code"]) == (403, "FORBIDDEN_ORIGIN")
+        r = await client.get("/tabs", headers=service.headers)
+        assert r.status_code == 200
+    assert store.unpair(service.profile)
