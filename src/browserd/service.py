@@ -133,6 +133,10 @@ async def run_service(
             await serve_gateway(system.bind(profile.name, None), token, shutdown,
                                 task_status=task_status)
 
+        # The extension driver's relay: /relay/pair and /relay (see docs/extension.md);
+        # an extension profile's subtree is extension_subtree(relay).
+        relay = RelayHub(PairingStore(paths.config_dir),
+                         colour_of=lambda name: _profile_colour(profiles, name))
         profiles = ProfileManager(settings, paths, run_gateway=run_gateway, events=events)
         profiles.load()
         default = profiles.get()
@@ -141,9 +145,6 @@ async def run_service(
             url_policy=profiles.url_policy, downloads=default.downloads, uploads=uploads,
             token=token, profiles=profiles, profile=default, events=events,
         )
-        # The extension driver's relay: /relay/pair and /relay (see docs/extension.md).
-        relay = RelayHub(PairingStore(paths.config_dir),
-                         colour_of=lambda name: _profile_colour(profiles, name))
         async with open_mcp_endpoint(system) as mcp:
             await _serve(system, FrontDoor(create_app(system), system, mcp=mcp), relay=relay,
                          task_status=task_status)
