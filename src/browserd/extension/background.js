@@ -215,7 +215,7 @@ async function browserdToggle(tab) {
     connect();  // a worker that slept through browserd's restart tries again now
     return {pinned: false, error: "browserd is not connected; click again in a moment"};
   }
-  await chrome.debugger.attach({tabId: tab.id}, "1.3");
+  await chrome.debugger.attach({tabId: tab.id}, "1.3");  // throws for chrome:// pages
   pins.set(tab.id, {agent: false, targetId: ""});
   await showPinned(tab.id);
   const info = await targetInfo(tab.id);
@@ -263,7 +263,13 @@ async function clearBadge(tabId) {
 
 // -- Chrome's events ----------------------------------------------------------
 
-chrome.action.onClicked.addListener((tab) => { browserdToggle(tab); });
+chrome.action.onClicked.addListener((tab) => {
+  browserdToggle(tab).catch((error) => {
+    // e.g. chrome:// pages and other extensions' pages cannot be debugged
+    chrome.action.setBadgeText({tabId: tab.id, text: "!"});
+    chrome.action.setTitle({tabId: tab.id, title: `browserd cannot share this tab: ${error.message}`});
+  });
+});
 
 chrome.debugger.onEvent.addListener((source, method, params) => {
   if (source.tabId === undefined || !pins.has(source.tabId)) return;
