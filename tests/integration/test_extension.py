@@ -109,7 +109,15 @@ class _Worker:
         return reply["result"].get("value")
 
     async def click_icon_on(self, url_part: str) -> Any:
-        """What Chrome does on a click of the toolbar icon on the tab showing ``url_part``."""
+        """What Chrome does on a click of the toolbar icon on the tab showing ``url_part``.
+
+        Waits (the caller's deadline) until that tab has loaded: a person
+        clicks on a page they can see.
+        """
+        loaded = ("chrome.tabs.query({}).then(tabs => tabs.some(t => t.status === 'complete' "
+                  f"&& (t.url || '').includes({json.dumps(url_part)})))")
+        while not await self.run(loaded):
+            await trio.sleep(0.05)
         return await self.run(
             "chrome.tabs.query({}).then(tabs => browserdToggle("
             f"tabs.find(t => (t.url || '').includes({json.dumps(url_part)}))))")
@@ -171,7 +179,7 @@ async def test_a_pinned_tab_is_driven_over_the_relay_and_unpinning_leaves_it_ope
             # Nothing is shared before the user clicks.
             assert transport.pinned_targets() == []
             clicked = await worker.click_icon_on("/extension/form.html")
-            assert clicked["pinned"] is True
+            assert clicked["pinned"] is True, clicked
             assert clicked["targetId"] == human["targetId"]
 
             async with open_cdp_over(transport, transport.description) as relay, \
@@ -181,7 +189,7 @@ async def test_a_pinned_tab_is_driven_over_the_relay_and_unpinning_leaves_it_ope
 
                 # Unpin: the tab leaves browserd and stays open in the user's browser.
                 unclicked = await worker.click_icon_on("/extension/second.html")
-                assert unclicked == {"pinned": False}
+                assert unclicked == {"pinned": False}, unclicked
                 with trio.fail_after(10):
                     await _until(lambda: human["targetId"] not in tabs.target_ids(),
                                  tabs.wait_changed)
