@@ -187,6 +187,18 @@ async def test_a_pinned_tab_is_driven_over_the_relay_and_unpinning_leaves_it_ope
                 await _drive_the_pinned_tab(tabs, human["targetId"], pages, other_origin)
                 await _agent_tab_goes_into_the_profile_group(tabs, transport, worker, pages)
 
+                # The agent releases the tab: it leaves browserd, the extension lets go
+                # (no badge, no debugger), and only a new click shares it again.
+                assert await transport.release(human["targetId"])
+                with trio.fail_after(10):
+                    await _until(lambda: human["targetId"] not in tabs.target_ids(),
+                                 tabs.wait_changed)
+                    while (await worker.run("browserdStatus()"))["pinned"]:
+                        await trio.sleep(0.05)
+                assert (await worker.click_icon_on("/extension/second.html"))["pinned"]
+                with trio.fail_after(20):
+                    await _attached_tab(tabs, human["targetId"])
+
                 # Unpin: the tab leaves browserd and stays open in the user's browser.
                 unclicked = await worker.click_icon_on("/extension/second.html")
                 assert unclicked == {"pinned": False}, unclicked

@@ -153,6 +153,19 @@ async def test_an_unpinned_tab_fails_its_calls_and_detaches_browserds_sessions()
             await conn.send("Runtime.evaluate", {}, session_id=session_id)
 
 
+async def test_a_released_tab_leaves_browserd_and_the_extension_is_told() -> None:
+    async with relay() as (ext, conn):
+        ext.pin()
+        await conn.send("Target.setDiscoverTargets", {"discover": True})
+        gone = conn.subscribe(None, frozenset({"Target.targetDestroyed"}))
+        assert not await ext.transport.release("UNKNOWN")
+        assert await ext.transport.release(TARGET)
+        assert await ext.next_request() == {"type": "release", "tabId": 7}
+        with trio.fail_after(5):
+            assert (await gone.receive()).params == {"targetId": TARGET}
+        assert ext.transport.pinned_targets() == []
+
+
 async def test_agent_tabs_are_created_and_closed_but_the_users_never_closed() -> None:
     async with relay() as (ext, conn), trio.open_nursery() as nursery:
         ext.pin(7, "USERS")

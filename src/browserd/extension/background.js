@@ -10,7 +10,8 @@
 // - The relay asks: `send` (a CDP command on a pinned tab), `create` (a new tab
 //   for the agent, in a tab group named after the profile), `close` (only tabs
 //   the agent created), `activate` (bring a pinned tab to the front). Each is
-//   answered with `result` or `error` carrying the request's id.
+//   answered with `result` or `error` carrying the request's id. `release`
+//   (the agent let go of a tab) unpins it; it has no answer.
 // - CDP events of pinned tabs go to the relay as `event`.
 //
 // When the relay connection ends, every pin is dropped (detached): after a
@@ -129,6 +130,9 @@ function onRelayMessage(ws, data) {
       break;
     case "activate":
       answer(message.id, activateTab(message.tabId));
+      break;
+    case "release":  // the agent let go of a shared tab: stop sharing it, keep the page
+      unpin(message.tabId);
       break;
   }
 }

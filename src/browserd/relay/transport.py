@@ -181,6 +181,27 @@ class RelayTransport:
         self._to_extension.close()
         self._inbox_send.close()
 
+    async def release(self, target_id: str) -> bool:
+        """Stop driving a shared tab (the agent released it): the page stays open.
+
+        browserd sees the tab go at once (as for an unpin); the extension is
+        told ``release`` and detaches, clearing its badge. False when the tab
+        is not shared. Raises BrowserGone if the extension's channel is gone
+        or full for :data:`SEND_DEADLINE_S` (shielded: a cancelled caller
+        still sends it).
+        """
+        pinned = self._pinned_by_target(target_id)
+        if pinned is None:
+            return False
+        self._unpin(pinned.tab_id, "released by the agent")
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + SEND_DEADLINE_S):
+            try:
+                await self._to_extension.send({"type": "release", "tabId": pinned.tab_id})
+                return True
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                raise BrowserGone(self._gone_reason) from None
+        raise BrowserGone(f"the extension did not take a message within {SEND_DEADLINE_S} s")
+
     # -- the extension's side --------------------------------------------------
 
     def extension_gone(self, reason: str = "the extension disconnected") -> None:
