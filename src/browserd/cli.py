@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from .cli_extension import EXTENSION_COMMANDS, add_extension_commands
 from .cli_input import GESTURE_COMMANDS, add_gesture_commands
 from .cli_network import NETWORK_COMMANDS, add_network_commands
 from .cli_offer import OFFER_COMMANDS, add_offer_commands
@@ -39,7 +40,7 @@ from .paths import Paths
 __all__ = ["HAND_WRITTEN", "LOCAL_COMMANDS", "Command", "build_parser", "main"]
 
 Command = Callable[[argparse.Namespace], Any]
-LOCAL_COMMANDS = ("serve", "token", "service", "mcp")
+LOCAL_COMMANDS = ("serve", "token", "service", "mcp", "extension")
 HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS,
                                  **PROFILE_COMMANDS, **UI_COMMANDS, **OFFER_COMMANDS}
 """Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
@@ -158,6 +159,7 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     add_profile_commands(sub)
     add_offer_commands(sub)
     add_ui_command(sub)
+    add_extension_commands(sub)
     add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
     return parser
 
@@ -217,6 +219,8 @@ def _run(argv: Sequence[str]) -> int:
             result: Any = _token(args)
         elif args.command == "service":
             result = _service(args)
+        elif args.command in EXTENSION_COMMANDS:  # local: files only (browserd.cli_extension)
+            result = EXTENSION_COMMANDS[args.command](None, args)
         else:
             if client is None:
                 client = _client(args.control_url)

@@ -19,7 +19,8 @@ Tree::
     │   ├── UrlBlocked                     403 URL_BLOCKED
     │   ├── UploadBlocked                  403 UPLOAD_BLOCKED
     │   ├── OwnerOnly                      403 OWNER_ONLY
-    │   └── NotAgentTab                    403 NOT_AGENT_TAB
+    │   ├── NotAgentTab                    403 NOT_AGENT_TAB
+    │   └── PairingFailed                  403 PAIRING_FAILED
     ├── NotFound                           404 NOT_FOUND
     │   ├── TabNotFound                    404 TAB_NOT_FOUND
     │   ├── RefNotFound                    404 REF_NOT_FOUND
@@ -40,7 +41,8 @@ Tree::
     │   ├── ProfileRunning                 409 PROFILE_RUNNING
     │   ├── ProfileExists                  409 PROFILE_EXISTS
     │   ├── ProfileProtected               409 PROFILE_PROTECTED
-    │   └── HandoffActive                  409 HANDOFF_ACTIVE
+    │   ├── HandoffActive                  409 HANDOFF_ACTIVE
+    │   └── RelayBusy                      409 RELAY_BUSY
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
@@ -54,7 +56,8 @@ Tree::
     │   ├── BrowserNotRunning              503 BROWSER_NOT_RUNNING
     │   ├── BrowserStarting                503 BROWSER_STARTING
     │   ├── LiveBrowserNotFound            503 LIVE_BROWSER_NOT_FOUND
-    │   └── Overloaded                     503 OVERLOADED
+    │   ├── Overloaded                     503 OVERLOADED
+    │   └── ExtensionNotConnected          503 EXTENSION_NOT_CONNECTED
     ├── Timeout                            504 TIMEOUT
     ├── InsufficientStorage                507 INSUFFICIENT_STORAGE
     ├── CdpError                           502 CDP_ERROR
@@ -81,11 +84,12 @@ __all__ = [
     "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "BrowserDisabled",
     "BrowserGone", "BrowserNotRunning", "BrowserStarting", "BrowserdError", "CdpError",
     "ConfigError", "Conflict", "DialogOpen", "DriverNotAvailable", "EvalDisabled",
-    "ExecutableNotFound", "Forbidden", "HandoffActive", "InsufficientStorage", "JsException",
-    "LiveBrowserNotFound", "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser",
-    "NoHistory", "NoMatch", "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly", "PortInUse",
-    "ProfileExists", "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused",
-    "ProfileRunning", "RefNotFound", "RequestNotFound", "SessionNotFound", "StaleRef",
+    "ExecutableNotFound", "ExtensionNotConnected", "Forbidden", "HandoffActive",
+    "InsufficientStorage", "JsException", "LiveBrowserNotFound", "MethodNotAllowed",
+    "MisdirectedHost", "NoDialog", "NoFileChooser", "NoHistory", "NoMatch", "NotAgentTab",
+    "NotFound", "Overloaded", "OwnerOnly", "PairingFailed", "PortInUse", "ProfileExists",
+    "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused", "ProfileRunning",
+    "RefNotFound", "RelayBusy", "RequestNotFound", "SessionNotFound", "StaleRef",
     "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "TooManySessions",
     "Unauthorized", "Unavailable", "UnsupportedMediaType", "UploadBlocked",
     "UploadFileMissing", "UrlBlocked", "unwrap_group"
@@ -182,6 +186,13 @@ class UploadBlocked(Forbidden):
 
     code = "UPLOAD_BLOCKED"
     default_hint = "only files under upload_roots (default <data>/uploads/) can be uploaded"
+
+
+class PairingFailed(Forbidden):
+    """``POST /relay/pair``: the one-time code is wrong, already used or expired."""
+
+    code = "PAIRING_FAILED"
+    default_hint = "run `browserd extension pair` for a new code"
 
 
 class NotFound(BrowserdError):
@@ -291,6 +302,13 @@ class ProfileProtected(Conflict):
     code = "PROFILE_PROTECTED"
 
 
+class RelayBusy(Conflict):
+    """A second extension connected to the relay of a profile that already has one."""
+
+    code = "RELAY_BUSY"
+    default_hint = "one browser (one extension) per profile; close the other one first"
+
+
 class BodyTooLarge(BrowserdError):
     status, code = 413, "BODY_TOO_LARGE"
 
@@ -376,6 +394,14 @@ class BrowserStarting(Unavailable):
 class Overloaded(Unavailable):
     code = "OVERLOADED"
     default_hint = "too many requests at once; retry shortly"
+
+
+class ExtensionNotConnected(Unavailable):
+    """An extension-driver profile whose browser extension is not connected to the relay."""
+
+    code = "EXTENSION_NOT_CONNECTED"
+    default_hint = ("open the browser with the browserd extension; its options page pairs it "
+                    "(`browserd extension pair` prints a code)")
 
 
 class Timeout(BrowserdError):

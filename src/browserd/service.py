@@ -46,6 +46,7 @@ from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
 from .profiles.spec import ProfileOrigin
 from .redact import RedactingFilter
+from .relay import PairingStore, RelayDoor, RelayHub
 from .supervisor.budgets import HTTP_DRAIN_S
 from .system import System
 from .token import load_or_create_token
@@ -59,6 +60,7 @@ __all__ = [
 log = logging.getLogger("browserd")
 
 DRAIN_S = HTTP_DRAIN_S
+RELAY_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 PRUNE_EVERY_S = 3600.0
 
 
@@ -131,6 +133,10 @@ async def run_service(
             await serve_gateway(system.bind(profile.name, None), token, shutdown,
                                 task_status=task_status)
 
+        # The extension driver's relay: /relay/pair and /relay (see docs/extension.md);
+        # an extension profile's subtree is extension_subtree(relay).
+        relay = RelayHub(PairingStore(paths.config_dir),
+                         colour_of=lambda name: _profile_colour(profiles, name))
         profiles = ProfileManager(settings, paths, run_gateway=run_gateway, events=events)
         profiles.load()
         default = profiles.get()
@@ -141,17 +147,27 @@ async def run_service(
             owner_token=load_or_create_token(paths.owner_token_file),
         )
         async with open_mcp_endpoint(system) as mcp:
-            await _serve(system, FrontDoor(create_app(system), system, mcp=mcp),
+            await _serve(system, FrontDoor(create_app(system), system, mcp=mcp), relay=relay,
                          task_status=task_status)
 
 
-async def _serve(system: System, front: FrontDoor, *,
+def _profile_colour(profiles: ProfileManager, name: str) -> str:
+    """The colour of profile ``name`` (the relay's badge and tab group); a default if none."""
+    try:
+        return profiles.get(name).settings.color or "#0066CC"
+    except BrowserdError:
+        return "#0066CC"
+
+
+async def _serve(system: System, front: FrontDoor, *, relay: RelayHub,
                  task_status: trio.TaskStatus[System] = trio.TASK_STATUS_IGNORED) -> None:
     """The tree under the app; returns after a signal (browsers stopped, server drained)."""
     settings, token, profiles = system.settings, system.token, system.profiles
     host, port = settings.control_host, settings.control_port
-    app = wrap(front, system, token)
+    app = RelayDoor(wrap(front, system, token), relay, control_port=port)
     config = HypercornConfig()
+    # A relay message can carry a screenshot (base64); the /ws lane keeps its own 1 MiB cap.
+    config.websocket_max_message_size = RELAY_MAX_MESSAGE_BYTES
     bind_host = f"[{host}]" if ":" in host else host
     config.bind = [f"{bind_host}:{port}"]
     config.accesslog = None

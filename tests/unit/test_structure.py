@@ -215,9 +215,9 @@ def area(name: str) -> str:
 #: (the upload-roots policy) is a leaf used by http: the tabs only ever see paths it
 #: already checked.
 _CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
-        "cli_format", "cli_ui"}
+        "cli_format", "cli_ui", "cli_extension"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
-                 "downloads", "profiles", "handoff", "metrics", "ui", "mcp"} | _CLI
+                 "downloads", "profiles", "handoff", "metrics", "ui", "mcp", "relay"} | _CLI
 #: The ops page (``ui``) and handoffs sit above the supervisor and tabs, below the System
 #: that holds them and the HTTP routes that use them; ``metrics`` is a leaf.
 _OPS_ABOVE = {"http", "service", "system", "gateway"} | _CLI
@@ -241,6 +241,9 @@ FORBIDDEN = {
     "handoff": _OPS_ABOVE | {"ui", "metrics"},
     "ui": _OPS_ABOVE | {"handoff", "metrics"},
     "events": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
+    # The extension relay: below the profiles and the service that start it, beside http
+    # (its door wraps the guarded app and borrows the guard's ASGI types).
+    "relay": {"gateway", "service", "system", "profiles", "mcp", "ui", "handoff"} | _CLI,
 }
 
 
