@@ -144,7 +144,7 @@ class UploadFileMissing(BadRequest):
 
 class DriverNotAvailable(BadRequest):
     code = "DRIVER_NOT_AVAILABLE"
-    default_hint = "use driver 'launch', 'cdp' or 'live'; 'extension' is not available yet"
+    default_hint = "use driver 'launch', 'cdp', 'live' or 'extension'"
 
 
 class Unauthorized(BrowserdError):

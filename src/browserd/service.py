@@ -137,7 +137,8 @@ async def run_service(
         # an extension profile's subtree is extension_subtree(relay).
         relay = RelayHub(PairingStore(paths.config_dir),
                          colour_of=lambda name: _profile_colour(profiles, name))
-        profiles = ProfileManager(settings, paths, run_gateway=run_gateway, events=events)
+        profiles = ProfileManager(settings, paths, run_gateway=run_gateway, events=events,
+                                  relay=relay)
         profiles.load()
         default = profiles.get()
         system = System(

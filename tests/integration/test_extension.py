@@ -376,3 +376,59 @@ async def test_the_service_answers_the_relay_in_front_of_its_guard(service: Serv
         r = await client.get("/tabs", headers=service.headers)
         assert r.status_code == 200
     assert store.unpair(service.profile)
+
+
+async def test_an_extension_profile_serves_the_shared_tab_through_the_api(
+        tmp_path: Path, pages: PageServer) -> None:
+    """End to end: `driver = "extension"`, paired, a click shares a tab, the API drives it."""
+    from supervision.harness import start_service_async, stop_service_async
+
+    add_route("/extension/e2e.html", html_route(
+        "<title>Shared</title><button onclick=\"document.title='pressed'\">Press</button>"))
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True, mode=0o700)
+    (home / "config" / "config.toml").write_text(
+        '[profiles.ext]\ndriver = "extension"\ncolor = "#C71585"\n')
+    service = await start_service_async(home, timeout=60)
+    try:
+        async with httpx.AsyncClient(base_url=service.base_url, timeout=30, headers={
+                **service.headers, "X-Browserd-Profile": "ext"}) as api, \
+                _users_browser(tmp_path) as chromium:
+            with trio.fail_after(60):
+                r = await api.post("/start")
+                assert r.status_code == 200 and r.json()["state"] == "awaiting_extension", r.text
+                r = await api.post("/snapshot")
+                assert (r.status_code, r.json()["code"]) == (503, "EXTENSION_NOT_CONNECTED")
+                assert chromium.ws_url is not None
+                async with open_cdp_connection(chromium.ws_url) as users_devtools:
+                    human = await users_devtools.send("Target.createTarget", {
+                        "url": pages.url("/extension/e2e.html")})
+                    worker = await _find_worker(users_devtools)
+                    code = PairingStore(home / "config").new_code("ext").code
+                    await worker.run(f"browserdPair({json.dumps(code)}, {service.port})")
+                    while (await api.get("/status")).json()["state"] != "running":
+                        await trio.sleep(0.05)
+                    assert (await api.get("/tabs")).json()["tabs"] == []  # nothing shared
+                    assert (await worker.click_icon_on("/extension/e2e.html"))["pinned"]
+                    target = human["targetId"]
+                    while target not in [t["targetId"] for t in
+                                         (await api.get("/tabs")).json()["tabs"]]:
+                        await trio.sleep(0.05)
+                    r = await api.get("/snapshot", params={"targetId": target,
+                                                           "nodes": "true"})
+                    assert r.status_code == 200, r.text
+                    button = next(n["ref"] for n in r.json()["nodes"] if n["role"] == "button")
+                    r = await api.post("/click", json={"targetId": target, "ref": button})
+                    assert r.status_code == 200, r.text
+                    r = await api.post("/eval", json={"targetId": target,
+                                                      "js": "document.title"})
+                    assert r.json()["result"] == "pressed"
+                    r = await api.post("/tabs/release", json={"targetId": target})
+                    assert r.status_code == 200, r.text
+                    assert target not in [t["targetId"] for t in
+                                          (await api.get("/tabs")).json()["tabs"]]
+                    assert (await api.post("/stop")).status_code == 200
+                    still = (await users_devtools.send("Target.getTargets"))["targetInfos"]
+                    assert target in [t["targetId"] for t in still]
+    finally:
+        await stop_service_async(service)

@@ -299,9 +299,17 @@ async def test_create_start_and_delete_a_profile(
     with trio.fail_after(DEADLINE_S):
         r = await api.post("/profiles", json={"name": "Bad_Name"})
         assert r.status_code == 400
+        r = await api.post("/profiles", json={"name": "later", "driver": "warp"})
+        assert r.status_code == 400 and "must be one of" in r.json()["error"], r.text
+        # An extension profile is up as soon as it waits for its extension.
         r = await api.post("/profiles", json={"name": "later", "driver": "extension"})
-        assert r.status_code == 400 and r.json()["code"] == "DRIVER_NOT_AVAILABLE"
-        assert "'extension' is not available yet" in r.json()["error"]
+        assert r.status_code == 200 and "cdpPort" not in r.json(), r.text
+        r = await api.post("/start", json={"profile": "later"})
+        assert r.status_code == 200 and r.json()["state"] == "awaiting_extension", r.text
+        r = await api.post("/snapshot", json={"profile": "later"})
+        assert r.status_code == 503 and r.json()["code"] == "EXTENSION_NOT_CONNECTED", r.text
+        assert (await api.post("/stop", json={"profile": "later"})).status_code == 200
+        assert (await api.delete("/profiles/later")).status_code == 200
         r = await api.post("/profiles", json={"name": "tmp", "color": "#123456"})
         assert r.status_code == 200, r.text
         assert r.json()["state"] == "stopped" and r.json()["cdpPort"]

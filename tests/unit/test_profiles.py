@@ -13,7 +13,6 @@ from browserd.config import Settings, load_settings
 from browserd.errors import (
     BadRequest,
     ConfigError,
-    DriverNotAvailable,
     PortInUse,
     ProfileExists,
     ProfileNotFound,
@@ -56,7 +55,7 @@ cdp_url = "http://127.0.0.1:9333"
     ('[profiles.x]\ndriver = "live"\napproval_timeout_s = 0', "approval_timeout_s"),
     ('[profiles.x]\ndriver = "live"\nlive_fallback = "x"', "another profile"),
     ('[profiles.x]\nuser_data_dir = "/tmp/u"', "for driver 'live'"),
-    ('[profiles.x]\ndriver = "extension"', "not available yet"),
+    ('[profiles.x]\ndriver = "extension"\nexecutable = "/bin/x"', "takes no cdp_port"),
     ('[profiles.x]\ndriver = "warp"', "unknown driver"),
     ('[profiles.x]\ncolour = "#000000"', "unknown key"),
     ('[profiles.Bad]\ncolor = "#000000"', "profile name"),
@@ -71,10 +70,17 @@ def test_bad_profile_tables_are_config_errors(tmp_path: Path, table: str, needle
         load_settings(paths_with(tmp_path, table), environ={})
 
 
-def test_extension_is_not_yet_available() -> None:
-    with pytest.raises(DriverNotAvailable, match="not available yet") as info:
-        build_spec("x", {"driver": "extension"}, origin=ProfileOrigin.API, where="x")
-    assert info.value.status == 400
+def test_an_extension_profile_is_served_through_the_relay(tmp_path: Path) -> None:
+    spec = build_spec("x", {"driver": "extension", "color": "#C71585"},
+                      origin=ProfileOrigin.API, where="x")
+    assert spec.to_record() == {"driver": "extension", "color": "#C71585"}
+    settings = settings_for(Settings(), spec, None)
+    assert not settings.gateway_active  # no gateway port is allocated for it
+    paths = Paths.resolve({"BROWSERD_HOME": str(tmp_path)})
+    manager = ProfileManager(Settings(profiles=(spec,)), paths, is_port_free=lambda p: True)
+    manager.load()
+    profile = manager.get("x")
+    assert profile.gateway_port is None and profile.supervisor.url_policy is None
 
 
 def test_a_live_profile_finds_its_browsers_user_data_directory(tmp_path: Path) -> None:
@@ -106,7 +112,7 @@ def test_the_store_round_trips_and_skips_entries_that_no_longer_validate(tmp_pat
     store.save()
     assert (tmp_path / "profiles.json").stat().st_mode & 0o777 == 0o600
     text = (tmp_path / "profiles.json").read_text().replace(
-        '"profiles": {', '"profiles": {"old": {"driver": "extension"}, ')
+        '"profiles": {', '"profiles": {"old": {"driver": "warp"}, ')
     (tmp_path / "profiles.json").write_text(text)
     again = ProfileStore(tmp_path / "profiles.json")
     again.load()

@@ -46,6 +46,7 @@ from ..errors import (
 )
 from ..events import EventHub, EventSink
 from ..paths import Paths
+from ..relay import PairingStore, RelayHub, extension_subtree
 from ..retention import Retention
 from ..supervisor import BrowserSupervisor
 from ..supervisor.budgets import SUPERVISOR_STOP_S
@@ -91,6 +92,8 @@ def settings_for(base: Settings, spec: ProfileSpec, gateway_port: int | None) ->
         executable=spec.executable or base.executable,
         cdp_url=spec.cdp_url, cdp_port=gateway_port, attach_only=False,
         live_user_data_dir=_live_directory(spec),
+        # An extension profile has no browser endpoint a gateway could serve.
+        cdp_gateway=base.cdp_gateway and spec.driver != Driver.EXTENSION,
         approval_timeout_s=spec.approval_timeout_s or DEFAULT_APPROVAL_TIMEOUT_S,
     )
 
@@ -110,8 +113,10 @@ class ProfileManager:
     def __init__(self, settings: Settings, paths: Paths, *,
                  run_gateway: GatewayRunner | None = None,
                  is_port_free: Callable[[int], bool] = port_is_free,
-                 events: EventHub | None = None) -> None:
+                 events: EventHub | None = None, relay: RelayHub | None = None) -> None:
         self.settings = settings
+        #: The extension driver's relay (extension profiles are served through it).
+        self.relay = relay if relay is not None else RelayHub(PairingStore(paths.config_dir))
         self._events = events  # each profile publishes through a sink bound to its name
         self.paths = paths
         self.store = ProfileStore(paths.data_dir / "profiles.json")
@@ -204,8 +209,13 @@ class ProfileManager:
         settings = settings_for(self.settings, spec, gateway_port)
         events = self._events.sink(spec.name) if self._events is not None else None
         downloads = download_store_for(settings, self.paths, events=events)
-        supervisor = BrowserSupervisor(settings, self.paths, url_policy=self.url_policy,
-                                       downloads=downloads, events=events)
+        if spec.driver == Driver.EXTENSION:
+            # No page guards over the relay (see browserd.relay.subtree).
+            supervisor = BrowserSupervisor(settings, self.paths, events=events,
+                                           subtree=extension_subtree(self.relay))
+        else:
+            supervisor = BrowserSupervisor(settings, self.paths, url_policy=self.url_policy,
+                                           downloads=downloads, events=events)
         sessions = SessionTable(max_sessions=self.settings.max_sessions)
         profile = Profile(spec=spec, settings=settings, supervisor=supervisor,
                           sessions=sessions, downloads=downloads, gateway_port=gateway_port,

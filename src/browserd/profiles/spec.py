@@ -10,7 +10,8 @@ so a profile's browser is configured exactly like the single browser was.
 Drivers: ``launch`` (browserd launches and supervises Chromium; its CDP
 gateway on ``cdp_port``) and ``cdp`` (attach to a browser at ``cdp_url``).
 ``live`` attaches to the user's own running browser (found by its
-``DevToolsActivePort``); ``extension`` is refused: it is not built yet.
+``DevToolsActivePort``); ``extension`` drives the tabs the user shares
+through browserd's browser extension (over the relay).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Driver(enum.StrEnum):
     EXTENSION = "extension"
 
 
-AVAILABLE_DRIVERS = frozenset({Driver.LAUNCH, Driver.CDP, Driver.LIVE})
+AVAILABLE_DRIVERS = frozenset(Driver)
 
 
 class ProfileOrigin(enum.StrEnum):
@@ -105,14 +106,15 @@ def check_profile_name(name: object, *, error: type[BadRequest] | None = None) -
 
 
 def parse_driver(value: object, *, where: str) -> Driver:
-    """A driver name → :class:`Driver`; ``extension`` is refused (not built yet)."""
+    """A driver name → :class:`Driver` (DriverNotAvailable for one this build lacks)."""
     try:
         driver = Driver(str(value))
     except ValueError:
-        raise BadRequest(f"{where}: unknown driver {value!r}; use launch, cdp or live") from None
+        raise BadRequest(f"{where}: unknown driver {value!r}; use launch, cdp, live or "
+                         "extension") from None
     if driver not in AVAILABLE_DRIVERS:
         raise DriverNotAvailable(
-            f"{where}: driver {driver.value!r} is not available yet (launch, cdp and live are)")
+            f"{where}: driver {driver.value!r} is not available in this build")
     return driver
 
 
@@ -158,10 +160,11 @@ def build_spec(name: str, values: Mapping[str, Any], *, origin: ProfileOrigin,
     elif cdp_url is not None:
         raise BadRequest(f"{where}: cdp_url is for driver 'cdp'")
     live = _live_values(driver, values, name=name, where=where)
-    if driver == Driver.LIVE and (port is not None or executable is not None
-                                  or headless is not None):
-        raise BadRequest(f"{where}: driver 'live' takes no cdp_port, executable or headless "
-                         "(the user's browser is never launched by browserd)")
+    if driver in (Driver.LIVE, Driver.EXTENSION) and (
+        port is not None or executable is not None or headless is not None
+    ):
+        raise BadRequest(f"{where}: driver {driver.value!r} takes no cdp_port, executable or "
+                         "headless (the user's browser is never launched by browserd)")
     return ProfileSpec(
         name=name, origin=origin, driver=driver, color=color, headless=headless,
         executable=executable, cdp_port=None if port is None else _check_port(port, where),

@@ -51,6 +51,8 @@ def extension_subtree(hub: RelayHub) -> Callable[[BrowserSupervisor], Awaitable[
 
         settings = supervisor.settings
         while True:
+            if hub.transport(settings.profile) is None:
+                supervisor.mark_awaiting_extension()  # /start answers; requests are 503
             transport = await hub.wait_transport(settings.profile)
             async with open_cdp_over(transport, transport.description) as conn:
                 with trio.fail_after(10):
@@ -65,7 +67,7 @@ def extension_subtree(hub: RelayHub) -> Callable[[BrowserSupervisor], Awaitable[
                         captures=CaptureGate.with_capacity(settings.max_concurrent_captures),
                     ))
                     await conn.wait_closed()
-            supervisor.runtime = None
+            supervisor.mark_awaiting_extension()
             reason = conn.close_reason
             log.info("profile %s: the extension connection ended (%s); waiting for it again",
                      settings.profile, reason.message if isinstance(reason, BrowserdError)

@@ -21,6 +21,8 @@ class SupervisorState(enum.StrEnum):
     """Wanted; the first attempt is launching or attaching."""
     AWAITING_APPROVAL = "awaiting_approval"
     """Live driver: connecting to the user's browser, which asks its user to allow it."""
+    AWAITING_EXTENSION = "awaiting_extension"
+    """Extension driver: up, but no browser extension is connected to the relay."""
     RUNNING = "running"
     """Ready: requests are served."""
     RESTARTING = "restarting"

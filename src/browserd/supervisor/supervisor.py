@@ -44,6 +44,7 @@ from ..errors import (
     BrowserGone,
     BrowserNotRunning,
     BrowserStarting,
+    ExtensionNotConnected,
     LiveBrowserNotFound,
     unwrap_group,
 )
@@ -67,7 +68,7 @@ __all__ = ["BrowserSupervisor", "SupervisorStatistics"]
 
 #: States in which a browser is (or is about to be) up.
 _UP = frozenset({SupervisorState.RUNNING, SupervisorState.STARTING, SupervisorState.RESTARTING,
-                 SupervisorState.AWAITING_APPROVAL})
+                 SupervisorState.AWAITING_APPROVAL, SupervisorState.AWAITING_EXTENSION})
 #: States in which no attempt runs.
 _DOWN = frozenset({SupervisorState.STOPPED, SupervisorState.DISABLED, SupervisorState.FAILED})
 
@@ -141,6 +142,8 @@ class BrowserSupervisor:
             return runtime
         if self.state in (SupervisorState.STARTING, SupervisorState.RESTARTING):
             raise BrowserStarting("the browser is starting")
+        if self.state == SupervisorState.AWAITING_EXTENSION:
+            raise ExtensionNotConnected("the profile's browser extension is not connected")
         if self.state == SupervisorState.AWAITING_APPROVAL:
             raise BrowserStarting("waiting for the user to allow remote debugging",
                                   hint="the user's browser asks them: 'Allow remote debugging?'")
@@ -177,7 +180,9 @@ class BrowserSupervisor:
         if failed_at is not None:
             self._restart_history.clear()
         self._want(True)
-        while (self.state not in (SupervisorState.RUNNING, SupervisorState.FAILED)
+        # An extension profile is up once it waits for its extension (the user's move).
+        while (self.state not in (SupervisorState.RUNNING, SupervisorState.FAILED,
+                                  SupervisorState.AWAITING_EXTENSION)
                or self._tries == failed_at):
             await self._wait_state_change()
         if self.state == SupervisorState.FAILED and self.last_error is not None:
@@ -411,6 +416,11 @@ class BrowserSupervisor:
                 raise reason if isinstance(reason, BrowserdError) else BrowserGone(
                     "the browser connection closed"
                 )
+
+    def mark_awaiting_extension(self) -> None:
+        """Called by an extension profile's subtree while no extension is connected."""
+        self.runtime = None
+        self._set_state(SupervisorState.AWAITING_EXTENSION)
 
     def mark_running(self, runtime: BrowserRuntime | None) -> None:
         """Called by the subtree once it is ready to serve requests."""

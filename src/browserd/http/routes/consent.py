@@ -4,7 +4,8 @@
 Guard lets only the owner token through (the agent's is 403 OWNER_ONLY), and
 they are never agent operations (no MCP tool, no ``/ws`` method; the CLI's
 ``browserd offer`` reads the owner token itself). ``POST /tabs/release`` is
-the agent's: control ends, the page stays open for its user.
+the agent's: control ends, the page stays open for its user (an extension
+profile's tab is unshared through the extension: its badge clears).
 Titles and URLs of the user's pages are untrusted page data, answered as is.
 """
 
@@ -14,6 +15,8 @@ from typing import Any
 
 import trio
 
+from ...errors import NotAgentTab
+from ...profiles.spec import Driver
 from ...system import System
 from ..fields import REQUIRED_TARGET
 from ..schema import Field, Route
@@ -40,7 +43,15 @@ async def release_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
     rt = system.supervisor.require_runtime()
     tab = rt.tabs.get(args["targetId"])
     system.handoffs.check_input(tab.target_id)
-    rt.tabs.registry.release(tab)
+    transport = system.profiles.relay.transport(system.profile.name)
+    if system.profile.spec.driver == Driver.EXTENSION and transport is not None:
+        # The extension unshares the tab (its badge clears); browserd sees it go.
+        with trio.fail_after(OFFER_DEADLINE_S):
+            if not await transport.release(tab.target_id):
+                raise NotAgentTab(f"tab {tab.target_id} was opened by the agent: close it",
+                                  hint="POST /tabs/close closes a tab the agent opened")
+    else:
+        rt.tabs.registry.release(tab)
     return {"ok": True, "released": tab.target_id}
 
 
