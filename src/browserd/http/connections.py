@@ -13,6 +13,10 @@ server still owns, and closes, the socket itself.
 
 Looks through ``/proc/self/fd`` (Linux) or ``/dev/fd`` (macOS): only on the
 rare give-up path. Never raises: False when no such socket was found.
+
+:class:`WatchedSender` is the one writer of such a lane's WebSocket frames:
+one at a time, in order, and a write stuck for its ``stall_s`` gets the
+connection cut.
 """
 
 from __future__ import annotations
@@ -21,9 +25,12 @@ import logging
 import os
 import socket
 import stat
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["abort_connection"]
+import trio
+
+__all__ = ["WatchedSender", "abort_connection"]
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +73,42 @@ def abort_connection(scope: dict[str, Any] | Any) -> bool:
         finally:
             sock.close()
     return False
+
+
+class WatchedSender:
+    """Text frames to one ASGI WebSocket, FIFO; a write stuck too long cuts the connection.
+
+    Callers of :meth:`send_text` wait their turn (so answers keep their
+    order). :meth:`watch` runs beside them (in the connection's nursery) and,
+    once one write has been stuck for ``stall_s``, calls
+    :func:`abort_connection` and returns: the server's write is shielded, so
+    no cancel scope can end it; shutting the socket down does, and the
+    connection then ends as disconnected.
+    """
+
+    def __init__(self, scope: dict[str, Any] | Any,
+                 send: Callable[[dict[str, Any]], Awaitable[None]], *, stall_s: float,
+                 on_cut: Callable[[], None] | None = None) -> None:
+        self._scope, self._send, self._stall_s, self._on_cut = scope, send, stall_s, on_cut
+        self._lock = trio.Lock()
+        self._writing_since: float | None = None
+
+    async def send_text(self, frame: str) -> None:
+        """Write one text frame (after the frames before it)."""
+        async with self._lock:
+            self._writing_since = trio.current_time()
+            try:
+                await self._send({"type": "websocket.send", "text": frame})
+            finally:
+                self._writing_since = None
+
+    async def watch(self) -> None:
+        """Return after cutting a connection whose write is stuck (runs until cancelled)."""
+        while True:
+            await trio.sleep(self._stall_s / 4)
+            since = self._writing_since
+            if since is not None and trio.current_time() - since > self._stall_s:
+                if self._on_cut is not None:
+                    self._on_cut()
+                abort_connection(self._scope)
+                return

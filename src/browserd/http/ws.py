@@ -49,7 +49,7 @@ from ..events import Subscription, parse_types
 from ..system import System
 from ..token import token_id
 from .catalog import Operation, catalog
-from .connections import abort_connection
+from .connections import WatchedSender, abort_connection
 from .dispatch import audit, call_operation
 from .guard import Receive, Scope, Send
 
@@ -105,10 +105,10 @@ class _Connection:
     def __init__(self, lane: WsLane, scope: Scope, send: Send) -> None:
         self._lane = lane
         self._scope = scope
-        self._writing_since: float | None = None
         self._system = lane.system
         self._send = send
-        self._send_lock = trio.Lock()  # one frame at a time; FIFO, so answers keep order
+        # One frame at a time, FIFO (answers keep their order); a stuck write cuts it off.
+        self._writer = WatchedSender(scope, send, stall_s=WRITE_STALL_S)
         self._in_flight = 0
         self._subscription: Subscription | None = None
         self._nursery: trio.Nursery | None = None
@@ -118,7 +118,7 @@ class _Connection:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._watch_service_stop)
-                nursery.start_soon(self._watch_stalled_writes)
+                nursery.start_soon(self._writer.watch)
                 while True:
                     message = await receive()
                     kind = message["type"]
@@ -153,25 +153,11 @@ class _Connection:
                 await self._send({"type": "websocket.close", "code": 1001})
                 closing.cancel_scope.cancel()
 
-    async def _watch_stalled_writes(self) -> None:
-        """Cut the connection once one write has been stuck for WRITE_STALL_S."""
-        while True:
-            await trio.sleep(WRITE_STALL_S / 4)
-            since = self._writing_since
-            if since is not None and trio.current_time() - since > WRITE_STALL_S:
-                abort_connection(self._scope)
-                return
-
     async def _answer(self, body: dict[str, Any]) -> None:
         """Write one frame (callers wait their turn: a client that stops reading holds
         them up, its subscription is dropped, and a write stuck too long cuts it off)."""
         frame = jsontext.dumps(body, option=orjson.OPT_NON_STR_KEYS).decode()
-        async with self._send_lock:
-            self._writing_since = trio.current_time()
-            try:
-                await self._send({"type": "websocket.send", "text": frame})
-            finally:
-                self._writing_since = None
+        await self._writer.send_text(frame)
 
     async def _on_message(self, data: bytes) -> None:
         try:

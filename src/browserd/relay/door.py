@@ -61,7 +61,7 @@ from ..errors import (
     RelayBusy,
     UnsupportedMediaType,
 )
-from ..http.connections import abort_connection
+from ..http.connections import WatchedSender
 from ..http.guard import ASGIApp, Message, Receive, Scope, Send, secure_headers
 from .hub import RelayHub, group_colour
 from .pairing import EXTENSION_ID_RE
@@ -220,8 +220,8 @@ class _RelayConnection:
         self._scope = scope
         self._send = send
         self._extension_id = extension_id
-        self._send_lock = trio.Lock()
-        self._writing_since: float | None = None
+        self._writer = WatchedSender(scope, send, stall_s=WRITE_STALL_S, on_cut=lambda: log.info(
+            "relay: the extension stopped reading; cutting its connection"))
 
     async def run(self, receive: Receive) -> None:
         hello = await self._hello(receive)
@@ -250,7 +250,7 @@ class _RelayConnection:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_out, outbox, nursery.cancel_scope)
                 nursery.start_soon(self._ping)
-                nursery.start_soon(self._watch_stalled_writes)
+                nursery.start_soon(self._writer.watch)
                 reason = await self._read_in(receive, transport)
                 nursery.cancel_scope.cancel()
         finally:
@@ -309,26 +309,7 @@ class _RelayConnection:
     async def _write(self, message: dict[str, Any]) -> None:
         """One text frame (FIFO under a lock; :meth:`_watch_stalled_writes` watches it)."""
         frame = orjson.dumps(message).decode()
-        async with self._send_lock:
-            self._writing_since = trio.current_time()
-            try:
-                await self._send({"type": "websocket.send", "text": frame})
-            finally:
-                self._writing_since = None
-
-    async def _watch_stalled_writes(self) -> None:
-        """Cut the connection once one write has been stuck for WRITE_STALL_S.
-
-        (The server's write is shielded: no cancel scope can end it; shutting
-        the socket down does, and the connection then ends as disconnected.)
-        """
-        while True:
-            await trio.sleep(WRITE_STALL_S / 4)
-            since = self._writing_since
-            if since is not None and trio.current_time() - since > WRITE_STALL_S:
-                log.info("relay: the extension stopped reading; cutting its connection")
-                abort_connection(self._scope)
-                return
+        await self._writer.send_text(frame)
 
 
 def _decode(message: Message) -> Any:
