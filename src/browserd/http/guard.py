@@ -74,8 +74,9 @@ from ..errors import (
 from ..token import MIN_TOKEN_CHARS, tokens_equal
 
 __all__ = [
-    "AUTH_FAILURE_LIMIT", "AUTH_FAILURE_WINDOW_S", "WS_POLICY_VIOLATION", "ASGIApp", "Guard",
-    "Headers", "Message", "Receive", "Scope", "Send", "SessionGate", "secure_headers",
+    "AUTH_FAILURE_LIMIT", "AUTH_FAILURE_WINDOW_S", "OWNER_PATHS", "WS_POLICY_VIOLATION",
+    "ASGIApp", "Guard", "Headers", "Message", "Receive", "Scope", "Send", "SessionGate",
+    "header_values", "secure_headers",
 ]
 
 Scope = MutableMapping[str, Any]
@@ -155,13 +156,14 @@ class _Exchange:
 
 def _may_have_body(scope: Scope) -> bool:
     """True unless the request declares no body (no Transfer-Encoding, length 0 or none)."""
-    if _header_values(scope, b"transfer-encoding"):
+    if header_values(scope, b"transfer-encoding"):
         return True
-    lengths = _header_values(scope, b"content-length")
+    lengths = header_values(scope, b"content-length")
     return bool(lengths) and lengths[0] not in ("0", "")
 
 
-def _header_values(scope: Scope, name: bytes) -> list[str]:
+def header_values(scope: Scope, name: bytes) -> list[str]:
+    """Every value of header ``name`` (lowercase bytes) in an ASGI scope, stripped."""
     return [
         bytes(v).decode("latin-1").strip()
         for n, v in scope.get("headers", ())
@@ -249,19 +251,19 @@ class Guard:
     def _check_request(self, scope: Scope) -> _Refusal | None:
         """Checks a-d, shared by http and websocket; None means "let it through"."""
         port = self._port
-        hosts = _header_values(scope, b"host")
+        hosts = header_values(scope, b"host")
         if len(hosts) != 1 or hosts[0].lower() not in self._hosts:
             return _Refusal.of(MisdirectedHost(
                 "this request is not addressed to browserd's control host",
                 hint=f"use http://127.0.0.1:{port} (or localhost / [::1] with port {port})",
             ))
-        origins = _header_values(scope, b"origin")
+        origins = header_values(scope, b"origin")
         if len(origins) > 1 or (origins and origins[0].lower() not in self._origins):
             return _Refusal.of(Forbidden(
                 "cross-origin requests are refused",
                 hint="browserd's API serves local programs, not web pages",
             ))
-        fetch_sites = {v.lower() for v in _header_values(scope, b"sec-fetch-site")}
+        fetch_sites = {v.lower() for v in header_values(scope, b"sec-fetch-site")}
         if fetch_sites & _CROSS_SITE:
             return _Refusal.of(Forbidden(
                 "cross-site requests are refused",
@@ -283,7 +285,7 @@ class Guard:
         owner_path = self._owner_token is not None and scope.get("path") in OWNER_PATHS
         expected = self._owner_token if owner_path else self._token
         assert expected is not None
-        values = _header_values(scope, b"authorization")
+        values = header_values(scope, b"authorization")
         if len(values) == 1:
             scheme, _, credentials = values[0].partition(" ")
             if scheme.lower() == "bearer" and tokens_equal(credentials.strip(), expected):
@@ -326,7 +328,7 @@ class Guard:
                 "OPTIONS is not supported; browserd sends no CORS headers",
                 hint="call the API from a local program, not from a web page",
             ))
-        lengths = {v for raw in _header_values(scope, b"content-length") for v in raw.split(",")}
+        lengths = {v for raw in header_values(scope, b"content-length") for v in raw.split(",")}
         length = 0
         if lengths:
             text = lengths.pop().strip() if len(lengths) == 1 else ""
@@ -338,9 +340,9 @@ class Guard:
                 f"the request body is larger than {self._max_body} bytes",
                 hint="send a smaller JSON body",
             ))
-        chunked = bool(_header_values(scope, b"transfer-encoding"))
+        chunked = bool(header_values(scope, b"transfer-encoding"))
         if length > 0 or chunked:
-            types = _header_values(scope, b"content-type")
+            types = header_values(scope, b"content-type")
             media = types[0].partition(";")[0].strip().lower() if len(types) == 1 else ""
             if media != "application/json":
                 return _Refusal.of(UnsupportedMediaType(

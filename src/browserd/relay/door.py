@@ -62,7 +62,7 @@ from ..errors import (
     UnsupportedMediaType,
 )
 from ..http.connections import WatchedSender
-from ..http.guard import ASGIApp, Message, Receive, Scope, Send, secure_headers
+from ..http.guard import ASGIApp, Message, Receive, Scope, Send, header_values, secure_headers
 from .hub import RelayHub, group_colour
 from .pairing import EXTENSION_ID_RE
 from .transport import RelayTransport
@@ -83,11 +83,6 @@ CLOSE_UNAUTHORIZED = 4401
 CLOSE_BUSY = 4409
 _POLICY_VIOLATION = 1008
 _ORIGIN_RE = re.compile(f"chrome-extension://({EXTENSION_ID_RE.pattern})")
-
-
-def _header_values(scope: Scope, name: bytes) -> list[str]:
-    return [bytes(v).decode("latin-1").strip() for n, v in scope.get("headers", ())
-            if bytes(n).lower() == name]
 
 
 class RelayDoor:
@@ -115,14 +110,14 @@ class RelayDoor:
     # -- checks ----------------------------------------------------------------
 
     def _check_host(self, scope: Scope) -> None:
-        hosts = _header_values(scope, b"host")
+        hosts = header_values(scope, b"host")
         if len(hosts) != 1 or hosts[0].lower() not in self._hosts:
             raise MisdirectedHost("this request is not addressed to browserd's control host")
 
     @staticmethod
     def _extension_origin(scope: Scope) -> str:
         """The extension id of the request's single chrome-extension:// Origin, else 403."""
-        origins = _header_values(scope, b"origin")
+        origins = header_values(scope, b"origin")
         match = _ORIGIN_RE.fullmatch(origins[0]) if len(origins) == 1 else None
         if match is None:
             raise Forbidden("the relay serves the browserd extension only",
@@ -149,7 +144,7 @@ class RelayDoor:
         extension_id = self._extension_origin(scope)
         if scope.get("method") != "POST":
             raise MethodNotAllowed("pairing is POST /relay/pair {code}")
-        types = _header_values(scope, b"content-type")
+        types = header_values(scope, b"content-type")
         if len(types) != 1 or types[0].partition(";")[0].strip().lower() != "application/json":
             raise UnsupportedMediaType("the pairing request must be JSON")
         raw = b""

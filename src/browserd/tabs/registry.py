@@ -206,9 +206,7 @@ class TabRegistry:
                               hint="`browserd offer` lists the pages that can be offered")
         consent.allowed.add(target_id)
         self._on_created(info)
-        tab = await self.wait_tab(target_id)
-        self._notify()
-        return tab
+        return await self.wait_tab(target_id)  # attaching notifies the waiters
 
     def release(self, tab: TabActor) -> None:
         """End control of an offered or opened tab, leaving its page open (consent scope)."""
