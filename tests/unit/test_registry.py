@@ -1,14 +1,17 @@
-"""Tab resolution rules of the TabRegistry (no browser: the lookup is plain code)."""
+"""The TabRegistry: tab resolution rules (plain code) and discovery races (fake CDP peer)."""
 
 from __future__ import annotations
 
 from typing import Any, cast
 
 import pytest
+import trio
+import trio.testing
 
 from browserd.config import Settings
-from browserd.errors import AmbiguousTarget, BadRequest, TabNotFound
-from browserd.tabs.registry import TabRegistry
+from browserd.errors import AmbiguousTarget, BadRequest, BrowserGone, TabNotFound
+from browserd.tabs.registry import TabRegistry, open_tab_registry
+from tests.fakecdp import Refuse, connected, tab_peer
 
 
 class FakeTab:
@@ -123,3 +126,38 @@ def test_origins_are_remembered_per_scope() -> None:
     # a disposed session's origins are forgotten with it
     reg.remove_scope("ctx-a")
     assert reg.origins_seen("ctx-a") == []
+
+
+async def test_a_page_destroyed_while_its_actor_attaches_is_never_listed() -> None:
+    """A popup the navigation guard closes can be destroyed before its tab actor
+    has attached: the attach that completes afterwards must not list a ghost."""
+    peer = tab_peer("POP1")
+    peer.on("Target.createTarget", lambda p, s: Refuse("no spare here"))
+    peer.on("Target.attachToTarget", lambda p, s: None)  # answered by hand below
+    with trio.fail_after(10):
+        async with connected(peer) as conn, open_tab_registry(
+                conn, settings=Settings(), headless=True) as reg:
+            await peer.emit("Target.targetCreated", {"targetInfo": {
+                "targetId": "POP1", "type": "page", "url": "about:blank", "title": ""}})
+            while not peer.sent("Target.attachToTarget"):
+                await trio.sleep(0.01)
+            waiter: list[BaseException] = []
+
+            async def wait_for_it() -> None:
+                try:
+                    await reg.wait_tab("POP1")
+                except BrowserGone as exc:
+                    waiter.append(exc)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(wait_for_it)
+                await trio.testing.wait_all_tasks_blocked()
+                await peer.emit("Target.targetDestroyed", {"targetId": "POP1"})
+                await trio.testing.wait_all_tasks_blocked()
+                # a waiter for the page is woken at once, and told it is gone
+            assert len(waiter) == 1
+            attach = next(m for m in peer.received if m.get("method") == "Target.attachToTarget")
+            await peer._send({"id": attach["id"], "result": {"sessionId": "S-POP1"}})
+            await trio.testing.wait_all_tasks_blocked()
+            assert reg.target_ids() == []
+            assert reg.infos() == []

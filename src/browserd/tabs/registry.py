@@ -83,9 +83,7 @@ class TabRegistry:
         self._scopes: dict[str, str | None] = {}
         self.created_count = 0
         self._changed = trio.Event()
-        # Headless only: one pre-created, unlisted about:blank tab that
-        # /tabs/open hands out at once (then replaces in the background).
-        #: The unlisted blank tab /tabs/open hands out (headless; :mod:`.spare`).
+        #: The unlisted blank tab /tabs/open hands out at once (headless; :mod:`.spare`).
         self.spare = SpareTab(
             nursery, connection, enabled=headless,
             create=lambda: self._create("about:blank", background=True),
@@ -454,6 +452,9 @@ class TabRegistry:
         )
         try:
             await self._nursery.start(actor.run)
+            if target_id not in self._started:  # destroyed while it attached
+                actor.close()
+                return
             self._tabs[target_id] = actor
             if target_id not in self._order:
                 self._order.append(target_id)
@@ -479,7 +480,8 @@ class TabRegistry:
         if tab is not None and not was_spare and self._events is not None:
             self._events.publish(EventType.TAB_CLOSED, target_id=target_id)
         self._started.discard(target_id)
-        self._ready.pop(target_id, None)
+        if (ready := self._ready.pop(target_id, None)) is not None:
+            ready.set()  # whoever waits for it is told it went away (wait_tab)
         if target_id in self._order:
             self._order.remove(target_id)
         if tab is not None:
