@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from .paths import Paths
-from .relay.pairing import CODE_TTL_S, PairingStore
 
 __all__ = ["EXTENSION_COMMANDS", "add_extension_commands", "extension_source", "install"]
 
@@ -72,6 +71,10 @@ def _extension(client: Any, args: argparse.Namespace) -> Any:
                 f"  3. choose the folder {dest}\n"
                 "Then run `browserd extension pair` and paste the code into the extension's "
                 "options page.")
+    # Imported here: the relay package brings trio and the service's door along,
+    # which no other command needs (every CLI call would pay for it).
+    from .relay.pairing import CODE_TTL_S, PairingStore
+
     profile = args.profile or _default_profile()
     store = PairingStore(paths.config_dir)
     if args.action == "unpair":

@@ -278,6 +278,8 @@ class BrowserSupervisor:
                     f"restarted {policy.budget} times in "
                     f"{policy.window_s:.0f} s; giving up: "
                     f"{error.message if error else 'unknown'}",
+                    hint="it will not be restarted again: see stderr and the log, fix the "
+                         "cause, then POST /start (browserd start)",
                     **(error.details if error else {}),
                 )
                 self._set_state(SupervisorState.FAILED)
