@@ -87,6 +87,7 @@ def multi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
     (home / "config").mkdir(mode=0o700)
     (home / "config" / "config.toml").write_text(f"""
 max_sessions = 4
+restart_budget = 3
 profile_port_start = {range_start}
 profile_port_end = {range_start + 7}
 
@@ -163,25 +164,53 @@ async def test_three_profiles_run_at_once_with_their_own_colours_and_ports(
             assert set(status["profiles"]) == set(table)
 
 
+async def _is_failed(api: httpx.AsyncClient) -> bool:
+    return (await profiles_by_name(api))["broken"]["state"] == "failed"
+
+
 async def test_a_crash_loop_in_one_profile_leaves_the_others_serving(
         api: httpx.AsyncClient, pages: PageServer) -> None:
     with trio.fail_after(DEADLINE_S):
         await wait_for(lambda: running(api, "clawd", "work", "research"), timeout=60)
+        others = ("clawd", "work", "research")
+        tabs = {p: await open_tab(api, pages.url("/hello.html"), profile=p) for p in others}
+        async def broken_status() -> dict[str, Any]:
+            return dict((await api.get("/status", params={"profile": "broken"})).json())
+
+        # its first crash loop (from the service's start) ends in failed
+        await wait_for(lambda: _is_failed(api), timeout=60)
+        restarts_before = (await broken_status())["restarts"]
         seen: set[str] = set()
         served = 0
-        # Serve the other three while "broken" goes through its restarts to failed.
-        while "failed" not in seen:
-            state = (await profiles_by_name(api))["broken"]["state"]
-            seen.add(state)
-            for profile in ("clawd", "work", "research"):
-                target = await open_tab(api, pages.url("/hello.html"), profile=profile)
-                assert await evaluate(api, target, "1 + 1", profile=profile) == 2
-                r = await api.post("/tabs/close", json={"targetId": target, "profile": profile})
-                assert r.status_code == 200, r.text
+        answer: list[httpx.Response] = []
+
+        async def start_broken() -> None:  # a fresh start: a fresh crash loop, seen whole
+            answer.append(await api.post("/start", json={"profile": "broken"}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(start_broken)
+            # The other three answer all along while "broken" goes through its restarts
+            # to failed (a pass every 0.1 s: the point is that they answer, not how often).
+            while not answer:
+                seen.add((await profiles_by_name(api))["broken"]["state"])
+                for profile, target in tabs.items():
+                    assert await evaluate(api, target, "1 + 1", profile=profile) == 2
                 served += 1
-        assert "restarting" in seen or "starting" in seen
-        broken = (await api.get("/status", params={"profile": "broken"})).json()
+                await trio.sleep(0.1)
+        assert answer[0].status_code == 502, answer[0].text
+        assert answer[0].json()["code"] == "BROWSER_GONE"
+        assert "giving up" in answer[0].json()["error"]
+        assert "POST /start" in answer[0].json()["hint"]  # not "retry in a moment"
+        assert seen & {"starting", "restarting"}, seen
+        for profile, target in tabs.items():  # and they still open and close tabs
+            fresh = await open_tab(api, pages.url("/hello.html"), profile=profile)
+            assert await evaluate(api, fresh, "2 + 2", profile=profile) == 4
+            for gone in (fresh, target):
+                r = await api.post("/tabs/close", json={"targetId": gone, "profile": profile})
+                assert r.status_code == 200, r.text
+        broken = await broken_status()
         assert broken["state"] == "failed" and broken["lastError"]
+        assert broken["restarts"] == restarts_before + 3  # the module's restart_budget
         r = await api.post("/eval", json={"js": "1", "profile": "broken"})
         assert r.status_code == 503 and r.json()["code"] == "BROWSER_NOT_RUNNING"
         assert served >= 3

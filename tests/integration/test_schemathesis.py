@@ -14,6 +14,11 @@ fixed, derandomized budget of generated cases:
   ``negative_data_rejection``), never a 5xx.
 - without the token: every generated call, ``POST /stop`` included, is 401.
 
+The budget per operation is small in the suite (4 valid, 2 invalid, 1
+anonymous case); ``BROWSERD_FUZZ=full`` runs the fuller one (10, 5, 3)::
+
+    BROWSERD_FUZZ=full pytest tests/integration/test_schemathesis.py
+
 ``POST /stop`` and ``POST /start`` are left out of the token runs: they stop
 or relaunch the browser (``/start {"headless": false}`` relaunches it
 headful, which fails on a machine without a display), turning later cases
@@ -23,6 +28,7 @@ into 502/503.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -45,9 +51,10 @@ from browserd.http.routes import all_routes
 from browserd.http.schema import parse_args
 from tests.conftest import ServiceInfo, start_service, stop_service
 
-POSITIVE_EXAMPLES = 10
-NEGATIVE_EXAMPLES = 5
-ANONYMOUS_EXAMPLES = 3
+FULL = os.environ.get("BROWSERD_FUZZ") == "full"
+POSITIVE_EXAMPLES = 10 if FULL else 4
+NEGATIVE_EXAMPLES = 5 if FULL else 2
+ANONYMOUS_EXAMPLES = 3 if FULL else 1
 TIMEOUT_CAP_MS = 300
 NOT_IN_TOKEN_RUNS = {"POST /stop", "POST /start"}
 OPEN_OPERATIONS = {"GET /healthz"}
