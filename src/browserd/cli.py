@@ -200,11 +200,14 @@ def _remote_commands(argv: Sequence[str]) -> tuple[Any, Sequence[RouteCommand]]:
 
 def _run(argv: Sequence[str]) -> int:
     client = None
-    if _command_word(argv) in (*LOCAL_COMMANDS, *HAND_WRITTEN):
+    word = _command_word(argv)
+    if word in (*LOCAL_COMMANDS, *HAND_WRITTEN):
         parser = build_parser(commands=())
     else:
         client, commands = _remote_commands(argv)
-        parser = build_parser(commands)
+        # Only the named command's parser is built (a parser per route costs ~1 ms);
+        # every command when none is named or the name is wrong (help, "invalid choice").
+        parser = build_parser([c for c in commands if c.name == word] or commands)
     args = parser.parse_args(argv)
     args.json = getattr(args, "json", False)
     args.control_url = getattr(args, "control_url", None)
