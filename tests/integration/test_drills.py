@@ -5,10 +5,13 @@ one injected fault, recovery and the invariants checked, a graceful stop)
 and fails with the drill's report. ``python -m supervision`` runs them all. Latency
 limits are not judged here (only recorded): a loaded CI machine is slow, not broken.
 
-Three fast drills stay out of the suite, for its time, because suite tests show
-the same behaviour more cheaply: F8 (a hung renderer: ``test_input``'s hung-page
-click), F11 (a crash loop backs off and gives up: ``test_profiles``' crash loop
-and ``tests/unit/test_supervisor.py``) and P1 (one profile killed while the others
+Five fast drills stay out of the suite, for its time, because suite tests show
+the same behaviour more cheaply: F3 (SIGTERM: ``test_lifecycle``'s
+``test_sigterm_exits_zero_after_closing_the_browser``), F8 (a hung renderer:
+``test_input``'s hung-page click), F9 (a dialog never hangs a call: the dialog
+tests of ``test_snapshot``, ``test_hostile`` and ``test_navigation``), F11 (a crash
+loop backs off and gives up: ``test_profiles``' crash loop and
+``tests/unit/test_supervisor.py``) and P1 (one profile killed while the others
 serve: ``test_profiles``). ``python -m supervision`` runs them with the rest.
 """
 
@@ -32,20 +35,12 @@ async def test_f1_browser_killed_with_requests_in_flight() -> None:
     await drill("F1")
 
 
-async def test_f3_sigterm_closes_the_browser_first_and_exits_zero() -> None:
-    await drill("F3")
-
-
 async def test_f5_stale_singleton_lock_does_not_block_a_start() -> None:
     await drill("F5")
 
 
 async def test_f7_renderer_crash_fails_that_tab_only() -> None:
     await drill("F7")
-
-
-async def test_f9_javascript_dialog_never_hangs_a_call() -> None:
-    await drill("F9")
 
 
 async def test_f14_closing_the_last_tab_keeps_the_browser_usable() -> None:

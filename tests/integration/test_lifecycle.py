@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -210,6 +211,11 @@ def test_sigterm_exits_zero_after_closing_the_browser(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         os.kill(pid, 0)
     assert "stopped (close)" in info.log_text()
+    # closed the way Chrome closes itself: no lock left, and a clean exit recorded
+    # (the next start shows no "restore pages?" bubble)
+    assert not list(profile.glob("Singleton*"))
+    prefs = json.loads((profile / "Default" / "Preferences").read_text())["profile"]
+    assert prefs["exit_type"] == "Normal" and prefs["exited_cleanly"] is True
 
 
 def test_fatal_start_failure_exits_non_zero(tmp_path: Path) -> None:
