@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 import attrs
 import httpx
 import trio
+from supervision.harness import LOOPBACK_TLS
 from supervision.harness import free_port_pair as free_port_pair
 from supervision.invariants import cpu_seconds as cpu_seconds
 
@@ -223,7 +224,7 @@ class Service:
                                      stdin=subprocess.DEVNULL)
         log.close()
         deadline = time.monotonic() + timeout
-        with httpx.Client(timeout=2) as probe:
+        with httpx.Client(timeout=2, verify=LOOPBACK_TLS) as probe:
             while True:
                 if self.proc.poll() is not None:
                     raise RuntimeError(f"browserd exited {self.proc.returncode}:\n"
@@ -254,12 +255,14 @@ class Service:
 
     def client(self) -> httpx.Client:
         """One persistent keep-alive client with the token (what an agent holds)."""
-        return httpx.Client(base_url=self.base_url, headers=self.headers, timeout=120)
+        return httpx.Client(base_url=self.base_url, headers=self.headers, timeout=120,
+                            verify=LOOPBACK_TLS)
 
     def async_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base_url, headers=self.headers, timeout=120,
                                  limits=httpx.Limits(max_connections=32,
-                                                     max_keepalive_connections=32))
+                                                     max_keepalive_connections=32),
+                                 verify=LOOPBACK_TLS)
 
     def log_tail(self, chars: int = 3000) -> str:
         try:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 import trio
+from supervision.harness import LOOPBACK_TLS
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -103,7 +104,7 @@ async def main() -> None:
     info = start_service(home)
     try:
         async with httpx.AsyncClient(base_url=info.base_url, headers=info.headers,
-                                     timeout=120) as api:
+                                     timeout=120, verify=LOOPBACK_TLS) as api:
             server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
             threading.Thread(target=server.serve_forever, daemon=True).start()
             page = f"http://127.0.0.1:{server.server_address[1]}/"

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import httpx
+from supervision.harness import LOOPBACK_TLS
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -102,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         + "".join(f"[profiles.{name}]\n" for name in others))
     info = start_service(home, wait_browser=False, timeout=60)
     try:
-        with httpx.Client(base_url=info.base_url, headers=info.headers, timeout=120) as client:
+        with httpx.Client(base_url=info.base_url, headers=info.headers, timeout=120,
+                          verify=LOOPBACK_TLS) as client:
             client.post("/start").raise_for_status()
             tab = client.post("/tabs/open", json={"url": "about:blank"}).json()["targetId"]
             one_rss = _rss_mb(info.pid)

@@ -40,6 +40,7 @@ import httpx
 import orjson
 import trio
 import trio_websocket
+from supervision.harness import LOOPBACK_TLS
 
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -119,7 +120,7 @@ async def run(n: int, warmup: int, height: int) -> str:
     try:
         service.start()
         async with httpx.AsyncClient(base_url=service.base_url, headers=service.headers,
-                                     timeout=120) as api:
+                                     timeout=120, verify=LOOPBACK_TLS) as api:
             status = (await api.get("/status")).json()
             cdp_port = status["ports"]["cdp"]
             url = f"http://127.0.0.1:{server.server_address[1]}/long.html"
@@ -131,7 +132,8 @@ async def run(n: int, warmup: int, height: int) -> str:
                 "js": "[document.documentElement.scrollWidth,"
                       " document.documentElement.scrollHeight]"})).json()["result"]
             # The CDP port is browserd's gateway: the same token.
-            async with httpx.AsyncClient(timeout=10, headers=service.headers) as plain:
+            async with httpx.AsyncClient(timeout=10, headers=service.headers,
+                                         verify=LOOPBACK_TLS) as plain:
                 version = (await plain.get(f"http://127.0.0.1:{cdp_port}/json/version")).json()
             auth = [(k.lower().encode(), v.encode()) for k, v in service.headers.items()]
             async with trio_websocket.open_websocket_url(

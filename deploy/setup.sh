@@ -75,7 +75,10 @@ case "$MODE" in
     say "ruff";  "$VENV/bin/ruff" check src tests supervision bench
     say "mypy";  "$VENV/bin/mypy"
     say "pytest"
-    exec "$VENV/bin/pytest" -q -p no:cacheprovider "$@"
+    # Two workers, each running whole test files with its own browserd
+    # (BROWSERD_TEST_WORKERS=0 runs everything in this process).
+    exec "$VENV/bin/pytest" -q -p no:cacheprovider -n "${BROWSERD_TEST_WORKERS:-2}" \
+      --dist loadfile "$@"
     ;;
   *)
     echo "usage: bash deploy/setup.sh serve|test [args...]" >&2; exit 2 ;;

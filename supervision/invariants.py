@@ -34,6 +34,8 @@ import trio
 from browserd.browser.profile import on_profile, process_argv
 from browserd.browser.profile import pid_alive as pid_alive  # the drills import it from here
 
+from .harness import LOOPBACK_TLS
+
 HEALTHZ_MAX_S = 0.5
 
 
@@ -222,7 +224,7 @@ async def check_healthz(base_url: str, *, judge_latency: bool = True
     is scheduling noise, three are the service.
     """
     took = float("inf")
-    async with httpx.AsyncClient(timeout=5) as client:
+    async with httpx.AsyncClient(timeout=5, verify=LOOPBACK_TLS) as client:
         for _ in range(3):
             start = time.perf_counter()
             try:

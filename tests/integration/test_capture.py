@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+from supervision.harness import LOOPBACK_TLS
 
 from browserd.cdp import open_cdp_connection
 from browserd.errors import BadRequest, CdpError
@@ -361,7 +362,8 @@ async def test_media_needs_auth_and_refuses_bad_names(api, service, pages, tab):
         await api.post("/navigate", json={"targetId": tab, "url": pages.url("/hello.html")})
         body = await shoot(api, tab)
         name = body["mediaUrl"].removeprefix("/media/")
-        async with httpx.AsyncClient(base_url=service.base_url, timeout=10) as anon:
+        async with httpx.AsyncClient(base_url=service.base_url, timeout=10,
+                                     verify=LOOPBACK_TLS) as anon:
             r = await anon.get(body["mediaUrl"])
             assert r.status_code == 401 and r.json()["code"] == "UNAUTHORIZED"
             assert r.content != Path(body["path"]).read_bytes()
@@ -501,7 +503,7 @@ async def direct_tab(api: httpx.AsyncClient, url: str) -> AsyncIterator[TabActor
     """
     status = (await api.get("/status")).json()
     auth = {"Authorization": api.headers["authorization"]}  # the CDP gateway's token
-    async with httpx.AsyncClient(headers=auth, timeout=10) as gateway:
+    async with httpx.AsyncClient(headers=auth, timeout=10, verify=LOOPBACK_TLS) as gateway:
         version = (await gateway.get(status["cdpUrl"] + "/json/version")).json()
     ws_url = version["webSocketDebuggerUrl"]
     target = await open_tab(api, url)

@@ -23,7 +23,7 @@ import pytest
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
-from supervision.harness import PlainChromium, launch_chromium
+from supervision.harness import LOOPBACK_TLS, PlainChromium, launch_chromium
 
 from browserd.cdp import CdpConnection, open_cdp_connection, open_cdp_over
 from browserd.cli_extension import install
@@ -358,7 +358,8 @@ async def test_the_service_answers_the_relay_in_front_of_its_guard(service: Serv
     store = PairingStore(Paths.resolve({"BROWSERD_HOME": str(service.home)}).config_dir)
     code = store.new_code(service.profile).code
     origin = {"Origin": "chrome-extension://" + "b" * 32}
-    async with httpx.AsyncClient(base_url=service.base_url, timeout=10) as client:
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=10,
+                                 verify=LOOPBACK_TLS) as client:
         # The agent's token does not make a web page's request a pairing.
         r = await client.post("/relay/pair", json={"code": code},
                               headers={**service.headers, "Origin": "http://127.0.0.1:1"})
@@ -392,7 +393,7 @@ async def test_an_extension_profile_serves_the_shared_tab_through_the_api(
     service = await start_service_async(home, timeout=60)
     try:
         async with httpx.AsyncClient(base_url=service.base_url, timeout=30, headers={
-                **service.headers, "X-Browserd-Profile": "ext"}) as api, \
+                **service.headers, "X-Browserd-Profile": "ext"}, verify=LOOPBACK_TLS) as api, \
                 _users_browser(tmp_path) as chromium:
             with trio.fail_after(60):
                 r = await api.post("/start")

@@ -27,6 +27,7 @@ import orjson
 import pytest
 import trio
 import trio_websocket
+from supervision.harness import LOOPBACK_TLS
 from supervision.neighbour import group_listeners, group_members, listening_ports
 
 from tests.conftest import PageServer, ServiceInfo, start_service, stop_service
@@ -96,7 +97,7 @@ async def test_gateway_refuses_without_the_token_a_wrong_one_or_a_page_origin(
     page = {**good, "Origin": other_origin.base_url}
     same_port_page = {**good, "Origin": base}
     with trio.fail_after(30):
-        async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+        async with httpx.AsyncClient(base_url=base, timeout=10, verify=LOOPBACK_TLS) as http:
             version = await http.get("/json/version", headers=good)
             assert version.status_code == 200, version.text
             ws_url = version.json()["webSocketDebuggerUrl"]
@@ -151,7 +152,8 @@ async def test_page_endpoint_client_gets_its_own_ids_sessions_and_browserds_rule
             tab = (await api.post("/tabs/open", json={"url": pages.url("/hello.html")})).json()
             target = tab["targetId"]
             pid = (await api.get("/status")).json()["pid"]
-            async with httpx.AsyncClient(headers=gw.headers, timeout=10) as http:
+            async with httpx.AsyncClient(headers=gw.headers, timeout=10,
+                                         verify=LOOPBACK_TLS) as http:
                 listed = (await http.get(f"http://127.0.0.1:{gw.cdp_port}/json/list")).json()
             entry = next(t for t in listed if t["id"] == target)
             auth = [(b"authorization", f"Bearer {gw.token}".encode())]
@@ -205,7 +207,8 @@ async def wait_status(api: httpx.AsyncClient, key: str, value: Any) -> None:
 async def test_spare_tab_is_never_hidden_from_a_gateway_client(gw: ServiceInfo) -> None:
     """Every page a browser-endpoint client can see is a listed tab (no hidden spare)."""
     with trio.fail_after(60):
-        async with gw.client() as api, httpx.AsyncClient(headers=gw.headers) as http:
+        async with gw.client() as api, httpx.AsyncClient(headers=gw.headers,
+                                                         verify=LOOPBACK_TLS) as http:
             await wait_status(api, "spareTab", True)  # headless: the spare exists
             version = (await http.get(f"http://127.0.0.1:{gw.cdp_port}/json/version")).json()
             auth = [(b"authorization", f"Bearer {gw.token}".encode())]

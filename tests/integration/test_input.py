@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import add_route, start_service, stop_service
 from tests.integration.helpers import js, ok, post, ref_of
@@ -446,7 +447,8 @@ async def test_hung_page_click_is_bounded_and_tab_recovers(api, service, tab, pa
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(hang_click)
-                async with httpx.AsyncClient(base_url=service.base_url, timeout=5) as bare:
+                async with httpx.AsyncClient(base_url=service.base_url, timeout=5,
+                                             verify=LOOPBACK_TLS) as bare:
                     while not result:
                         # The service and other tabs answer while this tab hangs.
                         r = await bare.get("/healthz")

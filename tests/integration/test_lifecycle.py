@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from supervision import harness
+from supervision.harness import LOOPBACK_TLS
 
 from browserd.browser.profile import profile_pids
 from tests.conftest import ServiceInfo, free_port_pair, start_service, stop_service
@@ -298,7 +299,7 @@ def test_cli_never_sends_the_token_to_an_impostor(tmp_path: Path) -> None:
 
 
 def test_healthz_needs_no_token_and_says_nothing_else(service: ServiceInfo) -> None:
-    r = httpx.get(f"{service.base_url}/healthz", timeout=5)
+    r = httpx.get(f"{service.base_url}/healthz", timeout=5, verify=LOOPBACK_TLS)
     assert r.status_code == 200 and set(r.json()) == {"ok", "browser"}
 
 
@@ -317,7 +318,8 @@ def test_harness_retries_a_port_someone_else_took(
                              wait_browser=False)
         try:
             assert info.port != taken
-            assert httpx.get(f"{info.base_url}/healthz", timeout=10).status_code == 200
+            assert httpx.get(f"{info.base_url}/healthz", timeout=10,
+                             verify=LOOPBACK_TLS).status_code == 200
         finally:
             stop_service(info)
     finally:

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, add_route
 from tests.integration.helpers import html_route, js, ok
@@ -131,7 +132,8 @@ live_fallback = "clawd"
 @pytest.fixture
 async def api(live: ServiceInfo) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=live.base_url, timeout=30,
-                                 headers={**live.headers, "X-Browserd-Profile": "mine"}) as c:
+                                 headers={**live.headers, "X-Browserd-Profile": "mine"},
+                                 verify=LOOPBACK_TLS) as c:
         yield c
 
 
@@ -239,7 +241,8 @@ async def test_no_browser_is_503_with_how_to_enable_it_and_the_fallback_serves(
     with trio.fail_after(DEADLINE_S):
         async with httpx.AsyncClient(base_url=live.base_url, timeout=30,
                                      headers={**live.headers,
-                                              "X-Browserd-Profile": "away"}) as away:
+                                              "X-Browserd-Profile": "away"},
+                                     verify=LOOPBACK_TLS) as away:
             r = await away.post("/start")
             assert r.status_code == 503 and r.json()["code"] == "LIVE_BROWSER_NOT_FOUND", r.text
             assert "chrome://inspect" in r.json()["hint"]

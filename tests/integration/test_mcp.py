@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.stdio import stdio_client as mcp_stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from supervision.harness import LOOPBACK_TLS
 
 from browserd.http.catalog import CORE
 from tests.conftest import PageServer, ServiceInfo
@@ -127,7 +128,8 @@ async def test_caps_choose_the_tool_groups(service: ServiceInfo) -> None:
             status = await client.call_tool("status", {})
         assert names < every and {"emulate_set", "pdf", "downloads", "find"} <= every
         assert "state: running" in text_of(status)
-        async with httpx.AsyncClient(base_url=service.base_url, headers=service.headers) as h:
+        async with httpx.AsyncClient(base_url=service.base_url, headers=service.headers,
+                                     verify=LOOPBACK_TLS) as h:
             r = await h.post("/mcp?caps=bogus", json={})
             assert (r.status_code, r.json()["code"]) == (400, "BAD_REQUEST")
 
@@ -135,7 +137,8 @@ async def test_caps_choose_the_tool_groups(service: ServiceInfo) -> None:
 async def test_mcp_needs_the_token(service: ServiceInfo) -> None:
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     with trio.fail_after(30):
-        async with httpx.AsyncClient(base_url=service.base_url, timeout=20) as anon:
+        async with httpx.AsyncClient(base_url=service.base_url, timeout=20,
+                                     verify=LOOPBACK_TLS) as anon:
             r = await anon.post("/mcp", json=body)
             assert (r.status_code, r.json()["code"]) == (401, "UNAUTHORIZED")
             r = await anon.post("/mcp", json=body, headers={

@@ -28,6 +28,7 @@ import httpx
 import pytest
 import trio
 from supervision import harness
+from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
 
@@ -295,7 +296,7 @@ def arrived(svc: ServiceInfo, tag: str) -> bool:
 async def test_detector_sees_a_request_that_arrives(navdl_service):
     tag = secrets.token_hex(4)
     with trio.fail_after(20):
-        async with httpx.AsyncClient() as plain:
+        async with httpx.AsyncClient(verify=LOOPBACK_TLS) as plain:
             r = await plain.get(blocked_url(navdl_service, tag))
         assert r.status_code == 401
         while not arrived(navdl_service, tag):

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
-from supervision.harness import REAL_CHROMIUM
+from supervision.harness import LOOPBACK_TLS, REAL_CHROMIUM
 
 from tests.conftest import PageServer, ServiceInfo, start_service, stop_service
 
@@ -139,7 +139,7 @@ def test_the_ui_cookie_never_opens_an_agent_route(ops: ServiceInfo, agent: httpx
     cookie = next(c for c in context.cookies() if c["name"] == "browserd_ui")
     key = page.evaluate("localStorage.getItem('browserd-ui-key')")
     session = {"Cookie": f"browserd_ui={cookie['value']}", "X-Browserd-UI-Key": key}
-    with httpx.Client(base_url=ops.base_url, timeout=30) as raw:
+    with httpx.Client(base_url=ops.base_url, timeout=30, verify=LOOPBACK_TLS) as raw:
         assert raw.get("/ui/api/state", headers=session).status_code == 200
         for method, path in (("GET", "/status"), ("GET", "/tabs"), ("POST", "/stop"),
                              ("GET", "/metrics"), ("POST", "/ui-codes")):
@@ -173,7 +173,7 @@ def test_a_cross_origin_post_to_the_ui_is_refused(ops: ServiceInfo, agent: httpx
         return out;
     }""", [ops.base_url, key])
     assert outcome == {"cors": "blocked", "simple": "sent"}
-    with httpx.Client(base_url=ops.base_url, timeout=30) as raw:
+    with httpx.Client(base_url=ops.base_url, timeout=30, verify=LOOPBACK_TLS) as raw:
         cookie = next(c for c in context.cookies() if c["name"] == "browserd_ui")
         r = raw.post("/ui/api/browser", json={"action": "stop"}, headers={
             "Cookie": f"browserd_ui={cookie['value']}", "X-Browserd-UI-Key": key,
@@ -364,7 +364,7 @@ def test_metrics_parse_and_count(agent: httpx.Client, ops: ServiceInfo) -> None:
     from prometheus_client.parser import text_string_to_metric_families
 
     assert agent.get("/tabs").status_code == 200
-    with httpx.Client(base_url=ops.base_url, timeout=30) as anonymous:
+    with httpx.Client(base_url=ops.base_url, timeout=30, verify=LOOPBACK_TLS) as anonymous:
         assert anonymous.get("/metrics").status_code == 401
     r = agent.get("/metrics")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")

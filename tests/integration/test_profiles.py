@@ -25,7 +25,7 @@ import httpx
 import pytest
 import trio
 from supervision import harness
-from supervision.harness import wait_for
+from supervision.harness import LOOPBACK_TLS, wait_for
 
 from tests.conftest import (
     PageServer,
@@ -152,10 +152,11 @@ async def test_three_profiles_run_at_once_with_their_own_colours_and_ports(
             assert table[name]["userDataDir"].endswith(f"/profiles/{name}")
             # each launch profile's gateway answers on its own port, behind the token
             port = table[name]["cdpPort"]
-            async with httpx.AsyncClient(headers=multi.headers, timeout=10) as gw:
+            async with httpx.AsyncClient(headers=multi.headers, timeout=10,
+                                         verify=LOOPBACK_TLS) as gw:
                 r = await gw.get(f"http://127.0.0.1:{port}/json/version")
             assert r.status_code == 200, r.text
-            async with httpx.AsyncClient(timeout=10) as anon:
+            async with httpx.AsyncClient(timeout=10, verify=LOOPBACK_TLS) as anon:
                 r = await anon.get(f"http://127.0.0.1:{port}/json/version")
             assert r.status_code == 401
             status = (await api.get("/status", params={"profile": name})).json()

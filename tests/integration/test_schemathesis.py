@@ -45,6 +45,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from supervision.harness import LOOPBACK_TLS
 
 from browserd.errors import BadRequest
 from browserd.http.routes import all_routes
@@ -85,7 +86,8 @@ def _cap_timeouts(node: Any) -> None:
 
 
 def _load(info: ServiceInfo) -> tuple[dict[str, Any], Any]:
-    raw = httpx.get(f"{info.base_url}/openapi.json", headers=info.headers, timeout=10).json()
+    raw = httpx.get(f"{info.base_url}/openapi.json", headers=info.headers, timeout=10,
+                    verify=LOOPBACK_TLS).json()
     _cap_timeouts(raw)
     return raw, schemathesis.openapi.from_dict(raw)
 
@@ -151,7 +153,8 @@ def test_s10_generated_requests_with_and_without_the_token(fuzzed: ServiceInfo) 
     auth = {"Authorization": f"Bearer {fuzzed.token}"}
     failures: list[str] = []
     calls = {"token": 0, "anonymous": 0}
-    before = httpx.get(f"{fuzzed.base_url}/status", headers=auth, timeout=10).json()
+    before = httpx.get(f"{fuzzed.base_url}/status", headers=auth, timeout=10,
+                       verify=LOOPBACK_TLS).json()
     with requests.Session() as session:
 
         def with_token(case: Any, *, bad_input: bool = False) -> None:
@@ -203,13 +206,15 @@ def test_s10_generated_requests_with_and_without_the_token(fuzzed: ServiceInfo) 
                                     f"{type(exc).__name__}: {str(exc)[:1500]}")
     assert not failures, "\n\n".join(failures)
     assert calls["token"] >= 5 * len(operations) and calls["anonymous"] >= len(operations) - 1
-    after = httpx.get(f"{fuzzed.base_url}/status", headers=auth, timeout=10).json()
+    after = httpx.get(f"{fuzzed.base_url}/status", headers=auth, timeout=10,
+                      verify=LOOPBACK_TLS).json()
     assert after["state"] == "running" and after["pid"] == before["pid"], (
         "the browser was stopped or restarted during the fuzzing", after["lastError"])
 
 
 def test_s10_schema_is_served_only_with_the_token(fuzzed: ServiceInfo) -> None:
-    r = httpx.get(f"{fuzzed.base_url}/openapi.json", timeout=10)
+    r = httpx.get(f"{fuzzed.base_url}/openapi.json", timeout=10, verify=LOOPBACK_TLS)
     assert r.status_code == 401
-    r = httpx.get(f"{fuzzed.base_url}/openapi.json", headers=fuzzed.headers, timeout=10)
+    r = httpx.get(f"{fuzzed.base_url}/openapi.json", headers=fuzzed.headers, timeout=10,
+                  verify=LOOPBACK_TLS)
     assert r.status_code == 200 and r.json()["openapi"].startswith("3.")

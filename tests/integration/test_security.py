@@ -37,6 +37,7 @@ import orjson
 import pytest
 import trio
 from supervision import harness
+from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import (
     PageServer,
@@ -133,7 +134,7 @@ async def observe(api: httpx.AsyncClient, cdp_port: int) -> World:
     assert r.status_code == 200, r.text
     status = (await api.get("/status")).json()
     # The CDP port is browserd's gateway now: the same token, the listed tabs.
-    async with httpx.AsyncClient(timeout=10, headers=api.headers) as raw:
+    async with httpx.AsyncClient(timeout=10, headers=api.headers, verify=LOOPBACK_TLS) as raw:
         targets = (await raw.get(f"http://127.0.0.1:{cdp_port}/json/list")).json()
     tabs = frozenset(t["targetId"] for t in r.json()["tabs"])
     return World(
@@ -304,7 +305,8 @@ async def test_s1_every_route_refuses_without_the_exact_token(
                 ("PUT", "/tabs/open"), ("OPTIONS", "/healthz"), ("POST", "/healthz")]
         before = await observe(api, service.cdp_port)
         sent = 0
-        async with httpx.AsyncClient(base_url=service.base_url, timeout=15) as anon:
+        async with httpx.AsyncClient(base_url=service.base_url, timeout=15,
+                                     verify=LOOPBACK_TLS) as anon:
 
             async def attempt(method: str, path: str, name: str, headers: dict[str, str],
                               query: str = "") -> httpx.Response:
@@ -523,7 +525,7 @@ def assert_guard_refused_the_attacks(service: ServiceInfo, before: dict[tuple[st
 
 
 async def browser_ws_id(service: ServiceInfo) -> str:
-    async with httpx.AsyncClient(timeout=10, headers=service.headers) as raw:
+    async with httpx.AsyncClient(timeout=10, headers=service.headers, verify=LOOPBACK_TLS) as raw:
         version = (await raw.get(f"http://127.0.0.1:{service.cdp_port}/json/version")).json()
     return str(version["webSocketDebuggerUrl"]).rsplit("/", 1)[1]
 
@@ -694,7 +696,8 @@ async def test_s7_remote_bind_with_opt_in_still_requires_the_token(tmp_path: Pat
             if lan is not None:
                 bases.append(f"http://{lan}:{port}")
             for base in bases:
-                async with httpx.AsyncClient(base_url=base, timeout=10) as anon:
+                async with httpx.AsyncClient(base_url=base, timeout=10,
+                                             verify=LOOPBACK_TLS) as anon:
                     for method, path in (("GET", "/tabs"), ("GET", "/status"),
                                          ("POST", "/tabs/open"), ("POST", "/stop")):
                         r = await anon.request(method, path, json={"url": "about:blank"}
@@ -733,7 +736,8 @@ async def test_s8_another_chrome_on_the_cdp_port_is_refused_untouched(tmp_path: 
     with trio.fail_after(60):
         async with (
             plain_chromium(port + 1, tmp_path / "other-chrome") as chrome,
-            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port + 1}", timeout=10) as devtools,
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port + 1}", timeout=10,
+                              verify=LOOPBACK_TLS) as devtools,
         ):
             version = (await devtools.get("/json/version")).json()
             targets = sorted((t["id"], t["type"], t["url"])
@@ -951,7 +955,8 @@ async def test_audit_log_records_requests_and_never_the_token(
             assert (await api.delete(f"/tabs/{token}")).json()["code"] == "TAB_NOT_FOUND"
             r = await api.get("/tabs", params={"token": token})
             assert r.status_code == 400 and token not in r.text
-        async with httpx.AsyncClient(base_url=locked_down.base_url, timeout=10) as anon:
+        async with httpx.AsyncClient(base_url=locked_down.base_url, timeout=10,
+                                     verify=LOOPBACK_TLS) as anon:
             assert (await anon.get(f"/tabs?token={token}")).status_code == 401
             assert (await anon.get(f"/{token}")).status_code == 401
             r = await anon.get("/tabs", headers={"Authorization": f"Bearer {token}x"})

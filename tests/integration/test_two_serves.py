@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import free_port_pair
 
@@ -44,7 +45,7 @@ def run_pair(homes: tuple[Path, Path], port: int, tmp_path: Path) -> None:
         lines = error_lines(outs[loser])
         assert len(lines) == 1, text
         assert "already" in lines[0], lines[0]
-        r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
+        r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5, verify=LOOPBACK_TLS)
         assert r.status_code == 200
         assert procs[winner].poll() is None
     finally:
