@@ -14,7 +14,7 @@ import pytest
 import trio
 from supervision.harness import LOOPBACK_TLS
 
-from tests.conftest import add_route, start_service, stop_service
+from tests.conftest import add_route
 from tests.integration.helpers import js, ok, post, ref_of
 
 pytestmark = pytest.mark.chromium
@@ -467,25 +467,6 @@ async def test_hung_page_click_is_bounded_and_tab_recovers(api, service, tab, pa
             assert await js(api, tab, "document.getElementById('out').textContent") == "n=1"
         finally:
             await api.post("/tabs/close", json={"targetId": other})
-
-
-async def test_wait_needs_eval_unless_url_or_load_state(tmp_path):
-    info = await trio.to_thread.run_sync(
-        lambda: start_service(tmp_path / "home", env={"BROWSERD_EVALUATE_ENABLED": "0"}))
-    try:
-        with trio.fail_after(30):
-            async with info.client() as api:
-                r = await api.post("/tabs/open", json={"url": "about:blank"})
-                tab = r.json()["targetId"]
-                for body in ({"selector": "p"}, {"text": "x"}, {"textGone": "x"}):
-                    r = await post(api, "/wait", tab, **body)
-                    assert r.status_code == 403 and r.json()["code"] == "EVAL_DISABLED", body
-                r = await post(api, "/act", tab, actions=[{"kind": "wait", "selector": "p"}])
-                assert r.status_code == 403
-                await ok(api, "/wait", tab, url="about:blank", timeoutMs=2000)
-                await ok(api, "/wait", tab, loadState="load", timeoutMs=2000)
-    finally:
-        await trio.to_thread.run_sync(lambda: stop_service(info))
 
 
 def test_chords_and_url_globs_parse() -> None:

@@ -36,9 +36,11 @@ def wait_for(predicate, timeout: float = 15.0, interval: float = 0.05):  # type:
     raise AssertionError("condition not met in time")
 
 
-@pytest.fixture
-def private(tmp_path: Path):  # type: ignore[no-untyped-def]
-    info = start_service(tmp_path / "home")
+@pytest.fixture(scope="module")
+def private(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One service for the module's tests on a running browser, in file order: each
+    leaves it running (the stop test starts it again, the kill test waits for it)."""
+    info = start_service(tmp_path_factory.mktemp("private") / "home")
     yield info
     stop_service(info)
 

@@ -48,6 +48,7 @@ from tests.conftest import (
     stop_service,
 )
 from tests.integration._rawcdp import launch_chromium, open_cdp
+from tests.integration.helpers import ok, post
 from tests.integration.test_lifecycle import profile_processes
 
 MARKER_TITLE = "sec marker"
@@ -771,6 +772,22 @@ def locked_down(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInf
                          env={"BROWSERD_EVALUATE_ENABLED": "0"})
     yield info
     stop_service(info)
+
+
+async def test_s9_wait_needs_eval_unless_url_or_load_state(locked_down: ServiceInfo) -> None:
+    """/wait for a selector or text runs the page's script: refused with eval off;
+    waiting for a URL or a load state needs none and works."""
+    with trio.fail_after(30):
+        async with locked_down.client() as api:
+            r = await api.post("/tabs/open", json={"url": "about:blank"})
+            tab = r.json()["targetId"]
+            for body in ({"selector": "p"}, {"text": "x"}, {"textGone": "x"}):
+                r = await post(api, "/wait", tab, **body)
+                assert r.status_code == 403 and r.json()["code"] == "EVAL_DISABLED", body
+            r = await post(api, "/act", tab, actions=[{"kind": "wait", "selector": "p"}])
+            assert r.status_code == 403
+            await ok(api, "/wait", tab, url="about:blank", timeoutMs=2000)
+            await ok(api, "/wait", tab, loadState="load", timeoutMs=2000)
 
 
 async def test_s9_eval_disabled_is_403_and_runs_nothing(
