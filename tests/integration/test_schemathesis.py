@@ -36,15 +36,6 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import pytest
 import requests
-import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
-from schemathesis import GenerationMode
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    negative_data_rejection,
-    response_schema_conformance,
-    status_code_conformance,
-)
 from supervision.harness import LOOPBACK_TLS
 
 from browserd.errors import BadRequest
@@ -59,7 +50,6 @@ ANONYMOUS_EXAMPLES = 3 if FULL else 1
 TIMEOUT_CAP_MS = 300
 NOT_IN_TOKEN_RUNS = {"POST /stop", "POST /start"}
 OPEN_OPERATIONS = {"GET /healthz"}
-CHECKS = [status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +76,8 @@ def _cap_timeouts(node: Any) -> None:
 
 
 def _load(info: ServiceInfo) -> tuple[dict[str, Any], Any]:
+    import schemathesis  # here, not at the top: collecting this file stays cheap
+
     raw = httpx.get(f"{info.base_url}/openapi.json", headers=info.headers, timeout=10,
                     verify=LOOPBACK_TLS).json()
     _cap_timeouts(raw)
@@ -96,8 +88,9 @@ def _has_deadline(raw: dict[str, Any], method: str, path: str) -> bool:
     return "timeoutMs" in repr(raw["paths"][path][method.lower()])
 
 
-def _run(operation: Any, mode: GenerationMode, examples: int,
-         check: Callable[[Any], None]) -> None:
+def _run(operation: Any, mode: Any, examples: int, check: Callable[[Any], None]) -> None:
+    from hypothesis import HealthCheck, Phase, given, settings
+
     @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
               print_blob=False)
@@ -146,6 +139,16 @@ def _label(operation: Any) -> str:
 
 
 def test_s10_generated_requests_with_and_without_the_token(fuzzed: ServiceInfo) -> None:
+    from schemathesis import GenerationMode
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        negative_data_rejection,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
+    conformance = [status_code_conformance, content_type_conformance,
+                   response_schema_conformance]
     raw, schema = _load(fuzzed)
     operations = [result.ok() for result in schema.get_all_operations()]
     labels = {_label(op) for op in operations}
@@ -170,7 +173,7 @@ def test_s10_generated_requests_with_and_without_the_token(fuzzed: ServiceInfo) 
             assert status < 500 or deadline_ok, (
                 f"{_label(case.operation)} -> {status} {response.text[:300]}\n"
                 f"{case.as_curl_command(headers=auth)}")
-            checks = list(CHECKS)
+            checks = list(conformance)
             if bad_input and not _valid_on_the_wire(case, response):
                 checks.append(negative_data_rejection)
             case.validate_response(response, checks=checks, headers=auth)
