@@ -343,6 +343,11 @@ async def test_a_browser_of_another_live_browserd_is_left_alone(
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)",
                               "browserd", "serve"])
     try:
+        # Until it has exec'd, the child's command line is still this process's; the
+        # record must name a process that already reads as "browserd serve".
+        with trio.fail_after(10):
+            while b"browserd" not in Path(f"/proc/{other.pid}/cmdline").read_bytes():
+                await trio.sleep(0.01)
         record = paths.state_dir / "clawd.json"
         record.write_text(json.dumps({**json.loads(record.read_text()), "servicePid": other.pid}))
         monkeypatch.delenv("BROWSERD_BROWSER", raising=False)
