@@ -89,9 +89,9 @@ case "$MODE" in
     say "ruff";  "$VENV/bin/ruff" check src tests supervision bench
     say "mypy";  "$VENV/bin/mypy"
     say "pytest"
-    # Two workers, each running whole test files with its own browserd
+    # Three workers, each running whole test files with its own browserd
     # (BROWSERD_TEST_WORKERS=0 runs everything in this process).
-    exec "$VENV/bin/pytest" -q -p no:cacheprovider -n "${BROWSERD_TEST_WORKERS:-2}" \
+    exec "$VENV/bin/pytest" -q -p no:cacheprovider -n "${BROWSERD_TEST_WORKERS:-3}" \
       --dist loadfile "$@"
     ;;
   *)
