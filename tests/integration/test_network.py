@@ -115,8 +115,10 @@ async def load(api: httpx.AsyncClient, tab: str, pages: PageServer, path: str,
     add_route(path, html_route(html))
     await requests(api, tab)
     await navigate(api, tab, pages.url(path))
+    # The page's own work (a thousand fetches) may outlast /eval's default 10 s on a
+    # busy machine; the calling test's deadline bounds the wait.
     r = await api.post("/eval", json={"targetId": tab, "js": "window.done || 'done'",
-                                      "await": True})
+                                      "await": True, "timeoutMs": 90_000})
     assert r.status_code == 200, r.text
 
 
