@@ -87,7 +87,9 @@ case "$MODE" in
     ensure_browser
     ensure_python test
     say "ruff";  "$VENV/bin/ruff" check src tests supervision bench
-    say "mypy";  "$VENV/bin/mypy"
+    # mypy's cache outside the clone, as uv's is: a fresh clone type-checks in
+    # ~1 s instead of ~10 (mypy checks every cached module against its source).
+    say "mypy";  "$VENV/bin/mypy" --cache-dir "${XDG_CACHE_HOME:-$HOME/.cache}/browserd/mypy"
     say "pytest"
     # Three workers, each running whole test files with its own browserd
     # (BROWSERD_TEST_WORKERS=0 runs everything in this process).
