@@ -91,9 +91,9 @@ case "$MODE" in
     # ~1 s instead of ~10 (mypy checks every cached module against its source).
     say "mypy";  "$VENV/bin/mypy" --cache-dir "${XDG_CACHE_HOME:-$HOME/.cache}/browserd/mypy"
     say "pytest"
-    # Three workers, each running whole test files with its own browserd
+    # Two workers, each running whole test files with its own browserd
     # (BROWSERD_TEST_WORKERS=0 runs everything in this process).
-    exec "$VENV/bin/pytest" -q -p no:cacheprovider -n "${BROWSERD_TEST_WORKERS:-3}" \
+    exec "$VENV/bin/pytest" -q -p no:cacheprovider -n "${BROWSERD_TEST_WORKERS:-2}" \
       --dist loadfile "$@"
     ;;
   *)
