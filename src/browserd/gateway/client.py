@@ -16,17 +16,10 @@ The client's ids are kept per command: browserd's connection assigns its
 own ids and the reply goes back under the client's id, in wire order with
 the events around it (the reader queues it the moment it arrives).
 
-Rules on the way through: ``Target.createTarget`` and ``Page.navigate`` URLs
-pass the URL policy; commands that would end the browser or hand CDP to a
-page (``Browser.close``, ``Browser.crash``, ``Target.exposeDevToolsProtocol``
-…) are refused; ``Target.detachFromTarget`` / ``sendMessageToTarget`` must
-name a session of the client's own. ``Browser.setDownloadBehavior`` /
-``Page.setDownloadBehavior`` may deny downloads or allow them into browserd's
-downloads directory only (any ``downloadPath`` is replaced by it, ``allow``
-becomes ``allowAndName`` so files are named by their GUID as browserd's own
-are, and with ``downloads_enabled = false`` every behavior becomes ``deny``;
-``default``, which means the user's ``~/Downloads``, is refused): a client
-must not turn the browser into a file writer anywhere its user can write.
+Rules on the way through (:mod:`.rules`): URLs pass the URL policy, commands
+that would end the browser or hand CDP to a page are refused, session
+parameters must name the client's own sessions, and downloads may only be
+denied or kept in browserd's downloads directory.
 
 Downloads stay confined around the client too. A browser context the
 client creates (``Target.createBrowserContext``) gets browserd's download
@@ -78,6 +71,7 @@ from ..downloads import DownloadFollower
 from ..errors import BrowserdError, CdpError, Timeout
 from ..tabs.navguard import NavGuard
 from ..urlpolicy import UrlPolicy
+from .rules import DOWNLOAD_METHODS, defer_first_navigation, refusal
 
 log = logging.getLogger(__name__)
 
@@ -91,18 +85,7 @@ RESTORE_BUDGET_S = 5.0
 #: Bound on waiting for the navigation guard to hold a page the client created.
 GUARD_WAIT_S = 10.0
 
-#: Commands a gateway client may not send: browserd owns the browser's life,
-#: and a page must never be handed a CDP binding.
-REFUSED_METHODS = frozenset({
-    "Browser.close",
-    "Browser.crash",
-    "Browser.crashGpuProcess",
-    "Target.exposeDevToolsProtocol",
-})
-#: Commands whose ``params.sessionId`` must be one of the client's sessions.
-_SESSION_PARAM_METHODS = frozenset({"Target.detachFromTarget", "Target.sendMessageToTarget"})
-_URL_PARAM_METHODS = frozenset({"Target.createTarget", "Page.navigate"})
-_DOWNLOAD_METHODS = frozenset({"Browser.setDownloadBehavior", "Page.setDownloadBehavior"})
+#: Commands whose reply names a session the client now owns.
 _ATTACH_METHODS = frozenset({"Target.attachToTarget", "Target.attachToBrowserTarget"})
 
 # CDP's own error codes (JSON-RPC): Chromium answers these for the same faults.
@@ -301,10 +284,13 @@ class GatewayClient:
         if session is not None and session not in self.sessions:
             self._refuse(call_id, SESSION_NOT_FOUND, "Session with given id not found.", session)
             return False
-        problem = self._check(method, params)
-        if problem is None and method in _DOWNLOAD_METHODS:
+        problem = refusal(method, params, sessions=self.sessions, policy=self.policy,
+                          downloads_dir=self.downloads_dir,
+                          downloads_enabled=self.downloads_enabled)
+        if problem is None and method in DOWNLOAD_METHODS:
             self._download_sessions.add(session or self.root)
-        deferred_url = self._defer_first_navigation(method, params) if problem is None else None
+        deferred_url = (defer_first_navigation(method, params)
+                        if problem is None and self.navguard is not None else None)
         log.debug("gateway client %d: %s%s", self.number, method,
                   " (refused)" if problem else "")
         if problem is not None:
@@ -326,46 +312,6 @@ class GatewayClient:
         self.forwarded += 1
         nursery.start_soon(self._reply, reply, pending, deferred_url)
         return True
-
-    def _defer_first_navigation(self, method: str, params: dict[str, Any]) -> str | None:
-        """For ``Target.createTarget {url}``: make the page blank; the URL to load later."""
-        if method != "Target.createTarget" or self.navguard is None:
-            return None
-        url = params.get("url")
-        if not isinstance(url, str) or url in ("", "about:blank"):
-            return None
-        params["url"] = "about:blank"
-        return url
-
-    def _check(self, method: str, params: dict[str, Any]) -> str | None:
-        """Why browserd refuses this command (None: forward it). May rewrite ``params``."""
-        if method in REFUSED_METHODS:
-            return (f"{method} is not allowed through browserd's CDP gateway "
-                    "(browserd owns the browser's lifetime; use its API)")
-        if method in _SESSION_PARAM_METHODS:
-            target_session = params.get("sessionId")
-            if not isinstance(target_session, str) or target_session not in self.sessions:
-                return "Session with given id not found."
-        if method in _DOWNLOAD_METHODS:
-            behavior = params.get("behavior")
-            if behavior not in ("deny", "allow", "allowAndName"):
-                return (f"{method}: browserd allows 'deny', 'allow' or 'allowAndName' "
-                        "(downloads stay in browserd's downloads directory)")
-            if not self.downloads_enabled:
-                params["behavior"] = "deny"  # browserd's downloads_enabled = false
-                params.pop("downloadPath", None)
-            elif behavior != "deny":
-                params["behavior"] = "allowAndName"  # files named by GUID, as browserd's
-                params["downloadPath"] = str(self.downloads_dir)
-        if method in _URL_PARAM_METHODS and "url" in params:
-            url = params["url"]
-            if not isinstance(url, str):
-                return "Invalid parameters: url must be a string"
-            try:
-                params["url"] = self.policy.check(url)
-            except BrowserdError as exc:
-                return f"URL blocked by browserd ({exc.code}): {exc.message}"
-        return None
 
     def _refuse(self, call_id: int | None, code: int, text: str,
                 session: str | None = None) -> None:
