@@ -43,7 +43,6 @@ import httpx
 import trio
 
 from .harness import (
-    LOOPBACK_TLS,
     PlainChromium,
     ServiceInfo,
     TcpProxy,
@@ -263,9 +262,7 @@ class Drill:
         self.profiles.add(home / "data" / "profiles" / profile)
         info = await start_service_async(home, env=env, wait_browser=wait_browser, port=port,
                                          log_name=log_name)
-        api = httpx.AsyncClient(base_url=info.base_url, headers=info.headers, timeout=60,
-                                verify=LOOPBACK_TLS)
-        svc = Service(info, api, take_baseline(info.token_file))
+        svc = Service(info, info.client(), take_baseline(info.token_file))
         self.services.append(svc)
         return svc
 
@@ -1087,10 +1084,8 @@ async def f15(d: Drill) -> None:
         probe_failures: list[str] = []
         # The burst gets its own connection pool, warmed up, so what is measured is
         # the service, not 50 TCP handshakes; the /healthz probe keeps its own client.
-        burst = Service(svc.info, httpx.AsyncClient(
-            base_url=svc.info.base_url, headers=svc.info.headers, timeout=60,
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
-                                                    verify=LOOPBACK_TLS),
+        burst = Service(svc.info, svc.info.client(
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100)),
             svc.baseline)
         d.services.append(burst)
         async with trio.open_nursery() as warm:
