@@ -14,11 +14,15 @@ Tree::
     │   ├── UploadFileMissing              400 FILE_NOT_FOUND
     │   └── DriverNotAvailable             400 DRIVER_NOT_AVAILABLE
     ├── Unauthorized                       401 UNAUTHORIZED
+    │   ├── TokenRevoked                   401 TOKEN_REVOKED
+    │   └── TokenExpired                   401 TOKEN_EXPIRED
     ├── Forbidden                          403 FORBIDDEN_ORIGIN
     │   ├── EvalDisabled                   403 EVAL_DISABLED
     │   ├── UrlBlocked                     403 URL_BLOCKED
     │   ├── UploadBlocked                  403 UPLOAD_BLOCKED
     │   ├── OwnerOnly                      403 OWNER_ONLY
+    │   ├── ScopeRequired                  403 SCOPE_REQUIRED
+    │   ├── ScopeExceedsParent             403 SCOPE_EXCEEDS_PARENT
     │   ├── NotAgentTab                    403 NOT_AGENT_TAB
     │   └── PairingFailed                  403 PAIRING_FAILED
     ├── NotFound                           404 NOT_FOUND
@@ -27,6 +31,7 @@ Tree::
     │   ├── NoMatch                        404 NO_MATCH
     │   ├── ProfileNotFound                404 PROFILE_NOT_FOUND
     │   ├── RequestNotFound                404 REQUEST_NOT_FOUND
+    │   ├── TokenNotFound                  404 TOKEN_NOT_FOUND
     │   └── SessionNotFound                404 SESSION_NOT_FOUND
     ├── MethodNotAllowed                   405 METHOD_NOT_ALLOWED
     ├── Conflict                           409 CONFLICT
@@ -42,7 +47,9 @@ Tree::
     │   ├── ProfileExists                  409 PROFILE_EXISTS
     │   ├── ProfileProtected               409 PROFILE_PROTECTED
     │   ├── HandoffActive                  409 HANDOFF_ACTIVE
+    │   ├── TabRestored                    409 TAB_RESTORED
     │   └── RelayBusy                      409 RELAY_BUSY
+    ├── TabLost                            410 TAB_LOST
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
@@ -50,11 +57,13 @@ Tree::
     ├── TabBusy                            429 TAB_BUSY
     ├── TooManySessions                    429 TOO_MANY_SESSIONS
     ├── BrowserGone                        502 BROWSER_GONE
-    │   └── TargetCrashed                  502 TARGET_CRASHED
+    │   ├── TargetCrashed                  502 TARGET_CRASHED
+    │   └── TabBroken                      502 TAB_BROKEN
     ├── Unavailable                        503 UNAVAILABLE
     │   ├── BrowserDisabled                503 BROWSER_DISABLED
     │   ├── BrowserNotRunning              503 BROWSER_NOT_RUNNING
     │   ├── BrowserStarting                503 BROWSER_STARTING
+    │   ├── BrowserUnresponsive            503 BROWSER_UNRESPONSIVE
     │   ├── LiveBrowserNotFound            503 LIVE_BROWSER_NOT_FOUND
     │   ├── Overloaded                     503 OVERLOADED
     │   └── ExtensionNotConnected          503 EXTENSION_NOT_CONNECTED
@@ -80,19 +89,22 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .groups import collapse_group
+
 __all__ = [
     "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "BrowserDisabled",
-    "BrowserGone", "BrowserNotRunning", "BrowserStarting", "BrowserdError", "CdpError",
-    "ConfigError", "Conflict", "DialogOpen", "DriverNotAvailable", "EvalDisabled",
-    "ExecutableNotFound", "ExtensionNotConnected", "Forbidden", "HandoffActive",
+    "BrowserGone", "BrowserNotRunning", "BrowserStarting", "BrowserUnresponsive", "BrowserdError",
+    "CdpError", "ConfigError", "Conflict", "DialogOpen", "DriverNotAvailable",
+    "EvalDisabled", "ExecutableNotFound", "ExtensionNotConnected", "Forbidden", "HandoffActive",
     "InsufficientStorage", "JsException", "LiveBrowserNotFound", "MethodNotAllowed",
     "MisdirectedHost", "NoDialog", "NoFileChooser", "NoHistory", "NoMatch", "NotAgentTab",
     "NotFound", "Overloaded", "OwnerOnly", "PairingFailed", "PortInUse", "ProfileExists",
     "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused", "ProfileRunning",
-    "RefNotFound", "RelayBusy", "RequestNotFound", "SessionNotFound", "StaleRef",
-    "StartupError", "TabBusy", "TabNotFound", "TargetCrashed", "Timeout", "TooManySessions",
-    "Unauthorized", "Unavailable", "UnsupportedMediaType", "UploadBlocked",
-    "UploadFileMissing", "UrlBlocked", "unwrap_group"
+    "RefNotFound", "RelayBusy", "RequestNotFound", "ScopeExceedsParent", "ScopeRequired",
+    "SessionNotFound", "StaleRef", "StartupError", "TabBroken", "TabBusy", "TabLost",
+    "TabNotFound", "TabRestored", "TargetCrashed", "Timeout", "TokenExpired", "TokenNotFound",
+    "TokenRevoked", "TooManySessions", "Unauthorized", "Unavailable", "UnsupportedMediaType",
+    "UploadBlocked", "UploadFileMissing", "UrlBlocked", "unwrap_group"
 ]
 
 
@@ -102,6 +114,8 @@ class BrowserdError(Exception):
     status: ClassVar[int] = 500
     code: ClassVar[str] = "INTERNAL"
     default_hint: ClassVar[str] = ""
+    #: Which error of a group is the answer (:func:`unwrap_group`): the lowest rank wins.
+    rank: ClassVar[int] = 50
 
     def __init__(self, message: str, *, hint: str | None = None, **details: Any) -> None:
         super().__init__(message)
@@ -152,6 +166,18 @@ class Unauthorized(BrowserdError):
     default_hint = "send 'Authorization: Bearer <token>'; `browserd token` prints it"
 
 
+class TokenRevoked(Unauthorized):
+    """The token was revoked (or an ancestor of it was): it opens nothing any more."""
+
+    code = "TOKEN_REVOKED"
+    default_hint = "ask the person for a new token (`browserd tokens create`)"
+
+
+class TokenExpired(Unauthorized):
+    code = "TOKEN_EXPIRED"
+    default_hint = "ask the person (or the parent token's holder) for a new token"
+
+
 class Forbidden(BrowserdError):
     status, code = 403, "FORBIDDEN_ORIGIN"
 
@@ -162,6 +188,21 @@ class OwnerOnly(Forbidden):
     code = "OWNER_ONLY"
     default_hint = ("offering a tab is the user's decision: `browserd offer` (it reads the "
                     "owner token, which the agent's token is not)")
+
+
+class ScopeRequired(Forbidden):
+    """The token lacks the scope this call needs (``details.scope`` names it)."""
+
+    code = "SCOPE_REQUIRED"
+    default_hint = ("the person grants scopes: `browserd tokens create NAME --scope …` "
+                    "(or a parent token with 'delegate' mints a child)")
+
+
+class ScopeExceedsParent(Forbidden):
+    """A child token may not have more scopes, profiles, sessions or time than its parent."""
+
+    code = "SCOPE_EXCEEDS_PARENT"
+    default_hint = "ask for a subset of your own token's scopes, profiles, sessions and expiry"
 
 
 class NotAgentTab(Forbidden):
@@ -227,6 +268,11 @@ class SessionNotFound(NotFound):
     code = "SESSION_NOT_FOUND"
     default_hint = ("GET /sessions lists the live sessions; sessions end when idle past "
                     "their ttlS, when deleted, and when the browser restarts")
+
+
+class TokenNotFound(NotFound):
+    code = "TOKEN_NOT_FOUND"
+    default_hint = "GET /tokens lists the tokens you can see"
 
 
 class MethodNotAllowed(BrowserdError):
@@ -309,6 +355,20 @@ class RelayBusy(Conflict):
     default_hint = "one browser (one extension) per profile; close the other one first"
 
 
+class TabRestored(Conflict):
+    """The browser crashed and this tab was reopened under a new id (``details.targetId``)."""
+
+    code = "TAB_RESTORED"
+    default_hint = "use the new targetId; take a new snapshot (refs of the old page are gone)"
+
+
+class TabLost(BrowserdError):
+    """The browser crashed and this tab could not be reopened (``details.url``, ``reason``)."""
+
+    status, code = 410, "TAB_LOST"
+    default_hint = "open it again with POST /tabs/open if it is still wanted"
+
+
 class BodyTooLarge(BrowserdError):
     status, code = 413, "BODY_TOO_LARGE"
 
@@ -347,6 +407,13 @@ class BrowserGone(BrowserdError):
 class TargetCrashed(BrowserGone):
     code = "TARGET_CRASHED"
     default_hint = "reload the tab with POST /navigate or close it"
+
+
+class TabBroken(BrowserGone):
+    """The tab's actor ended while the browser runs: the tab can only be closed."""
+
+    code = "TAB_BROKEN"
+    default_hint = "close it (DELETE /tabs/<id>) and open a new one"
 
 
 class CdpError(BrowserdError):
@@ -389,6 +456,13 @@ class BrowserNotRunning(Unavailable):
 class BrowserStarting(Unavailable):
     code = "BROWSER_STARTING"
     default_hint = "retry in a moment"
+
+
+class BrowserUnresponsive(Unavailable):
+    """The browser stopped answering CDP (hung); it is being restarted."""
+
+    code = "BROWSER_UNRESPONSIVE"
+    default_hint = "the browser is being restarted (reason 'hung'); retry in a few seconds"
 
 
 class Overloaded(Unavailable):
@@ -438,30 +512,7 @@ class ConfigError(StartupError):
 
 
 def unwrap_group(exc: BaseException) -> BaseException:
-    """Collapse an exception group to the one error that matters.
-
-    The policy, used at every actor boundary: a group holding a single
-    exception (possibly nested) is that exception; otherwise the first
-    :class:`BrowserdError` inside wins; otherwise the group is returned as is.
-    Cancellation is never swallowed: callers re-raise what this returns.
-    """
-    while isinstance(exc, BaseExceptionGroup):
-        if len(exc.exceptions) == 1:
-            exc = exc.exceptions[0]
-            continue
-        leaves = _leaves(exc)
-        if any(not isinstance(e, Exception) for e in leaves):
-            return exc  # Cancelled / KeyboardInterrupt inside: never swallowed
-        domain = [e for e in leaves if isinstance(e, BrowserdError)]
-        return domain[0] if domain else exc
-    return exc
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    out: list[BaseException] = []
-    for e in group.exceptions:
-        if isinstance(e, BaseExceptionGroup):
-            out.extend(_leaves(e))
-        else:
-            out.append(e)
-    return out
+    """Collapse an exception group to the one error that matters (:func:`.groups.collapse_group`:
+    a lone member is itself; else the first BrowserdError, by :attr:`BrowserdError.rank`)."""
+    return collapse_group(exc, domain=BrowserdError,
+                          rank=lambda e: getattr(e, "rank", 50))
