@@ -15,7 +15,7 @@ from typing import Any
 from .errors import ConfigError
 from .paths import Paths
 
-__all__ = ["OFFER_COMMANDS", "add_offer_commands"]
+__all__ = ["OFFER_COMMANDS", "add_offer_commands", "as_owner", "read_owner_token"]
 
 
 def add_offer_commands(sub: Any) -> None:
@@ -24,17 +24,24 @@ def add_offer_commands(sub: Any) -> None:
     p.add_argument("target_id", nargs="?", help="the page to offer (default: list them)")
 
 
-def _owner_token(paths: Paths | None = None) -> str:
+def read_owner_token(paths: Paths | None = None) -> str:
+    """The person's token from ``<config>/owner-token``; ConfigError when unreadable."""
     path = (paths or Paths.resolve()).owner_token_file
     try:
         return path.read_text().strip()
     except OSError as exc:
         raise ConfigError(f"cannot read the owner token at {path}: {exc.strerror or exc}",
-                          hint="run `browserd offer` as the user who runs browserd") from None
+                          hint="run this as the user who runs browserd (the person's "
+                               "commands read the owner token)") from None
+
+
+def as_owner(client: Any) -> Any:
+    """``client`` speaking as the person (the owner token; only after it verified the listener)."""
+    return client.as_owner(read_owner_token())
 
 
 def _offer(client: Any, args: argparse.Namespace) -> Any:
-    owner = client.as_owner(_owner_token())
+    owner = as_owner(client)
     if args.target_id:
         return owner.post("/tabs/offer", targetId=args.target_id)
     listing = owner.get("/tabs/offerable")

@@ -62,6 +62,9 @@ _NETWORK = {"/network": ("GET", "POST"), "/network/{id}": ("GET",),
 SKIP: dict[tuple[str, str], str] = {
     ("/tabs/{targetId}", "DELETE"): "close",
     ("/tabs/offerable", "GET"): "offer", ("/tabs/offer", "POST"): "offer",
+    ("/ui-codes", "POST"): "ui",
+    ("/tokens", "GET"): "tokens", ("/tokens", "POST"): "tokens",
+    ("/tokens/{name}", "DELETE"): "tokens",
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},
     **{(path, method): "network" for path, methods in _NETWORK.items() for method in methods},

@@ -1,7 +1,8 @@
 """``browserd ui``: a one-time login link for the ops page, printed (and opened on a desktop).
 
-Asks the service for a code (``POST /ui-codes``, with the agent's token,
-after the client has verified the listener) and prints
+Asks the service for a code (``POST /ui-codes``, with the *owner token*:
+the ops page is the person's, and an agent's token is 403 OWNER_ONLY there;
+sent only after the client has verified the listener) and prints
 ``http://127.0.0.1:PORT/ui/login?code=…``: valid once, for 60 seconds.
 Where there is a display (macOS, Windows, ``DISPLAY``/``WAYLAND_DISPLAY``)
 the link is also opened in the default browser unless ``--no-open``.
@@ -15,6 +16,7 @@ import sys
 import webbrowser
 from typing import Any
 
+from .cli_offer import as_owner
 from .config import default_headless
 
 __all__ = ["UI_COMMANDS", "add_ui_command", "open_ui"]
@@ -28,7 +30,7 @@ def add_ui_command(sub: Any) -> None:
 
 def open_ui(client: Any, args: argparse.Namespace) -> Any:
     """Get a login link; open it where there is a display. Returns what to print."""
-    answer = client.post("/ui-codes")
+    answer = as_owner(client).post("/ui-codes")
     if args.json:
         return answer
     url = str(answer["url"])

@@ -43,6 +43,11 @@ class Paths:
         return self.config_dir / "owner-token"
 
     @property
+    def tokens_file(self) -> Path:
+        """Minted agent tokens, as hashes (0600)."""
+        return self.config_dir / "tokens.json"
+
+    @property
     def profiles_dir(self) -> Path:
         return self.data_dir / "profiles"
 

@@ -42,6 +42,7 @@ from .http.frontdoor import FrontDoor
 from .mcp import open_mcp_endpoint
 from .media import Retention, open_media_store
 from .paths import Paths, ensure_private_dir
+from .principals import TokenStore
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
 from .profiles.spec import ProfileOrigin
@@ -141,11 +142,13 @@ async def run_service(
                                   relay=relay)
         profiles.load()
         default = profiles.get()
+        owner_token = load_or_create_token(paths.owner_token_file)
         system = System(
             settings=settings, paths=paths, supervisor=default.supervisor, media=media,
             url_policy=profiles.url_policy, downloads=default.downloads, uploads=uploads,
             token=token, profiles=profiles, profile=default, events=events,
-            owner_token=load_or_create_token(paths.owner_token_file),
+            owner_token=owner_token,
+            tokens=TokenStore(paths.tokens_file, agent_token=token, owner_token=owner_token),
         )
         async with open_mcp_endpoint(system) as mcp:
             await _serve(system, FrontDoor(create_app(system), system, mcp=mcp), relay=relay,

@@ -18,11 +18,13 @@ import attrs
 
 from .config import Settings
 from .downloads import DownloadStore
+from .errors import ProfileNotFound, SessionNotFound
 from .events import EventHub
 from .handoff import HandoffBoard
 from .media import MediaStore
 from .metrics import Metrics
 from .paths import Paths
+from .principals import OWNER, Principal, TokenStore
 from .profiles.binding import LiveWithFallback, SessionBoundSupervisor
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
@@ -67,14 +69,37 @@ class System:
     ui: OpsUi = attrs.field(factory=OpsUi)
     started_at: float = attrs.field(factory=time.time)
     events: EventHub = attrs.field(factory=EventHub)
+    #: Every credential of the service (the owner, the default agent, minted tokens).
+    tokens: TokenStore = attrs.field(repr=False, default=attrs.Factory(
+        lambda self: TokenStore(None, agent_token=self.token, owner_token=self.owner_token),
+        takes_self=True))
+    #: Who this request is (the service-wide record: the person, for wiring).
+    principal: Principal = OWNER
+
+    def acting_as(self, principal: Principal) -> System:
+        """This System for a request of ``principal`` (what bind then lets it see)."""
+        return attrs.evolve(self, principal=principal)
 
     def bind(self, profile: str | None, session: str | None) -> System:
         """This System for a request naming ``profile`` (None: the default) and ``session``.
 
         Raises ProfileNotFound. An unknown session is found out when the
-        handler asks for the runtime (404 SESSION_NOT_FOUND).
+        handler asks for the runtime (404 SESSION_NOT_FOUND). The principal's
+        limits apply here: a profile or session outside its token is 404 as if
+        it did not exist, and a token bound to one session works in it when
+        the request names none.
         """
+        who = self.principal
+        if session is None:
+            session = who.default_session()
+        if not who.sees_session(session):
+            raise SessionNotFound(
+                f"no session {session!r}" if session is not None
+                else f"token {who.name!r} works in its sessions only: name one",
+                hint="the sessions of your token: GET /tokens")
         bound = self.profiles.get(profile)
+        if not who.sees_profile(bound.name):
+            raise ProfileNotFound(f"no profile {bound.name!r}", hint="GET /profiles lists them")
         fallback = bound.spec.live_fallback
         handle: SupervisorHandle
         if session is not None:

@@ -174,8 +174,8 @@ async def test_only_offered_pages_are_seen_and_none_is_ever_closed(
         r = await api.post("/tabs/offer", json={"targetId": humans["human2"]})
         assert r.status_code == 403 and r.json()["code"] == "OWNER_ONLY", r.text
         owner = owner_headers(live)
-        r = await api.get("/tabs", headers=owner)  # the owner token opens nothing else
-        assert r.status_code == 401, r.text
+        r = await api.get("/tabs", headers=owner)  # the owner token opens no agent route
+        assert r.status_code == 403 and r.json()["code"] == "SCOPE_REQUIRED", r.text
         r = await api.get("/tabs/offerable", headers=owner)
         assert r.status_code == 200, r.text
         assert {p["targetId"] for p in r.json()["pages"]} >= set(humans.values())

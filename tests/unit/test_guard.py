@@ -913,26 +913,41 @@ async def test_a_refused_chunked_request_closes_the_connection(
 OWNER = "owner-token-" + "q" * 32
 
 
-async def test_owner_paths_take_the_owner_token_and_it_opens_nothing_else(
+async def test_the_guard_names_the_principal_and_revoked_tokens_are_told_why(
     inner: Inner, caplog: pytest.LogCaptureFixture
 ) -> None:
-    guard = Guard(inner, token=TOKEN, control_port=PORT, owner_token=OWNER)
-    as_owner = ("authorization", f"Bearer {OWNER}")
+    from browserd.principals import PRINCIPAL_KEY, TokenStore
+
+    store = TokenStore(None, agent_token=TOKEN, owner_token=OWNER)
+    guard = Guard(inner, token=TOKEN, control_port=PORT, owner_token=OWNER, tokens=store)
     caplog.set_level(logging.INFO)
-    for method, path in (("GET", "/tabs/offerable"), ("POST", "/tabs/offer")):
-        resp, _ = await drive(guard, make_scope(method, path))  # the agent's token
-        assert_refused(resp, inner, 403, "OWNER_ONLY")
-        resp, _ = await drive(guard, make_scope(method, path, (("host", GOOD_HOST),)))
-        assert_refused(resp, inner, 401, "UNAUTHORIZED")
-    resp, _ = await drive(guard, make_scope("GET", "/tabs", (("host", GOOD_HOST), as_owner)))
-    assert_refused(resp, inner, 401, "UNAUTHORIZED")
+    # The owner token is the person; the agent's token is the agent 'default'.
+    resp, _ = await drive(guard, make_scope("GET", "/tabs/offerable", (
+        ("host", GOOD_HOST), ("authorization", f"Bearer {OWNER}"))))
+    assert resp.status == 200 and inner.calls[-1][PRINCIPAL_KEY].is_owner
+    resp, _ = await drive(guard, make_scope("GET", "/tabs/offerable"))
+    assert resp.status == 200
+    assert inner.calls[-1][PRINCIPAL_KEY].name == "default"
+    assert not inner.calls[-1][PRINCIPAL_KEY].is_owner
+    # A client cannot name itself: a principal already in the scope is dropped.
+    forged = make_scope("GET", "/healthz", (("host", GOOD_HOST),))
+    forged[PRINCIPAL_KEY] = store.authenticate(OWNER)
+    calls = len(inner.calls)
+    resp, _ = await drive(guard, forged)
+    assert len(inner.calls) == calls + 1 and PRINCIPAL_KEY not in inner.calls[-1]
+    # A minted token works until it is revoked; then it is 401 TOKEN_REVOKED.
+    owner = store.authenticate(OWNER)
+    assert not isinstance(owner, Exception)
+    minted = store.create(owner, name="ci", scopes=frozenset({"read"}))
+    as_minted = ("authorization", f"Bearer {minted.secret}")
+    resp, _ = await drive(guard, make_scope("GET", "/tabs", (("host", GOOD_HOST), as_minted)))
+    assert resp.status == 200 and inner.calls[-1][PRINCIPAL_KEY].scopes == {"read"}
+    store.revoke(owner, "ci")
+    calls = len(inner.calls)
+    resp, _ = await drive(guard, make_scope("GET", "/tabs", (("host", GOOD_HOST), as_minted)))
+    assert resp.status == 401 and resp.json()["code"] == "TOKEN_REVOKED"
+    assert len(inner.calls) == calls
     assert OWNER not in caplog.text and TOKEN not in caplog.text
-    resp, _ = await drive(guard, make_scope("GET", "/tabs/offerable",
-                                            (("host", GOOD_HOST), as_owner)))
-    assert resp.status == 200 and inner.calls
+    assert minted.secret not in caplog.text
     with pytest.raises(ConfigError):
         Guard(inner, token=TOKEN, control_port=PORT, owner_token=TOKEN)
-    # Without an owner token the paths are like any other (the agent's token).
-    plain = Guard(Inner(), token=TOKEN, control_port=PORT)
-    resp, _ = await drive(plain, make_scope("GET", "/tabs/offerable"))
-    assert resp.status == 200

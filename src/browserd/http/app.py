@@ -22,10 +22,10 @@ from .. import __version__
 from .. import jsontext as decoding
 from ..config import is_loopback_host
 from ..errors import BadRequest, BrowserdError, MethodNotAllowed, NotFound
+from ..principals import OWNER, PUBLIC_SCOPE, Principal, principal_of
 from ..system import System
-from ..token import token_id
 from ..ui.gate import UiGate
-from .dispatch import audit, audit_field, domain_error, run_handler
+from .dispatch import audit, audit_field, authorize, domain_error, run_handler
 from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
 from .guard import ASGIApp, Guard
 from .routes import all_routes
@@ -33,7 +33,7 @@ from .routes.ui import register_ui
 from .schema import Route, check_value, openapi, parse_args
 
 __all__ = ["CLIENT_GONE_STATUS", "audit_field", "bind_request", "create_app", "error_response",
-           "json_response", "with_scope_fields", "wrap"]
+           "json_response", "request_principal", "with_scope_fields", "wrap"]
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,8 @@ def create_app(system: System) -> QuartTrio:
         return spec
 
     routes.append(Route(path="/openapi.json", methods=("GET",), handler=openapi_handler,
-                        summary="This API's OpenAPI document", tag="meta", scope="none"))
+                        summary="This API's OpenAPI document", tag="meta", scope="none",
+                        needs=PUBLIC_SCOPE))
     for route in routes:
         _register(app, system, route)
     register_ui(app, system)
@@ -115,11 +116,16 @@ def bind_request(system: System, route: Route, args: dict[str, Any]) -> System:
     return system.bind(profile, session if route.scope == "session" else None)
 
 
-def _register(app: QuartTrio, system: System, route: Route) -> None:
-    who = ("owner" if route.tag == "owner"  # the Guard let only the owner token through
-           else token_id(system.token) if route.auth else "-")
+def request_principal(scope: Any) -> Principal:
+    """Who the Guard found this request to be (the person for an unguarded test app)."""
+    return principal_of(scope) or OWNER
 
+
+def _register(app: QuartTrio, service: System, route: Route) -> None:
     async def view(**path_args: str) -> Response:
+        principal = request_principal(request.scope)
+        system = service.acting_as(principal)
+        who = principal.name if route.auth else "-"
         started = time.perf_counter()
         outcome = "ok"
         asked: Any = None
@@ -140,6 +146,8 @@ def _register(app: QuartTrio, system: System, route: Route) -> None:
                     raise BadRequest("the JSON body must be an object")
                 body = {**(body or {}), **path_args}
             args = parse_args(route.fields, query=_single_valued(request.args), body=body)
+            if route.auth:
+                authorize(principal, route, args, what=f"{request.method} {route.path}")
             asked = args.get("profile")
             bound = bind_request(system, route, args)
             result = await run_handler(bound, route, args, path=request.path)
@@ -194,4 +202,5 @@ def wrap(app: QuartTrio | ASGIApp, system: System, token: str) -> Guard:
         extra.append(f"[{host}]:{settings.control_port}" if ":" in host
                      else f"{host}:{settings.control_port}")
     return Guard(asgi, token=token, control_port=settings.control_port, extra_hosts=extra,
-                 session_gate=UiGate(system.ui.sessions), owner_token=system.owner_token)
+                 session_gate=UiGate(system.ui.sessions), owner_token=system.owner_token,
+                 tokens=system.tokens)

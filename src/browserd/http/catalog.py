@@ -29,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from ..principals import OWNER_SCOPE
 from .routes import all_routes
 from .schema import Route
 
@@ -40,7 +41,7 @@ CORE = frozenset({"tabs", "tabs/open", "navigate", "snapshot", "click", "type", 
 #: Groups by path where the tag says too little.
 _PATH_GROUPS = {"/pdf": "files", "/downloads": "files", "/emulate": "emulation"}
 _TAG_GROUPS = {"tabs": "page", "page": "page", "input": "page", "sessions": "profiles",
-               "ops": "service"}
+               "ops": "service", "tokens": "service"}
 #: Every group name known today (a route with a new tag brings its own).
 GROUPS = ("core", "page", "files", "state", "network", "emulation", "profiles", "service")
 _VERBS = {"GET": "get", "POST": "set", "DELETE": "delete"}
@@ -82,7 +83,7 @@ class Operation:
 
 def _offered(route: Route) -> bool:
     return (route.auth and not route.raw_response and not route.path_params
-            and route.tag != "owner"  # the person's routes are never an agent's operation
+            and route.needs != OWNER_SCOPE  # the person's routes are never an agent's call
             and route.path not in ("/", "/openapi.json"))
 
 

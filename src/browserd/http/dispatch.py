@@ -18,13 +18,14 @@ from typing import Any
 import trio
 
 from ..errors import BrowserdError, Timeout, unwrap_group
+from ..principals import Principal, require
 from ..redact import loggable_url
 from ..system import System
-from ..token import token_id
 from .catalog import Operation
+from .routes.grants import extra_needs
 from .schema import Route, parse_args
 
-__all__ = ["audit", "audit_field", "call_operation", "domain_error", "run_handler"]
+__all__ = ["audit", "audit_field", "authorize", "call_operation", "domain_error", "run_handler"]
 
 log = logging.getLogger("browserd.http.app")
 audit_log = logging.getLogger("browserd.audit")
@@ -45,6 +46,18 @@ def audit_field(value: str, token: str, limit: int = 200) -> str:
         else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
         for c in text
     )
+
+
+def authorize(principal: Principal, route: Route, args: dict[str, Any], *, what: str) -> None:
+    """Raise OwnerOnly / ScopeRequired unless ``principal`` may make this call.
+
+    The one check every lane makes (HTTP, ``/ws``, MCP) before a handler runs:
+    the route's scope (:mod:`browserd.http.routes.grants`), and what the
+    arguments add to it (an ``/act`` batch that uploads needs ``files``).
+    """
+    require(principal, route.needs, what=what)
+    for scope in extra_needs(route, args):
+        require(principal, scope, what=what)
 
 
 async def run_handler(system: System, route: Route, args: dict[str, Any], *, path: str) -> Any:
@@ -91,20 +104,24 @@ def audit(system: System, *, who: str, method: str, path: str, args: dict[str, A
 
 
 async def call_operation(system: System, op: Operation, params: Any, *, lane: str,
-                         who: str | None = None) -> Any:
+                         who: str | None = None, principal: Principal | None = None) -> Any:
     """Validate ``params`` against the operation's fields and run its handler.
 
     Raises the BrowserdError the call is answered with (400 for bad params);
     cancellation (the caller went away) abandons the handler like a closed
     HTTP request does. ``lane`` ("WS", "MCP") is the method in the audit line,
-    ``who`` the token's id there (computed when not given).
+    ``who`` the caller's name there (the principal's when not given);
+    ``principal``: who calls (None: the service's own record, for tests).
     """
     started = time.perf_counter()
     outcome = "ok"
     args: dict[str, Any] = {}
-    bound = system  # these lanes act on the default profile, without a session
+    if principal is not None:
+        system = system.acting_as(principal)
+    bound = system  # these lanes act on the default profile (or the token's own session)
     try:
         args = parse_args(op.route.fields, query={}, body=params)
+        authorize(system.principal, op.route, args, what=f"{lane} {op.name}")
         if op.route.scope != "none":
             bound = system.bind(None, None)
         return await run_handler(bound, op.route, args, path=op.route.path)
@@ -114,7 +131,7 @@ async def call_operation(system: System, op: Operation, params: Any, *, lane: st
         outcome = error.code
         raise error from None
     finally:
-        audit(system, who=who or token_id(system.token), method=lane, path=op.route.path,
+        audit(system, who=who or system.principal.name, method=lane, path=op.route.path,
               args=args, outcome=outcome, started=started,
               profile="-" if op.route.scope == "none" else bound.profile.name,
               session=bound.session_id or "-")

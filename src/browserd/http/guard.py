@@ -17,17 +17,22 @@ b. ``Origin``, when present, must be ``http://`` + one of those hosts; any
 c. ``GET``/``HEAD`` on an open path (``/healthz``) passes without a token.
    Paths a :class:`SessionGate` claims (the ops page, ``/ui``) are decided
    by that gate instead of d (a person's session, never the bearer token).
-d. ``Authorization: Bearer <token>``, compared in constant time; a token in
+d. ``Authorization: Bearer <token>``, looked up in the
+   :class:`~browserd.principals.TokenStore` (the owner token, the default
+   agent token, minted tokens by hash; constant-time compares); a token in
    the query string is ignored. Missing or wrong is 401 UNAUTHORIZED with
-   ``WWW-Authenticate: Bearer``. Once 20 wrong credentials arrived within
+   ``WWW-Authenticate: Bearer``; a revoked or expired minted token is 401
+   TOKEN_REVOKED / TOKEN_EXPIRED. Once 20 wrong credentials arrived within
    10 s, further wrong ones are answered 429 TOO_MANY_AUTH_FAILURES until the
    window has 20 or fewer again (every wrong attempt counts, so a client that
    keeps guessing stays blocked). A request without any Authorization header
-   is not a guess and is always a plain 401. The right token always passes.
-   On the owner's paths (:data:`OWNER_PATHS`: offering the user's tabs)
-   the token is the *owner token* instead, the one the person at the
-   machine holds; the agent's token there is 403 OWNER_ONLY, and the owner
-   token opens nothing else.
+   is not a guess and is always a plain 401. A right token always passes.
+   The request's :class:`~browserd.principals.Principal` (the person for the
+   owner token and the ops page's sessions, else the agent) is left in the
+   ASGI scope under :data:`~browserd.principals.PRINCIPAL_KEY`; what it may
+   do is decided per route (:mod:`browserd.http.routes.grants`), on every
+   lane alike. The app runs inside the store's cancel scope for that
+   principal, so revoking a token ends its open requests and connections.
 e. ``OPTIONS`` (CORS preflight) is 405; no CORS headers are ever sent.
 f. A request with a body (``Content-Length`` > 0 or ``Transfer-Encoding``)
    must be ``Content-Type: application/json`` (parameters allowed), else 415;
@@ -58,6 +63,7 @@ from typing import Any, Protocol
 
 import attrs
 import orjson
+import trio
 
 from ..errors import (
     BadRequest,
@@ -67,14 +73,14 @@ from ..errors import (
     Forbidden,
     MethodNotAllowed,
     MisdirectedHost,
-    OwnerOnly,
     Unauthorized,
     UnsupportedMediaType,
 )
+from ..principals import OWNER, PRINCIPAL_KEY, Principal, TokenStore
 from ..token import MIN_TOKEN_CHARS, tokens_equal
 
 __all__ = [
-    "AUTH_FAILURE_LIMIT", "AUTH_FAILURE_WINDOW_S", "OWNER_PATHS", "WS_POLICY_VIOLATION",
+    "AUTH_FAILURE_LIMIT", "AUTH_FAILURE_WINDOW_S", "WS_POLICY_VIOLATION", "WS_TOKEN_REVOKED",
     "ASGIApp", "Guard", "Headers", "Message", "Receive", "Scope", "Send", "SessionGate",
     "header_values", "secure_headers",
 ]
@@ -89,6 +95,8 @@ Headers = list[tuple[bytes, bytes]]
 AUTH_FAILURE_LIMIT = 20
 AUTH_FAILURE_WINDOW_S = 10.0
 WS_POLICY_VIOLATION = 1008
+#: The close code of a WebSocket whose token was revoked (or expired) while it was open.
+WS_TOKEN_REVOKED = 4401
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +107,6 @@ _SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 )
 _REPLACED = frozenset(name for name, _ in _SECURITY_HEADERS)
 _OPEN_METHODS = frozenset({"GET", "HEAD"})
-#: Paths that take the owner token, never the agent's (check d).
-OWNER_PATHS = frozenset({"/tabs/offer", "/tabs/offerable"})
 _CROSS_SITE = frozenset({"cross-site", "same-site"})
 
 
@@ -191,12 +197,14 @@ class Guard:
         extra_hosts: Iterable[str] = (),
         session_gate: SessionGate | None = None,
         owner_token: str | None = None,
+        tokens: TokenStore | None = None,
     ) -> None:
         """``extra_hosts``: further ``host:port`` names to accept (only for an
         explicitly opted-in non-loopback control URL). ``session_gate``: the
         ops page's gate for its paths (None: every path needs the token).
-        ``owner_token``: the token of :data:`OWNER_PATHS` (None: those paths
-        take the agent's token like any other)."""
+        ``owner_token``: the person's token (None: there is no person's
+        credential). ``tokens``: the service's token store (None: one of
+        ``token`` and ``owner_token`` alone)."""
         if len(token) < MIN_TOKEN_CHARS:
             raise ConfigError("the API token is missing or too short; refusing to serve")
         if not 1 <= control_port <= 65535:
@@ -207,6 +215,8 @@ class Guard:
                                         or tokens_equal(owner_token, token)):
             raise ConfigError("the owner token is missing, too short or the agent's token")
         self._owner_token = owner_token
+        self._tokens = tokens if tokens is not None else TokenStore(
+            None, agent_token=token, owner_token=owner_token)
         self._port = control_port
         hosts = (f"127.0.0.1:{control_port}", f"localhost:{control_port}",
                  f"[::1]:{control_port}")
@@ -234,6 +244,7 @@ class Guard:
         if kind == "lifespan":
             await self._app(scope, receive, send)
             return
+        scope.pop(PRINCIPAL_KEY, None)  # only this guard says who is asking
         if kind == "websocket":
             await self._websocket(scope, receive, send)
             return
@@ -272,6 +283,8 @@ class Guard:
         gate = self._session_gate
         if gate is not None and gate.applies(str(scope.get("path", ""))):
             error = gate.check(scope)
+            if error is None:
+                scope[PRINCIPAL_KEY] = OWNER  # the ops page's sessions are the person's
             return None if error is None else _Refusal.of(error)
         if (
             scope["type"] == "http"
@@ -282,19 +295,16 @@ class Guard:
         return self._check_auth(scope)
 
     def _check_auth(self, scope: Scope) -> _Refusal | None:
-        owner_path = self._owner_token is not None and scope.get("path") in OWNER_PATHS
-        expected = self._owner_token if owner_path else self._token
-        assert expected is not None
         values = header_values(scope, b"authorization")
         if len(values) == 1:
             scheme, _, credentials = values[0].partition(" ")
-            if scheme.lower() == "bearer" and tokens_equal(credentials.strip(), expected):
-                return None
-            if owner_path and scheme.lower() == "bearer" and tokens_equal(
-                credentials.strip(), self._token
-            ):
-                return _Refusal.of(OwnerOnly("only the user offers their tabs; the agent's "
-                                             "token cannot"))
+            if scheme.lower() == "bearer" and credentials.strip():
+                found = self._tokens.authenticate(credentials.strip())
+                if isinstance(found, Principal):
+                    scope[PRINCIPAL_KEY] = found
+                    return None
+                if found.code != "UNAUTHORIZED":  # revoked or expired: say so, no guessing
+                    return _Refusal.of(found, (b"www-authenticate", b"Bearer"))
         self.auth_failures += 1
         if values:
             now = self._clock()
@@ -382,7 +392,33 @@ class Guard:
                 message = {**message, "headers": secure_headers(message.get("headers", ()))}
             await send(message)
 
-        await self._app(scope, guarded_receive, guarded_send)
+        await self._run_as_principal(scope, guarded_receive, guarded_send)
+
+    async def _run_as_principal(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app, inside the store's cancel scope for the request's principal."""
+        principal = scope.get(PRINCIPAL_KEY)
+        if not isinstance(principal, Principal):
+            await self._app(scope, receive, send)  # an open path (/healthz)
+            return
+        accepted = False
+
+        async def watched_send(message: Message) -> None:
+            nonlocal accepted
+            accepted = accepted or message["type"] == "websocket.accept"
+            await send(message)
+
+        with self._tokens.open_use(principal) as use:
+            await self._app(scope, receive, watched_send)
+        if use.cancelled_caught and accepted:
+            # Revoked (or expired) mid-connection: say so rather than the server's 1011.
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + 1):
+                try:
+                    await send({"type": "websocket.close", "code": WS_TOKEN_REVOKED,
+                                "reason": "token revoked or expired"})
+                    while (await receive())["type"] != "websocket.disconnect":
+                        pass  # the client's closing handshake, then the server closes TCP
+                except Exception:  # the client is already gone
+                    pass
 
     async def _send_http_refusal(self, scope: Scope, send: Send, refusal: _Refusal) -> None:
         headers = self._refusal_headers(refusal)
@@ -416,7 +452,7 @@ class Guard:
                     message = {**message, "headers": secure_headers(message.get("headers", ()))}
                 await send(message)
 
-            await self._app(scope, receive, guarded_send)
+            await self._run_as_principal(scope, receive, guarded_send)
             return
         self._log_refusal(scope, refusal)
         first = await receive()

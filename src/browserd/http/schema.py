@@ -86,6 +86,11 @@ class Route:
     #: "session" — a profile and maybe a session (every browser route); "profile" —
     #: a profile only; "none" — the service as a whole.
     scope: str = "session"
+    #: The token scope a call of this route needs (:mod:`browserd.principals.scopes`):
+    #: an agent scope (``read``, ``act`` …), ``owner`` (the person's alone) or ``any``
+    #: (every principal; the handler decides). Set from the one table in
+    #: :mod:`browserd.http.routes.grants`.
+    needs: str = ""
 
     @property
     def endpoint(self) -> str:

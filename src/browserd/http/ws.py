@@ -46,8 +46,8 @@ import trio
 from .. import jsontext
 from ..errors import BadRequest, BrowserdError, Overloaded
 from ..events import Subscription, parse_types
+from ..principals import OWNER, principal_of
 from ..system import System
-from ..token import token_id
 from .catalog import Operation, catalog
 from .connections import WatchedSender, abort_connection
 from .dispatch import audit, call_operation
@@ -87,14 +87,17 @@ class WsLane:
     def __init__(self, system: System) -> None:
         self.system = system
         self.operations: dict[str, Operation] = catalog()
-        self.who = token_id(system.token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         first = await receive()
         if first["type"] != "websocket.connect":
             return
+        principal = principal_of(scope)
+        if principal is None:
+            await send({"type": "websocket.close", "code": 1008})
+            return
         await send({"type": "websocket.accept"})
-        audit(self.system, who=self.who, method="WS", path="/ws", args={}, outcome="open",
+        audit(self.system, who=principal.name, method="WS", path="/ws", args={}, outcome="open",
               started=time.perf_counter())
         await _Connection(self, scope, send).run(receive)
 
@@ -106,6 +109,7 @@ class _Connection:
         self._lane = lane
         self._scope = scope
         self._system = lane.system
+        self._principal = principal_of(scope) or OWNER
         self._send = send
         # One frame at a time, FIFO (answers keep their order); a stuck write cuts it off.
         self._writer = WatchedSender(scope, send, stall_s=WRITE_STALL_S)
@@ -220,7 +224,8 @@ class _Connection:
         op = self._lane.operations.get(method)
         if op is None:
             raise _MethodNotFound
-        return await call_operation(self._system, op, params, lane="WS", who=self._lane.who)
+        return await call_operation(self._system, op, params, lane="WS",
+                                    principal=self._principal)
 
     def _subscribe(self, params: Any) -> dict[str, Any]:
         if params is None:

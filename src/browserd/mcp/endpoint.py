@@ -28,11 +28,12 @@ from urllib.parse import parse_qsl
 
 import trio
 
-from ..errors import BadRequest, BrowserdError, NotFound
+from ..errors import BadRequest, BrowserdError, NotFound, Unauthorized
 from ..http.catalog import Operation, catalog, select
 from ..http.dispatch import call_operation
 from ..http.guard import Receive, Scope, Send
 from ..http.sse import send_json
+from ..principals import principal_of
 from ..system import System
 
 if TYPE_CHECKING:
@@ -50,8 +51,13 @@ class InProcessCaller:
     def __init__(self, system: System) -> None:
         self._system = system
 
-    async def call(self, op: Operation, args: dict[str, Any]) -> Any:
-        return await call_operation(self._system, op, args, lane="MCP")
+    async def call(self, op: Operation, args: dict[str, Any], *, request: Any = None) -> Any:
+        """The call as the principal the Guard found for ``request`` (the HTTP
+        request of ``/mcp``); without one it is refused, never run as the service."""
+        principal = principal_of(getattr(request, "scope", None))
+        if principal is None:
+            raise Unauthorized("this MCP call carries no authenticated request")
+        return await call_operation(self._system, op, args, lane="MCP", principal=principal)
 
     async def image(self, result: dict[str, Any]) -> bytes | None:
         name = str(result.get("mediaUrl", "")).rpartition("/")[2]

@@ -40,7 +40,7 @@ class HttpCaller:
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    async def call(self, op: Operation, args: dict[str, Any]) -> Any:
+    async def call(self, op: Operation, args: dict[str, Any], *, request: Any = None) -> Any:
         path = op.route.path
         if op.http_method == "GET":
             query = {k: ",".join(map(str, v)) if isinstance(v, list) else v

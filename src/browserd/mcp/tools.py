@@ -43,8 +43,11 @@ INSTRUCTIONS = (
 class Caller(Protocol):
     """Where tool calls go: the service in-process, or a running service over HTTP."""
 
-    async def call(self, op: Operation, args: dict[str, Any]) -> Any:
-        """The route's JSON answer; raises BrowserdError (with the service's code)."""
+    async def call(self, op: Operation, args: dict[str, Any], *, request: Any = None) -> Any:
+        """The route's JSON answer; raises BrowserdError (with the service's code).
+
+        ``request``: the transport's HTTP request (``/mcp``: whose ASGI scope
+        names the caller's principal), None on stdio."""
         ...
 
     async def image(self, result: dict[str, Any]) -> bytes | None:
@@ -95,7 +98,7 @@ def build_server(operations: list[Operation], caller: Caller) -> Server[Any]:
             return _error_result(BrowserdError(
                 f"no tool {params.name!r}", hint="list the tools; more groups with --caps"))
         try:
-            result = await caller.call(op, dict(params.arguments or {}))
+            result = await caller.call(op, dict(params.arguments or {}), request=ctx.request)
         except BrowserdError as exc:
             return _error_result(exc)
         image = None

@@ -16,6 +16,7 @@ from ..schema import Route
 from .consent import consent_routes
 from .downloads import download_routes
 from .emulation import emulation_routes
+from .grants import with_grants
 from .input import input_routes
 from .media import media_routes
 from .navigation import navigation_routes
@@ -26,15 +27,18 @@ from .profiles import profile_routes
 from .service import service_routes
 from .state import state_routes
 from .tabs import tab_routes
+from .tokens import token_routes
 
 __all__ = ["all_routes", "consent_routes", "download_routes", "emulation_routes",
            "input_routes", "media_routes", "navigation_routes", "network_routes", "ops_routes",
            "page_routes", "profile_routes",
-           "service_routes", "state_routes", "tab_routes"]
+           "service_routes", "state_routes", "tab_routes", "token_routes"]
 
 
 def all_routes() -> list[Route]:
-    """Every route of the API (a new list each call)."""
-    return [*service_routes(), *profile_routes(), *tab_routes(), *consent_routes(), *page_routes(),
-            *navigation_routes(), *input_routes(), *media_routes(), *state_routes(),
-            *emulation_routes(), *download_routes(), *network_routes(), *ops_routes()]
+    """Every route of the API (a new list each call), each with the scope it needs."""
+    return with_grants([
+        *service_routes(), *profile_routes(), *tab_routes(), *consent_routes(), *page_routes(),
+        *navigation_routes(), *input_routes(), *media_routes(), *state_routes(),
+        *emulation_routes(), *download_routes(), *network_routes(), *ops_routes(),
+        *token_routes()])

@@ -1,11 +1,12 @@
-"""Ops routes for the agent's token: /handoff, /metrics and /ui-codes (the ops page's login).
+"""Ops routes: /handoff, /metrics (agents) and /ui-codes (the ops page's login: the person's).
 
 - ``POST /handoff {targetId?, reason}`` hands a tab to a person (see
   :mod:`browserd.handoff`); ``DELETE /handoff {targetId?}`` withdraws it.
 - ``GET /metrics``: Prometheus text format (:mod:`browserd.metrics`).
 - ``POST /ui-codes``: a one-time login code for the ops page and its URL
-  (``browserd ui`` prints or opens it). It is not under ``/ui``: everything
-  there belongs to a person's session, and this one is the agent's.
+  (``browserd ui`` prints or opens it, with the owner token). Only the person
+  mints it: an agent's token is 403 OWNER_ONLY, and it is no ``/ws`` method
+  or MCP tool.
 """
 
 from __future__ import annotations
@@ -96,6 +97,6 @@ def ops_routes() -> list[Route]:
               fields=(TARGET,), summary="Withdraw this agent's handoff of a tab"),
         Route(path="/metrics", methods=("GET",), handler=metrics, tag="ops",
               raw_response=True, summary="Prometheus metrics (text exposition format)"),
-        Route(path="/ui-codes", methods=("POST",), handler=ui_code, tag="ops",
+        Route(path="/ui-codes", methods=("POST",), handler=ui_code, tag="owner",
               summary="A one-time login URL for the ops page (single use, 60 s)"),
     ]

@@ -1,0 +1,92 @@
+"""What each route needs of the caller: the one table of the API's authority.
+
+Every route names the token scope it needs (:attr:`~browserd.http.schema.Route.needs`):
+an agent scope, ``owner`` (the person's alone: offering tabs, answering tab
+requests, the ops page's login) or ``any`` (every principal; the handler
+decides, as ``/tokens`` does). The table is here, in one place, so a review of
+who may do what reads one page; :func:`with_grants` puts it on the routes and
+refuses a route the table does not name (a new route must be placed
+deliberately, never by a default).
+
+Some calls need more than their route's scope because of what they carry;
+:func:`extra_needs` names those (an ``/act`` batch with an upload step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from ...principals import OWNER_SCOPE, PUBLIC_SCOPE
+from ..schema import Route
+
+__all__ = ["GRANTS", "extra_needs", "with_grants"]
+
+#: (path, method) → scope. Methods: a route's methods are looked up one by one.
+GRANTS: dict[tuple[str, str], str] = {
+    ("/", "GET"): "read", ("/status", "GET"): "read",
+    ("/start", "POST"): "profiles", ("/stop", "POST"): "profiles",
+    ("/profiles", "GET"): "profiles", ("/profiles", "POST"): "profiles",
+    ("/profiles/<name>", "DELETE"): "profiles",
+    ("/sessions", "GET"): "profiles", ("/sessions", "POST"): "profiles",
+    ("/sessions/<sessionId>", "DELETE"): "profiles",
+    ("/tabs", "GET"): "read", ("/tabs/open", "POST"): "act", ("/tabs/focus", "POST"): "act",
+    ("/tabs/close", "POST"): "act", ("/tabs/<targetId>", "DELETE"): "act",
+    ("/tabs/release", "POST"): "act", ("/tabs/request", "POST"): "act",
+    ("/tabs/offerable", "GET"): OWNER_SCOPE, ("/tabs/offer", "POST"): OWNER_SCOPE,
+    ("/tabs/requests", "GET"): OWNER_SCOPE, ("/tabs/requests/<requestId>", "POST"): OWNER_SCOPE,
+    ("/navigate", "POST"): "act", ("/eval", "POST"): "eval",
+    ("/snapshot", "GET"): "read", ("/find", "GET"): "read", ("/query", "GET"): "read",
+    ("/dom", "GET"): "read", ("/console", "GET"): "read",
+    ("/back", "POST"): "act", ("/forward", "POST"): "act", ("/reload", "POST"): "act",
+    ("/scroll", "POST"): "act", ("/click", "POST"): "act", ("/type", "POST"): "act",
+    ("/press", "POST"): "act", ("/hover", "POST"): "act", ("/select", "POST"): "act",
+    ("/wait", "POST"): "act", ("/dialog", "POST"): "act", ("/upload", "POST"): "files",
+    ("/drag", "POST"): "act", ("/mouse", "POST"): "act", ("/keyboard", "POST"): "act",
+    ("/act", "POST"): "act",
+    ("/screenshot", "GET"): "read", ("/pdf", "POST"): "read", ("/media/<name>", "GET"): "read",
+    ("/cookies", "GET"): "state", ("/cookies", "POST"): "state", ("/cookies", "DELETE"): "state",
+    ("/storage", "GET"): "state", ("/storage", "POST"): "state",
+    ("/storage", "DELETE"): "state", ("/state", "GET"): "state", ("/state", "POST"): "state",
+    ("/emulate", "GET"): "read", ("/emulate", "POST"): "act", ("/emulate", "DELETE"): "act",
+    ("/downloads", "GET"): "read", ("/downloads/<id>", "GET"): "files",
+    ("/network", "GET"): "read", ("/network/<id>", "GET"): "network",
+    ("/network/block", "POST"): "network", ("/network/headers", "POST"): "network",
+    ("/network/har", "POST"): "network",
+    ("/handoff", "POST"): "act", ("/handoff", "DELETE"): "act", ("/metrics", "GET"): "read",
+    ("/ui-codes", "POST"): OWNER_SCOPE,
+    ("/tokens", "GET"): PUBLIC_SCOPE, ("/tokens", "POST"): PUBLIC_SCOPE,
+    ("/tokens/<name>", "DELETE"): PUBLIC_SCOPE,
+}
+
+
+def _scope_of(route: Route) -> str:
+    if not route.auth:
+        return "none"
+    # A route served for GET and POST (reads with a body) is a read: judge by its first method.
+    methods = [m for m in route.methods if (route.path, m) in GRANTS]
+    if not methods:
+        raise ValueError(f"route {'/'.join(route.methods)} {route.path} is not in the grants "
+                         "table (browserd.http.routes.grants)")
+    scopes = {GRANTS[(route.path, m)] for m in methods}
+    if len(scopes) != 1:
+        raise ValueError(f"route {route.path} needs different scopes per method: {scopes}")
+    return scopes.pop()
+
+
+def with_grants(routes: Iterable[Route]) -> list[Route]:
+    """``routes`` with :attr:`Route.needs` set from :data:`GRANTS`; ValueError for a missing one."""
+    return [attrs.evolve(route, needs=_scope_of(route)) for route in routes]
+
+
+def extra_needs(route: Route, args: dict[str, Any]) -> tuple[str, ...]:
+    """Scopes a call needs beyond its route's, because of what its arguments carry
+    (an ``/act`` batch with an upload step needs ``files`` as ``/upload`` does)."""
+    if route.path == "/act":
+        kinds = {action.get("kind") for action in args.get("actions") or ()
+                 if isinstance(action, dict)}
+        if "upload" in kinds:
+            return ("files",)
+    return ()
