@@ -290,12 +290,30 @@ class _RawSocket:
             f"GET /relay HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
             "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
             f"Sec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n\r\n".encode())
+        return int((await self._head())[0].split(" ", 2)[1])
+
+    async def _head(self) -> list[str]:
+        """The next HTTP response head, as lines (the status line first)."""
         while b"\r\n\r\n" not in self.buffer:
             chunk = await self.stream.receive_some(4096)
             assert chunk, "the relay closed without an answer"
             self.buffer += chunk
         head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        return int(head.split(b" ", 2)[1])
+        return head.decode("latin-1").split("\r\n")
+
+    async def post_pair(self, port: int, code: str, origin: str
+                        ) -> tuple[int, dict[str, str], dict[str, Any]]:
+        """POST /relay/pair on this (kept-alive) connection: status, headers, JSON body."""
+        body = json.dumps({"code": code}).encode()
+        await self.stream.send_all(
+            f"POST /relay/pair HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: {origin}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            .encode() + body)
+        lines = await self._head()
+        headers = {k.strip().lower(): v.strip() for k, _, v in
+                   (line.partition(":") for line in lines[1:])}
+        answer = json.loads(await self._read(int(headers["content-length"])))
+        return int(lines[0].split(" ", 2)[1]), headers, answer
 
     async def send_text(self, text: str) -> None:
         payload, mask = text.encode(), b"\x01\x02\x03\x04"
@@ -328,25 +346,70 @@ async def _handshake_status(port: int, origin: str) -> int:
             return await raw.handshake(port, origin)
 
 
+async def _silent_socket(port: int, origin: str, closed: list[float]) -> None:
+    """Connect to /relay and say nothing: the relay must refuse and close 4401 (5 s)."""
+    with trio.fail_after(30):
+        async with _raw_relay(port) as raw:
+            assert await raw.handshake(port, origin) == 101
+            start = trio.current_time()
+            opcode, payload = await raw.frame()
+            answer = json.loads(payload)
+            assert (opcode, answer["code"]) == (1, "UNAUTHORIZED"), answer
+            assert "no hello" in answer["message"]
+            opcode, payload = await raw.frame()
+            assert (opcode, int.from_bytes(payload[:2], "big")) == (8, 4401)
+            closed.append(trio.current_time() - start)
+
+
 async def _refusals(store: PairingStore, port: int, worker: _Worker) -> None:
     extension_id = next(iter(store.paired_extension_ids()))
+    origin = f"chrome-extension://{extension_id}"
+    silent_closed: list[float] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_silent_socket, port, origin, silent_closed)
+        await _refusals_meanwhile(store, port, worker, origin)
+    assert silent_closed and silent_closed[0] >= 4.9, silent_closed  # the 5 s deadline
+
+
+async def _refusals_meanwhile(store: PairingStore, port: int, worker: _Worker,
+                              origin: str) -> None:
     # A web page's Origin is refused before the handshake completes; so is another
-    # extension's; the paired extension's passes (then needs its relay token).
+    # extension's, and the paired one's with anything before or after it; the paired
+    # extension's exact Origin passes (then needs its relay token).
     assert await _handshake_status(port, "http://127.0.0.1:8000") == 403
     assert await _handshake_status(port, "chrome-extension://" + "a" * 32) == 403
-    assert await _handshake_status(port, f"chrome-extension://{extension_id}") == 101
+    for near in (f"{origin}a", f"{origin}/", f"x{origin}", f"{origin}.evil.test",
+                 origin[:-1]):
+        assert await _handshake_status(port, near) == 403, near
+    assert await _handshake_status(port, origin) == 101
     # The paired extension's Origin with the agent's API token: refused after hello.
     with trio.fail_after(10):
         async with _raw_relay(port) as raw:
-            assert await raw.handshake(port, f"chrome-extension://{extension_id}") == 101
+            assert await raw.handshake(port, origin) == 101
             await raw.send_text(json.dumps({"type": "hello", "token": AGENT_TOKEN}))
             opcode, payload = await raw.frame()
             answer = json.loads(payload)
             assert (opcode, answer["type"], answer["code"]) == (1, "refused", "UNAUTHORIZED")
             opcode, payload = await raw.frame()
             assert (opcode, int.from_bytes(payload[:2], "big")) == (8, 4401)
-    # A code works once.
+    # `nobody` with a forged Origin: wrong codes, over many connections, cannot block
+    # the person. One connection gets three tries, then it is closed.
     code = store.new_code("work").code
+    forged = "chrome-extension://" + "b" * 32
+    with trio.fail_after(30):
+        async with _raw_relay(port) as raw:
+            for _ in range(2):
+                status, _, answer = await raw.post_pair(port, "ZZZZ-ZZZZ", forged)
+                assert (status, answer["code"]) == (403, "PAIRING_FAILED")
+            status, headers, answer = await raw.post_pair(port, "ZZZZ-ZZZZ", forged)
+            assert (status, answer["code"]) == (429, "TOO_MANY_PAIRING_FAILURES")
+            assert headers["connection"] == "close"
+            assert not raw.buffer and not await raw.stream.receive_some(4096)  # closed
+        for _ in range(12):
+            async with _raw_relay(port) as raw:
+                status, _, answer = await raw.post_pair(port, "ZZZZ-ZZZZ", forged)
+                assert (status, answer["code"]) == (403, "PAIRING_FAILED")
+    # The person's code still pairs, once.
     await worker.run(f"browserdPair({json.dumps(code)}, {port})")
     failed = await worker.run(f"browserdPair({json.dumps(code)}, {port})"
                               ".then(() => 'paired', e => e.message)")

@@ -11,20 +11,29 @@ with checks of its own; every other request goes on to the Guard unchanged.
 
 a. ``Host`` must be the control host (``127.0.0.1``/``localhost``/``[::1]``
    with the control port): 421 MISDIRECTED_HOST;
-b. ``Origin`` must be exactly one ``chrome-extension://<32 letters a-p>``:
-   403 FORBIDDEN_ORIGIN (so no web page can pair, and the extension's id is
-   known: it is recorded and the relay accepts only that extension later);
+b. ``Origin`` must be exactly one ``chrome-extension://<32 letters a-p>``
+   (the whole value: no prefix, suffix, path or port): 403 FORBIDDEN_ORIGIN
+   (so no web page can pair, and the extension's id is known: it is
+   recorded and the relay accepts only that extension later);
 c. ``Content-Type: application/json``, a body of at most 4 KiB: 415 / 413;
-d. the code must be pending: 403 PAIRING_FAILED (see
-   :mod:`browserd.relay.pairing` for single use, expiry and brute force).
+d. the connection must not have sent its wrong codes already, and the
+   code waits for its slot of the shared pace: 429
+   TOO_MANY_PAIRING_FAILURES (with ``Connection: close``) / 429
+   PAIRING_THROTTLED (with ``Retry-After``), see
+   :mod:`browserd.relay.throttle`;
+e. the code must be pending: 403 PAIRING_FAILED (see
+   :mod:`browserd.relay.pairing` for single use and expiry); the
+   connection's third wrong code is answered 429 TOO_MANY_PAIRING_FAILURES
+   and closes it. Wrong codes never revoke the pending one.
 
-``GET /relay`` (WebSocket): checks a, then ``Origin`` must be the
+``GET /relay`` (WebSocket): checks a, then ``Origin`` must be exactly the
 ``chrome-extension://`` origin of a paired extension (403 before the
 handshake). Browsers cannot put headers on a WebSocket, so the relay token
 comes in the first message, ``{"type": "hello", "token", "userAgent"}``,
-within :data:`HELLO_TIMEOUT_S` — never in the URL, which ends up in logs
-and histories. A token that is not a relay token (the agent's API token
-included), or one paired with another extension id, is answered
+within :data:`HELLO_TIMEOUT_S` (5 s) — never in the URL, which ends up in
+logs and histories. No hello in time, a first message that is not a hello,
+a token that is not a relay token (the agent's API token included), or one
+paired with another extension id than this connection's Origin: answered
 ``{"type": "refused", "code": "UNAUTHORIZED"}`` and closed 4401; a second
 connection for a profile that has one is answered ``RELAY_BUSY`` and
 closed 4409. Accepted: ``{"type": "welcome", "profile", "color",
@@ -38,7 +47,8 @@ connection. When the connection ends for any reason, its transport learns
 hub forgets it. Nothing here logs a token or a code.
 
 Errors raised by the wrapped app propagate unchanged; cancellation (the
-server stops) ends every relay connection.
+server stops) ends every relay connection and every pairing request that
+waits for its slot (the slot stays used, nothing is checked).
 """
 
 from __future__ import annotations
@@ -58,6 +68,7 @@ from ..errors import (
     Forbidden,
     MethodNotAllowed,
     MisdirectedHost,
+    PairingFailed,
     RelayBusy,
     UnsupportedMediaType,
 )
@@ -65,6 +76,7 @@ from ..http.connections import WatchedSender
 from ..http.guard import ASGIApp, Message, Receive, Scope, Send, header_values, secure_headers
 from .hub import RelayHub, group_colour
 from .pairing import EXTENSION_ID_RE
+from .throttle import PairingThrottle, PairingThrottled, TooManyPairingFailures
 from .transport import RelayTransport
 
 __all__ = ["HELLO_TIMEOUT_S", "PING_EVERY_S", "RELAY_PAIR_PATH", "RELAY_PATH", "WRITE_STALL_S",
@@ -74,7 +86,7 @@ log = logging.getLogger(__name__)
 
 RELAY_PATH = "/relay"
 RELAY_PAIR_PATH = "/relay/pair"
-HELLO_TIMEOUT_S = 10.0
+HELLO_TIMEOUT_S = 5.0
 PING_EVERY_S = 20.0
 WRITE_STALL_S = 30.0
 MAX_PAIR_BODY = 4096
@@ -89,9 +101,12 @@ class RelayDoor:
     """ASGI: ``/relay/pair`` and ``/relay`` here, everything else to ``app`` (module docstring)."""
 
     def __init__(self, app: ASGIApp, hub: RelayHub, *, control_port: int,
-                 extra_hosts: Iterable[str] = ()) -> None:
+                 extra_hosts: Iterable[str] = (),
+                 throttle: PairingThrottle | None = None) -> None:
+        """``throttle``: the pace of pairing guesses (None: a new one, the defaults)."""
         self._app = app
         self.hub = hub
+        self.throttle = throttle if throttle is not None else PairingThrottle()
         hosts = {f"127.0.0.1:{control_port}", f"localhost:{control_port}",
                  f"[::1]:{control_port}", *(h.lower() for h in extra_hosts)}
         if control_port == 80:
@@ -133,10 +148,14 @@ class RelayDoor:
         except BrowserdError as exc:
             log.info("relay: pairing refused: %s %s", exc.status, exc.code)
             answer, status = exc.to_dict(), exc.status
+            extra = _refusal_headers(scope, exc)
+        else:
+            extra = []
         body = orjson.dumps(answer)
         await send({"type": "http.response.start", "status": status,
                     "headers": secure_headers([(b"content-type", b"application/json"),
-                                               (b"content-length", str(len(body)).encode())])})
+                                               (b"content-length", str(len(body)).encode()),
+                                               *extra])})
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _exchange(self, scope: Scope, receive: Receive) -> dict[str, Any]:
@@ -165,7 +184,14 @@ class RelayDoor:
         if not isinstance(code, str) or not code.strip():
             raise BadRequest("send {\"code\": \"…\"} from `browserd extension pair`",
                              field="code")
-        paired, token = self.hub.pairing.exchange(code, extension_id)
+        connection = _connection_of(scope)
+        await self.throttle.admit(connection)
+        try:
+            paired, token = self.hub.pairing.exchange(code, extension_id)
+        except PairingFailed:
+            self.throttle.failed(connection)  # raises on the connection's last wrong code
+            raise
+        self.throttle.succeeded(connection)
         log.info("relay: extension %s paired with profile %s", extension_id, paired.profile)
         colour = self.hub.colour(paired.profile)
         return {"token": token, "profile": paired.profile, "color": colour,
@@ -222,8 +248,9 @@ class _RelayConnection:
         hello = await self._hello(receive)
         if hello is None:
             return
-        paired = self._hub.pairing.lookup(str(hello.get("token") or ""))
-        if paired is None or paired.extension_id != self._extension_id:
+        paired = self._hub.pairing.lookup(str(hello.get("token") or ""),
+                                          extension_id=self._extension_id)
+        if paired is None:
             log.info("relay: refused a connection without a valid relay token")
             await self._refuse("UNAUTHORIZED", "not a relay token of this extension; pair "
                                "again from the options page", CLOSE_UNAUTHORIZED)
@@ -305,6 +332,24 @@ class _RelayConnection:
         """One text frame (FIFO under a lock; :meth:`_watch_stalled_writes` watches it)."""
         frame = orjson.dumps(message).decode()
         await self._writer.send_text(frame)
+
+
+def _connection_of(scope: Scope) -> tuple[str, int] | None:
+    """The request's TCP connection (the client's address and port), None if unknown."""
+    client = scope.get("client")
+    if isinstance(client, (tuple, list)) and len(client) == 2 and isinstance(client[1], int):
+        return str(client[0]), client[1]
+    return None
+
+
+def _refusal_headers(scope: Scope, error: BrowserdError) -> list[tuple[bytes, bytes]]:
+    """Headers a throttle refusal adds: ``Retry-After``, ``Connection: close`` (HTTP/1.x)."""
+    if isinstance(error, PairingThrottled):
+        return [(b"retry-after", str(error.retry_after_s).encode())]
+    if isinstance(error, TooManyPairingFailures) and scope.get("http_version", "1.1") in (
+            "1.0", "1.1"):  # HTTP/2 forbids the header; the connection stays refused
+        return [(b"connection", b"close")]
+    return []
 
 
 def _decode(message: Message) -> Any:

@@ -18,10 +18,15 @@ written to a temporary file and renamed into place):
   relay token itself is never stored either: it lives in the extension's
   ``chrome.storage.local`` only.
 
-Brute force: after :data:`MAX_FAILED_EXCHANGES` wrong codes (counted by the
-store, for the life of the process) every pending code is revoked; the user
-makes a new one. Expiry uses wall-clock time (the CLI and the service are
-different processes).
+Brute force: wrong codes never revoke a pending one (any local user can
+send them: revoking would let anyone block pairing). The door paces every
+check across connections and closes a connection after a few wrong codes
+(:mod:`browserd.relay.throttle`); the store only counts them
+(``failed_exchanges``). Expiry uses wall-clock time (the CLI and the service
+are different processes).
+
+A relay token is bound to the extension it was given to: :meth:`lookup`
+with ``extension_id`` finds it only for that id.
 
 Errors: :class:`~browserd.errors.PairingFailed` for a wrong, used or expired
 code; :class:`~browserd.errors.BadRequest` for a bad profile name;
@@ -46,11 +51,10 @@ import attrs
 from ..errors import BadRequest, PairingFailed
 from ..paths import ensure_private_dir
 
-__all__ = ["CODE_TTL_S", "EXTENSION_ID_RE", "MAX_FAILED_EXCHANGES", "PairedExtension",
-           "PairingCode", "PairingStore", "normalise_code"]
+__all__ = ["CODE_TTL_S", "EXTENSION_ID_RE", "PairedExtension", "PairingCode", "PairingStore",
+           "normalise_code"]
 
 CODE_TTL_S = 600.0
-MAX_FAILED_EXCHANGES = 10
 EXTENSION_ID_RE = re.compile(r"[a-p]{32}")
 """A Chrome extension id: 32 letters a-p."""
 _CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -109,8 +113,9 @@ class PairingStore:
 
         Returns the pairing record and the token (shown to the extension
         once, stored here only as a hash). Raises PairingFailed for an
-        unknown, expired or already used code (and counts the failure),
-        BadRequest for an extension id that is not one.
+        unknown, expired or already used code (and counts the failure in
+        ``failed_exchanges``; no pending code is touched), BadRequest for
+        an extension id that is not one.
         """
         if not EXTENSION_ID_RE.fullmatch(extension_id):
             raise BadRequest("pairing needs the extension's chrome-extension:// origin")
@@ -139,24 +144,25 @@ class PairingStore:
                                             "pairedAt": paired.paired_at})
             return paired, token
         self.failed_exchanges += 1
-        if self.failed_exchanges >= MAX_FAILED_EXCHANGES:
-            self.revoke_codes()
         raise PairingFailed("this pairing code is wrong, used or expired",
                             hint="run `browserd extension pair` for a new code")
 
     def revoke_codes(self) -> int:
-        """Delete every pending code; how many there were."""
+        """Delete every pending code; how many there were (never called for wrong codes)."""
         count = 0
         for path in self._pending_files():
             path.unlink(missing_ok=True)
             count += 1
-        self.failed_exchanges = 0
         return count
 
     # -- tokens ----------------------------------------------------------------
 
-    def lookup(self, token: str) -> PairedExtension | None:
-        """The pairing whose relay token is ``token`` (constant-time compare), or None."""
+    def lookup(self, token: str, *, extension_id: str | None = None) -> PairedExtension | None:
+        """The pairing whose relay token is ``token`` (constant-time compare), or None.
+
+        With ``extension_id``, also None unless the token was paired with
+        that extension (a token replayed from another extension is no token).
+        """
         if not token:
             return None
         wanted = _sha256(token)
@@ -169,6 +175,8 @@ class PairingStore:
                 found = PairedExtension(profile=path.stem,
                                         extension_id=str(record.get("extensionId", "")),
                                         paired_at=_number(record.get("pairedAt")))
+        if found is not None and extension_id is not None and found.extension_id != extension_id:
+            return None  # extension ids are public: a plain compare
         return found
 
     def paired_extension_ids(self) -> frozenset[str]:
