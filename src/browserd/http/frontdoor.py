@@ -16,11 +16,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..errors import BrowserdError
+from ..principals import OWNER, principal_of, require
 from ..system import System
-from ..token import token_id
 from .dispatch import audit
 from .guard import ASGIApp, Receive, Scope, Send
-from .sse import serve_events
+from .sse import send_json, serve_events
 from .ws import WsLane
 
 __all__ = ["FrontDoor"]
@@ -39,7 +40,13 @@ class FrontDoor:
         path = scope.get("path")
         if scope["type"] == "http":
             if path == "/events":
-                audit(self._system, who=token_id(self._system.token), method="GET",
+                principal = principal_of(scope) or OWNER
+                try:  # events carry page titles and URLs: a read
+                    require(principal, "read", what="GET /events")
+                except BrowserdError as exc:
+                    await send_json(send, exc.status, exc.to_dict())
+                    return
+                audit(self._system, who=principal.name, method="GET",
                       path="/events", args={}, outcome="open", started=time.perf_counter())
                 await serve_events(self._system.events, scope, receive, send)
                 return

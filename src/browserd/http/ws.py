@@ -46,7 +46,7 @@ import trio
 from .. import jsontext
 from ..errors import BadRequest, BrowserdError, Overloaded
 from ..events import Subscription, parse_types
-from ..principals import OWNER, principal_of
+from ..principals import OWNER, principal_of, require
 from ..system import System
 from .catalog import Operation, catalog
 from .connections import WatchedSender, abort_connection
@@ -228,6 +228,7 @@ class _Connection:
                                     principal=self._principal)
 
     def _subscribe(self, params: Any) -> dict[str, Any]:
+        require(self._principal, "read", what="WS subscribe")  # events carry titles and URLs
         if params is None:
             params = {}
         if not isinstance(params, dict) or set(params) - {"types", "profile", "lastEventId"}:
