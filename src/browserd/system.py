@@ -25,10 +25,12 @@ from .media import MediaStore
 from .metrics import Metrics
 from .paths import Paths
 from .principals import OWNER, Principal, TokenStore
-from .profiles.binding import LiveWithFallback, SessionBoundSupervisor
+from .profiles.binding import GrantsHidden, LiveWithFallback, SessionBoundSupervisor
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
+from .profiles.spec import Driver
 from .supervisor.handle import SupervisorHandle
+from .tabrequests import TabRequestBoard
 from .ui import OpsUi
 from .uploads import UploadPolicy
 from .urlpolicy import UrlPolicy
@@ -73,6 +75,8 @@ class System:
     tokens: TokenStore = attrs.field(repr=False, default=attrs.Factory(
         lambda self: TokenStore(None, agent_token=self.token, owner_token=self.owner_token),
         takes_self=True))
+    #: Agents' requests for the person's tabs, and the grants their approvals made.
+    tab_requests: TabRequestBoard = attrs.field(factory=TabRequestBoard)
     #: Who this request is (the service-wide record: the person, for wiring).
     principal: Principal = OWNER
 
@@ -108,6 +112,9 @@ class System:
             handle = LiveWithFallback(bound, lambda: self.profiles.get(fallback))
         else:
             handle = bound.supervisor
+        if not who.is_owner and bound.spec.driver in (Driver.LIVE, Driver.EXTENSION):
+            board, name, token = self.tab_requests, bound.name, who.name
+            handle = GrantsHidden(bound, handle, lambda: board.hidden_from(token, name))
         return attrs.evolve(self, settings=bound.settings, supervisor=handle,
                             url_policy=self.profiles.url_policy, downloads=bound.downloads,
                             profile=bound, session_id=session)

@@ -289,3 +289,70 @@ async def test_browserd_offer_lists_and_offers_with_the_owner_token(
         run = await browserd("release", target)
         assert run.returncode == 0, run.stderr
         assert user_browser.urls[2] not in await listed(api)
+
+
+async def test_a_tab_request_approved_once_is_that_tokens_alone(
+        api: httpx.AsyncClient, live: ServiceInfo, user_browser: UserBrowser) -> None:
+    with trio.fail_after(DEADLINE_S):
+        r = await api.post("/start")
+        assert r.status_code == 200, r.text
+        owner = owner_headers(live)
+
+        async def mint(name: str) -> dict[str, str]:
+            r = await api.post("/tokens", headers=owner,
+                               json={"name": f"{name}-{os.urandom(3).hex()}",
+                                     "scopes": ["read", "act"]})
+            assert r.status_code == 200, r.text
+            return {"Authorization": f"Bearer {r.json()['token']}", "X-Browserd-Profile": "mine"}
+
+        asker, other = await mint("asker"), await mint("other")
+        r = await api.post("/tabs/request", headers=asker,
+                           json={"reason": "read the invoice", "url": "http://x/invoice"})
+        assert r.status_code == 200 and r.json()["state"] == "pending", r.text
+        request_id = r.json()["requestId"]
+        # Pending: a wait times out; the asker cannot answer its own request.
+        r = await api.post("/wait", headers=asker, json={"tabRequest": request_id,
+                                                          "timeoutMs": 200})
+        assert r.status_code == 504 and r.json()["waitedMs"] >= 150, r.text
+        r = await api.post(f"/tabs/requests/{request_id}", headers=asker,
+                           json={"approve": "x"})
+        assert r.status_code == 403 and r.json()["code"] == "OWNER_ONLY", r.text
+        r = await api.get("/tabs/requests", headers=owner, params={"pending": "true"})
+        pending = [q for q in r.json()["requests"] if q["requestId"] == request_id]
+        assert pending and pending[0]["reason"] == "read the invoice", r.text
+        # Another token cannot wait on it or cancel it.
+        r = await api.post("/wait", headers=other, json={"tabRequest": request_id})
+        assert r.status_code == 404, r.text
+        r = await api.delete(f"/tabs/requests/{request_id}", headers=other)
+        assert r.status_code == 404, r.text
+        page = (await human_ids(user_browser))["human1"]
+
+        async def approve() -> None:
+            await trio.sleep(0.3)
+            r = await api.post(f"/tabs/requests/{request_id}", headers=owner,
+                               json={"approve": page})
+            assert r.status_code == 200 and r.json()["state"] == "approved", r.text
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(approve)
+            r = await api.post("/wait", headers=asker, json={"tabRequest": request_id,
+                                                              "timeoutMs": 20_000})
+        assert r.status_code == 200, r.text
+        assert r.json()["tabRequest"] == {**r.json()["tabRequest"], "state": "approved",
+                                          "targetId": page}
+        # The asker sees and drives it; any other token (the default one too) gets 404.
+        r = await api.get("/tabs", headers=asker)
+        assert page in {t["targetId"] for t in r.json()["tabs"]}, r.text
+        r = await api.post("/eval", headers=asker, json={"targetId": page, "js": "1+1"})
+        assert r.status_code in (200, 403), r.text  # (eval may be off; no 404 either way)
+        assert r.status_code != 404
+        for headers in (other, {}):
+            r = await api.get("/tabs", headers=headers)
+            assert page not in {t["targetId"] for t in r.json()["tabs"]}, r.text
+            r = await api.post("/snapshot", headers=headers, json={"targetId": page})
+            assert r.status_code == 404 and r.json()["code"] == "TAB_NOT_FOUND", r.text
+        # Answered once: a second answer is a conflict.
+        r = await api.post(f"/tabs/requests/{request_id}", headers=owner, json={"deny": True})
+        assert r.status_code == 409, r.text
+        r = await api.post("/tabs/release", headers=asker, json={"targetId": page})
+        assert r.status_code == 200, r.text

@@ -99,7 +99,7 @@ PINNED = {
     "browserd.profiles.manager": ["GatewayRunner", "ProfileManager", "download_store_for",
                                   "settings_for"],
     "browserd.profiles.sessions": ["CDP_DEADLINE_S", "Session", "SessionTable"],
-    "browserd.profiles.binding": ["LiveWithFallback", "SessionBoundSupervisor",
+    "browserd.profiles.binding": ["GrantsHidden", "LiveWithFallback", "SessionBoundSupervisor",
                                   "SupervisorView"],
     "browserd.handoff": ["ENDED_KEPT", "REASON_MAX_CHARS", "Handoff", "HandoffBoard",
                          "HandoffEnd", "HandoffOutcome", "wait_handoff_end"],
@@ -217,7 +217,8 @@ def area(name: str) -> str:
 _CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
         "cli_format", "cli_ui", "cli_extension", "cli_offer", "cli_tokens"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
-                 "downloads", "profiles", "handoff", "metrics", "ui", "mcp", "relay",
+                 "downloads", "profiles", "handoff", "tabrequests", "metrics", "ui", "mcp",
+                 "relay",
                  "principals"} | _CLI
 #: The ops page (``ui``) and handoffs sit above the supervisor and tabs, below the System
 #: that holds them and the HTTP routes that use them; ``metrics`` is a leaf.
@@ -240,6 +241,8 @@ FORBIDDEN = {
     "gateway": {"service"} | _CLI,
     "metrics": (_ABOVE_LEAVES - {"metrics"}) | {"browser", "cdp", "tabs", "snapshot"},
     "handoff": _OPS_ABOVE | {"ui", "metrics"},
+    # Tab requests (the person's answers to agents): plain state beside the handoffs.
+    "tabrequests": _OPS_ABOVE | {"ui", "metrics", "handoff", "profiles", "supervisor"},
     "ui": _OPS_ABOVE | {"handoff", "metrics"},
     "events": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
     # The extension relay: below the profiles and the service that start it, beside http

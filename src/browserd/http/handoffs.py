@@ -1,4 +1,4 @@
-"""Handoff work shared by routes: ``/wait {handoff: true}`` and its record.
+"""Waits on the person shared by routes: ``/wait {handoff: true}``, ``/wait {tabRequest}``.
 
 (The ``/handoff`` routes themselves are in :mod:`browserd.http.routes.ops`;
 ``/wait`` is an input route, so the wait lives here, where both may reach it.)
@@ -13,7 +13,7 @@ from ..errors import Conflict, Timeout
 from ..handoff import wait_handoff_end
 from ..system import System
 
-__all__ = ["WaitHandoff", "wait_for_handoff"]
+__all__ = ["WaitHandoff", "WaitTabRequest", "wait_for_handoff", "wait_for_tab_request"]
 
 RESOLVE_DEADLINE_S = 10.0
 
@@ -21,6 +21,33 @@ RESOLVE_DEADLINE_S = 10.0
 @attrs.frozen
 class WaitHandoff:
     """``/wait {handoff: true}``: not a page action (it holds no work slot)."""
+
+
+@attrs.frozen
+class WaitTabRequest:
+    """``/wait {tabRequest: id}``: the person's answer to a tab request (no work slot)."""
+
+    request_id: str
+
+
+async def wait_for_tab_request(system: System, request_id: str,
+                               timeout_ms: int) -> dict[str, object]:
+    """``{ok, waitedMs, tabRequest: {requestId, state, targetId, …}}`` once it ended.
+
+    Only the requesting token's own requests (404 REQUEST_NOT_FOUND otherwise);
+    at once when it already ended; 504 TIMEOUT (``waitedMs``) while it is still
+    pending after ``timeout_ms``. Waiting holds no tab and no page deadline.
+    Cancellation (client gone) ends the wait only; the request stays pending.
+    """
+    started = trio.current_time()
+    with trio.move_on_after(timeout_ms / 1000) as scope:
+        request = await system.tab_requests.wait_ended(request_id,
+                                                       token=system.principal.name)
+    waited = round((trio.current_time() - started) * 1000)
+    if scope.cancelled_caught:
+        raise Timeout(f"tab request {request_id} is still pending after {waited} ms",
+                      hint="wait again: the person has not answered yet", waitedMs=waited)
+    return {"ok": True, "waitedMs": waited, "tabRequest": request.to_json()}
 
 
 async def wait_for_handoff(system: System, target_id: str | None,

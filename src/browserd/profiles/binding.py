@@ -10,7 +10,10 @@ every respect but :meth:`~SupervisorView.require_runtime`:
 - :class:`LiveWithFallback` (a live profile with ``live_fallback``) answers
   with the fallback profile's runtime while the user's browser is not
   reachable (any 503 of its own); start, stop and status stay the live
-  profile's.
+  profile's;
+- :class:`GrantsHidden` wraps any of them for one agent token: the person's
+  tabs granted to *other* tokens (approved tab requests) are not in its
+  runtime's ``tabs``, as if they did not exist.
 
 Handlers hold a :class:`~browserd.supervisor.handle.SupervisorHandle` and
 never tell them apart.
@@ -21,15 +24,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
+
 from ..config import Settings
 from ..errors import Unavailable
 from ..paths import Paths
+from ..supervisor.handle import SupervisorHandle
 from ..supervisor.runtime import BrowserRuntime
 from ..supervisor.state import SupervisorState
 from ..supervisor.supervisor import SupervisorStatistics
 from .profile import Profile
 
-__all__ = ["LiveWithFallback", "SessionBoundSupervisor", "SupervisorView"]
+__all__ = ["GrantsHidden", "LiveWithFallback", "SessionBoundSupervisor", "SupervisorView"]
 
 
 class SupervisorView:
@@ -114,3 +120,17 @@ class LiveWithFallback(SupervisorView):
         except Unavailable:
             return self._fallback().supervisor.require_runtime()
 
+
+class GrantsHidden(SupervisorView):
+    """``inner`` (a view of ``profile``) without the tabs ``hidden()`` names."""
+
+    def __init__(self, profile: Profile, inner: SupervisorHandle,
+                 hidden: Callable[[], frozenset[str]]) -> None:
+        super().__init__(profile)
+        self._inner = inner
+        self._hidden = hidden
+
+    def require_runtime(self) -> BrowserRuntime:
+        runtime = self._inner.require_runtime()
+        hidden = self._hidden()
+        return attrs.evolve(runtime, tabs=runtime.tabs.hiding(hidden)) if hidden else runtime

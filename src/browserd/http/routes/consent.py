@@ -7,6 +7,14 @@ they are never agent operations (no MCP tool, no ``/ws`` method; the CLI's
 the agent's: control ends, the page stays open for its user (an extension
 profile's tab is unshared through the extension: its badge clears).
 Titles and URLs of the user's pages are untrusted page data, answered as is.
+
+Tab requests (:mod:`browserd.tabrequests`): ``POST /tabs/request {reason,
+url?}`` is the agent's (``act``; 202-like ``{requestId, state: pending}``),
+``DELETE /tabs/requests/<id>`` cancels its own; ``GET /tabs/requests`` and
+``POST /tabs/requests/<id> {approve: targetId} | {deny: true}`` are the
+person's. An approval offers the page (live profiles; on an extension
+profile the person shares it with the extension first) and grants it to the
+requesting token alone. Events ``tab.requested`` and ``tab.requestEnded``.
 """
 
 from __future__ import annotations
@@ -15,9 +23,11 @@ from typing import Any
 
 import trio
 
-from ...errors import NotAgentTab
+from ...errors import BadRequest, NotAgentTab
+from ...events import EventType
 from ...profiles.spec import Driver
 from ...system import System
+from ...tabrequests import TabRequest, TabRequestState
 from ..fields import REQUIRED_TARGET
 from ..schema import Field, Route
 
@@ -52,10 +62,64 @@ async def release_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
                                   hint="POST /tabs/close closes a tab the agent opened")
     else:
         rt.tabs.registry.release(tab)
+    system.tab_requests.forget_tab(system.profile.name, tab.target_id)  # the grant ends too
     return {"ok": True, "released": tab.target_id}
 
 
+def _ended(system: System, request: TabRequest) -> dict[str, object]:
+    system.events.publish(EventType.TAB_REQUEST_ENDED, profile=request.profile,
+                          target_id=request.target_id, requestId=request.request_id,
+                          state=request.state.value, token=request.token)
+    return request.to_json()
+
+
+async def request_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    if system.profile.spec.driver not in (Driver.LIVE, Driver.EXTENSION):
+        raise BadRequest(f"profile {system.profile.name!r} is browserd's own browser: open a "
+                         "tab with POST /tabs/open", field="profile",
+                         hint="tab requests are for live and extension profiles (the "
+                              "person's own browser)")
+    request = system.tab_requests.ask(profile=system.profile.name, token=system.principal.name,
+                                      reason=args["reason"], url=args["url"])
+    system.events.publish(EventType.TAB_REQUESTED, profile=request.profile,
+                          requestId=request.request_id, reason=request.reason, url=request.url,
+                          token=request.token)
+    return {"requestId": request.request_id, "state": request.state.value,
+            "hint": "the person answers on the ops page or with `browserd offer --requests`; "
+                    "POST /wait {tabRequest} waits for it"}
+
+
+async def cancel_tab_request(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    board = system.tab_requests
+    board.get(args["requestId"], token=system.principal.name)  # only its own
+    return _ended(system, board.end(args["requestId"], TabRequestState.CANCELLED))
+
+
+async def list_tab_requests(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    return {"requests": [r.to_json() for r in system.tab_requests.listing(
+        pending_only=args["pending"])]}
+
+
+async def answer_tab_request(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    board = system.tab_requests
+    request = board.get(args["requestId"])
+    if (args["approve"] is None) == (not args["deny"]):
+        raise BadRequest("give approve (a targetId) or deny: true", field="approve")
+    if args["deny"]:
+        return _ended(system, board.end(request.request_id, TabRequestState.DENIED))
+    bound = system.bind(request.profile, None)
+    rt = bound.supervisor.require_runtime()
+    target_id = args["approve"]
+    if target_id not in rt.tabs.target_ids():
+        with trio.fail_after(OFFER_DEADLINE_S):
+            tab = await rt.tabs.registry.offer(target_id)
+        target_id = tab.target_id
+    return _ended(system, board.end(request.request_id, TabRequestState.APPROVED,
+                                    target_id=target_id))
+
+
 def consent_routes() -> list[Route]:
+    request_id = Field(name="requestId", type="string", required=True, max_length=64)
     return [
         Route(path="/tabs/offerable", methods=("GET",), handler=list_offerable, tag="owner",
               scope="profile",
@@ -67,4 +131,26 @@ def consent_routes() -> list[Route]:
         Route(path="/tabs/release", methods=("POST",), handler=release_tab, tag="tabs",
               scope="profile", fields=(REQUIRED_TARGET,),
               summary="End control of a tab without closing it (live profiles)"),
+        Route(path="/tabs/request", methods=("POST",), handler=request_tab, tag="tabs",
+              scope="profile",
+              fields=(Field(name="reason", type="string", required=True, max_length=500,
+                            description="what the agent wants the tab for (shown to the "
+                                        "person)"),
+                      Field(name="url", type="string", max_length=8192,
+                            description="the page the agent hopes for (a hint)")),
+              summary="Ask the person for one of their tabs (live and extension profiles); "
+                      "wait with POST /wait {tabRequest}"),
+        Route(path="/tabs/requests/<requestId>", methods=("DELETE",), handler=cancel_tab_request,
+              tag="tabs", scope="none", path_params=("requestId",), fields=(request_id,),
+              summary="Cancel your own pending tab request"),
+        Route(path="/tabs/requests", methods=("GET",), handler=list_tab_requests, tag="owner",
+              scope="none", fields=(Field(name="pending", type="boolean", default=False),),
+              summary="Agents' tab requests (owner token)"),
+        Route(path="/tabs/requests/<requestId>", methods=("POST",), handler=answer_tab_request,
+              tag="owner", scope="none", path_params=("requestId",),
+              fields=(request_id,
+                      Field(name="approve", type="string", max_length=128,
+                            description="the targetId of the page to give (one of yours)"),
+                      Field(name="deny", type="boolean", default=False)),
+              summary="Approve (with one of your pages) or deny a tab request (owner token)"),
     ]

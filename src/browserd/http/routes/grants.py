@@ -37,6 +37,7 @@ GRANTS: dict[tuple[str, str], str] = {
     ("/tabs/release", "POST"): "act", ("/tabs/request", "POST"): "act",
     ("/tabs/offerable", "GET"): OWNER_SCOPE, ("/tabs/offer", "POST"): OWNER_SCOPE,
     ("/tabs/requests", "GET"): OWNER_SCOPE, ("/tabs/requests/<requestId>", "POST"): OWNER_SCOPE,
+    ("/tabs/requests/<requestId>", "DELETE"): "act",
     ("/navigate", "POST"): "act", ("/eval", "POST"): "eval",
     ("/snapshot", "GET"): "read", ("/find", "GET"): "read", ("/query", "GET"): "read",
     ("/dom", "GET"): "read", ("/console", "GET"): "read",

@@ -27,7 +27,7 @@ from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
 from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, WAIT_UNTIL, timeout_field
 from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
-from ..handoffs import WaitHandoff, wait_for_handoff
+from ..handoffs import WaitHandoff, WaitTabRequest, wait_for_handoff, wait_for_tab_request
 from ..schema import Field, Route, parse_args
 from ..tabwork import on_tab
 
@@ -74,6 +74,8 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
                    description="until the tab's next download has finished (/wait only)"),
              Field(name="handoff", type="boolean",
                    description="until the person ends the tab's handoff (/wait only)"),
+             Field(name="tabRequest", type="string", max_length=64,
+                   description="until the person answers this tab request (/wait only)"),
              timeout_field(15_000)),
     "navigate": (Field(name="url", type="string", required=True, max_length=8192),
                  Field(name="waitUntil", type="string", default="load",
@@ -92,7 +94,7 @@ def _target(args: dict[str, Any]) -> ElementTarget:
 
 
 def _action(kind: str, args: dict[str, Any], system: System
-            ) -> Action | WaitDownload | WaitHandoff:
+            ) -> Action | WaitDownload | WaitHandoff | WaitTabRequest:
     """The action record for validated ``args``: the one place that reads the camelCase.
 
     Checks the rules beyond field types (exactly one target, known modifiers
@@ -135,11 +137,11 @@ def _action(kind: str, args: dict[str, Any], system: System
         return inp.Press(key=args["key"], modifiers=modifiers, wait_until=args["waitUntil"])
     if kind == "wait":
         given = [k for k in ("selector", "text", "textGone", "url", "loadState")
-                 if args.get(k) is not None] + [k for k in ("download", "handoff")
-                                                if args.get(k)]
+                 if args.get(k) is not None] + [k for k in ("download", "handoff",
+                                                            "tabRequest") if args.get(k)]
         if len(given) != 1:
             raise BadRequest("give exactly one of selector, text, textGone, url, loadState, "
-                             "download or handoff"
+                             "download, handoff or tabRequest"
                              + (f" (got {', '.join(given)})" if given else ""), field="selector")
         if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
             raise EvalDisabled("JavaScript evaluation is disabled in settings, "
@@ -149,6 +151,8 @@ def _action(kind: str, args: dict[str, Any], system: System
             return WaitDownload()
         if given[0] == "handoff":
             return WaitHandoff()
+        if given[0] == "tabRequest":
+            return WaitTabRequest(request_id=args["tabRequest"])
         return inp.Wait(selector=args.get("selector"), text=args.get("text"),
                         text_gone=args.get("textGone"), url=args.get("url"),
                         load_state=args.get("loadState"))
@@ -170,6 +174,8 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
         return await _wait_download(system, args)
     if isinstance(action, WaitHandoff):
         return await wait_for_handoff(system, args["targetId"], args["timeoutMs"])
+    if isinstance(action, WaitTabRequest):
+        return await wait_for_tab_request(system, action.request_id, args["timeoutMs"])
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
 
@@ -239,8 +245,9 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             body = {k: v for k, v in action.items() if k != "kind"}
             args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
             action_record = _action(kind, args, system)
-            if isinstance(action_record, WaitDownload | WaitHandoff):
-                raise BadRequest("download and handoff waits are for POST /wait, not /act",
+            if isinstance(action_record, WaitDownload | WaitHandoff | WaitTabRequest):
+                raise BadRequest("download, handoff and tab request waits are for POST /wait, "
+                                 "not /act",
                                  field="actions")
         except BrowserdError as exc:  # keeps its code (FILE_NOT_FOUND, URL_BLOCKED…), details
             details = {**exc.details, "field": "actions", "index": index}
