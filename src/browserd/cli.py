@@ -13,7 +13,9 @@ error's message (and hint) to stderr and exits 1. A reader that goes away
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import secrets
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -78,11 +80,28 @@ def _mcp(args: argparse.Namespace) -> int:
 
     client = _client(args.control_url)
     client.profile, client.session = args.profile, args.session
+    isolated: dict[str, Any] | None = None
+    if args.isolated:
+        # A child token bound to a session of its own; both end with this process.
+        try:
+            isolated = client.post("/tokens", name=f"mcp-{os.getpid()}-{secrets.token_hex(3)}",
+                                   newSession=True)
+        except BrowserdError as exc:
+            print(f"browserd mcp --isolated: {exc.message}", file=sys.stderr)
+            return 1
+        parent, client = client, client.with_token(isolated["token"])
+        client.session = None
     try:
         run_stdio(args.caps.split(","), client)
     except ValueError as exc:
         print(f"browserd mcp: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if isolated is not None:
+            for method, path in (("DELETE", f"/sessions/{isolated['sessions'][0]}"),
+                                 ("DELETE", f"/tokens/{isolated['name']}")):
+                with contextlib.suppress(BrowserdError):
+                    parent.request(method, path)
     return 0
 
 
@@ -141,6 +160,8 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     serve.add_argument("-v", "--verbose", action="store_true")
 
     mcp = sub.add_parser("mcp", help="serve MCP on stdio (tools on the running service)")
+    mcp.add_argument("--isolated", action="store_true",
+                     help="a child token and a session of its own, both ended on exit")
     mcp.add_argument("--caps", default="core",
                      help="tool groups, comma-separated: core, page, files, state, network, "
                           "emulation, profiles, service, or all (default: core)")

@@ -95,11 +95,16 @@ class Client:
         is of the agent's token), so the owner token too only ever reaches
         our browserd. Raises what :meth:`verify` raises.
         """
+        return self.with_token(owner_token)
+
+    def with_token(self, token: str) -> Client:
+        """This client sending ``token`` instead (the owner's, or a minted one), after the
+        listener was proven with this client's own token. Raises what :meth:`verify` raises."""
         self.verify()
-        owner = Client(self.base_url, owner_token, timeout=self.timeout)
-        owner._verified = True
-        owner.profile, owner.session = self.profile, self.session
-        return owner
+        other = Client(self.base_url, token, timeout=self.timeout)
+        other._verified = True
+        other.profile, other.session = self.profile, self.session
+        return other
 
     def verify(self) -> None:
         """Prove the listener is our browserd before sending it the token."""

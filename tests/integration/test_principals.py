@@ -201,3 +201,35 @@ async def test_events_need_the_read_scope(service: ServiceInfo, api: httpx.Async
         answer = json.loads(await ws.get_message())
         assert answer["error"]["data"]["code"] == "SCOPE_REQUIRED", answer
         assert answer["error"]["data"]["scope"] == "read"
+
+
+async def test_mcp_isolated_works_in_a_session_of_its_own_that_ends_with_it(
+        service: ServiceInfo, api: httpx.AsyncClient, pages: PageServer) -> None:
+    import sys
+
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import stdio_client as mcp_stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "browserd", "mcp", "--isolated"],
+        env={"BROWSERD_HOME": str(service.home), "BROWSERD_CONTROL_URL": service.base_url,
+             "PYTHONPATH": os.pathsep.join(sys.path)})
+    page = f"/hello.html?{unique('isolated')}"
+    with open(service.home / "mcp-isolated.log", "a") as errlog:
+        async with Client(mcp_stdio_client(params, errlog=errlog)) as client:
+            result = await client.call_tool("tabs_open", {"url": pages.url(page)})
+            assert not result.is_error, result
+            r = await api.get("/tokens")
+            minted = [t for t in r.json()["tokens"]
+                      if t["name"].startswith("mcp-") and t["revokedAt"] is None]
+            assert len(minted) == 1 and minted[0]["parent"] == "default", r.text
+            session = minted[0]["sessions"][0]
+            r = await api.get("/tabs", params={"session": session})
+            assert any(t["url"].endswith(page) for t in r.json()["tabs"]), r.text
+            r = await api.get("/tabs")  # the default context does not have it
+            assert not any(t["url"].endswith(page) for t in r.json()["tabs"])
+    r = await api.get("/tokens")
+    ended = next(t for t in r.json()["tokens"] if t["name"] == minted[0]["name"])
+    assert ended["revokedAt"] is not None
+    r = await api.get("/tabs", params={"session": session})
+    assert r.status_code == 404 and r.json()["code"] == "SESSION_NOT_FOUND", r.text
