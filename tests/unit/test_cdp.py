@@ -16,6 +16,7 @@ import trio_websocket
 from browserd.cdp.connection import MAX_MESSAGE_SIZE, CdpConnection, open_cdp_over
 from browserd.cdp.protocol import Protocol
 from browserd.errors import BrowserGone, CdpError, Timeout
+from tests.fakecdp import FakeCdpPeer, connected
 
 # -- Protocol: plain code, no I/O ---------------------------------------------
 
@@ -81,6 +82,62 @@ async def test_slow_subscriber_is_closed_loudly_not_silently_dropped() -> None:
     with trio.fail_after(1):
         assert (await sub.receive()).params == {"i": 0}
         assert (await sub.receive()).params == {"i": 1}
+        with pytest.raises(CdpError, match="fell behind"):
+            await sub.receive()
+
+
+CONSOLE = "Runtime.consoleAPICalled"
+
+
+def frame(method: str, session_id: str | None = "S1", **params: Any) -> bytes:
+    message: dict[str, Any] = {"method": method, "params": params}
+    if session_id is not None:
+        message["sessionId"] = session_id
+    return orjson.dumps(message)
+
+
+async def test_a_slow_subscriber_drops_the_oldest_droppable_events_and_counts_them() -> None:
+    proto = Protocol()
+    sub = proto.subscribe("S1", None, buffer=3, droppable=frozenset({CONSOLE}),
+                          droppable_limit=2)
+    # Nobody reads: console lines 0-4 and two navigations arrive, interleaved.
+    for method, n in [(CONSOLE, 0), ("Page.frameNavigated", 1), (CONSOLE, 1), (CONSOLE, 2),
+                      (CONSOLE, 3), ("Page.frameNavigated", 2), (CONSOLE, 4)]:
+        proto.receive(frame(method, n=n))
+    assert not sub.overflowed
+    assert sub.dropped == 3 and sub.dropped_by_method == {CONSOLE: 3}
+    assert proto.statistics().dropped_events == 3
+    with trio.fail_after(1):
+        got = [(e.method, e.params["n"]) for e in [await sub.receive() for _ in range(4)]]
+    # Every navigation, the newest console lines, all in wire order.
+    assert got == [("Page.frameNavigated", 1), (CONSOLE, 3), ("Page.frameNavigated", 2),
+                   (CONSOLE, 4)]
+    with pytest.raises(trio.TooSlowError), trio.fail_after(0.05):
+        await sub.receive()  # nothing left: it waits
+    # A subscriber taking its events again loses nothing more.
+    proto.receive(frame(CONSOLE, n=5))
+    proto.receive(frame("Page.lifecycleEvent", n=6))
+    with trio.fail_after(1):
+        assert [(await sub.receive()).params["n"] for _ in range(2)] == [5, 6]
+    assert sub.dropped == 3
+
+
+async def test_droppable_events_never_take_the_room_of_the_others() -> None:
+    """A flood of droppable events cannot close the subscription, but the other
+    events still overflow it loudly: they are never dropped silently."""
+    proto = Protocol()
+    sub = proto.subscribe("S1", None, buffer=2, droppable=frozenset({CONSOLE}),
+                          droppable_limit=1)
+    for n in range(10_000):
+        proto.receive(frame(CONSOLE, n=n))
+    proto.receive(frame("Page.frameNavigated", n=-1))
+    proto.receive(frame("Page.frameNavigated", n=-2))
+    assert not sub.overflowed and sub.dropped == 9_999
+    proto.receive(frame("Page.frameNavigated", n=-3))  # a third: no room
+    assert sub.overflowed
+    proto.receive(frame(CONSOLE, n=10_000))  # no longer delivered: it is closed
+    with trio.fail_after(1):
+        assert [(await sub.receive()).params["n"] for _ in range(3)] == [9_999, -1, -2]
         with pytest.raises(CdpError, match="fell behind"):
             await sub.receive()
 
@@ -246,3 +303,23 @@ async def test_large_messages_are_accepted() -> None:
     with trio.fail_after(10):
         async with fake_browser(lambda m: {"data": big}) as (conn, _):
             assert len((await conn.send("Page.captureScreenshot"))["data"]) == len(big)
+
+
+async def test_a_subscriber_that_never_reads_keeps_the_essentials_and_counts_the_rest() -> None:
+    """Over a real connection (the shared fake peer): the reader never waits for a
+    subscriber that does not read; what it lost is counted, on it and in the statistics."""
+    peer = FakeCdpPeer()
+    with trio.fail_after(10):
+        async with connected(peer) as conn:
+            stalled = conn.subscribe("S1", frozenset({CONSOLE, "Page.frameNavigated"}),
+                                     buffer=10, droppable=frozenset({CONSOLE}),
+                                     droppable_limit=5)
+            for n in range(50):
+                await peer.emit(CONSOLE, {"n": n}, "S1")
+                if n % 20 == 10:
+                    await peer.emit("Page.frameNavigated", {"n": -n}, "S1")
+            await conn.send("Browser.getVersion")  # answered after every event above
+            assert stalled.dropped == 45 and conn.statistics().dropped_events == 45
+            got = [(await stalled.receive()).params["n"] for _ in range(7)]
+            assert got == [-10, -30, 45, 46, 47, 48, 49]
+            assert not stalled.overflowed

@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 from browserd.config import Settings
-from browserd.errors import AmbiguousTarget, BadRequest, BrowserGone, TabNotFound
+from browserd.errors import AmbiguousTarget, BadRequest, BrowserGone, TabBroken, TabNotFound
 from browserd.tabs.registry import TabRegistry, open_tab_registry
 from tests.fakecdp import Refuse, connected, tab_peer
 
@@ -161,3 +161,35 @@ async def test_a_page_destroyed_while_its_actor_attaches_is_never_listed() -> No
             await trio.testing.wait_all_tasks_blocked()
             assert reg.target_ids() == []
             assert reg.infos() == []
+
+
+async def test_a_tab_whose_actor_failed_answers_tab_broken_and_still_closes() -> None:
+    """An actor that ends for a reason of its own (here a bug: an event it cannot
+    read) ends that tab's actor only: the registry goes on, the tab stays listed
+    as broken and answers 502 TAB_BROKEN, never BROWSER_GONE, and closing it works."""
+    peer = tab_peer("T1")
+    peer.on("Target.createTarget", lambda p, s: Refuse("no spare here"))
+    with trio.fail_after(10):
+        async with connected(peer) as conn, open_tab_registry(
+                conn, settings=Settings(), headless=True) as reg:
+            await peer.emit("Target.targetCreated", {"targetInfo": {
+                "targetId": "T1", "type": "page", "url": "https://a.test/", "title": "A"}})
+            tab = await reg.wait_tab("T1")
+            await tab.wait_enabled()
+            await peer.emit("Page.frameNavigated", {"frame": "not a frame"}, "S-T1")
+            while not tab.closed:
+                await tab.wait_changed()
+            assert tab.broken is not None and tab.broken.startswith("AttributeError")
+            assert reg.get("T1") is tab
+            assert [i.to_json().get("broken") for i in reg.infos()] == [True]
+            with pytest.raises(TabBroken) as info:
+                async with (await reg.resolve(None)).work():
+                    pass
+            assert (info.value.status, info.value.code) == (502, "TAB_BROKEN")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(reg.close, tab)
+                while not peer.sent("Target.closeTarget"):
+                    await trio.sleep(0.01)
+                await peer.emit("Target.targetDestroyed", {"targetId": "T1"})
+            assert peer.sent("Target.closeTarget") == [{"targetId": "T1"}]
+            assert reg.infos() == [] and reg.target_ids() == []

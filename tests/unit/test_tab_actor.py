@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
+import orjson
 import pytest
 import trio
 
-from browserd.errors import DialogOpen, TargetCrashed
+from browserd.errors import BrowserGone, DialogOpen, TabBroken, TargetCrashed
 from browserd.tabs import query
 from browserd.tabs.actions import observing
-from browserd.tabs.actor import TabActor
-from browserd.tabs.state import LoadState
+from browserd.tabs.actor import DROPPABLE_QUEUE, EVENT_BUFFER, TabActor
+from browserd.tabs.state import CONSOLE_BUFFER, LoadState
 from tests.fakecdp import FakeCdpPeer, connected, tab_peer
 
 SID = "S-T1"  # the session tab_peer("T1") hands out
@@ -124,6 +126,87 @@ async def test_console_messages_and_exceptions_land_in_the_ring_buffer() -> None
             answer = query.console(tab, level="warn", clear=True)
             assert [m["text"] for m in answer["messages"]] == ["low disk 3", "Error: boom"]
             assert "dropped" not in answer and len(tab.console) == 0
+
+
+def burst(tab: TabActor, events: list[tuple[str, dict[str, Any]]]) -> None:
+    """Hand the connection's reader ``events`` of the tab's session as one read.
+
+    The pipe transport returns every message of a read (up to 1 MiB) without
+    a checkpoint, so the actor cannot run until the reader has routed them
+    all: exactly what a flood looks like to it.
+    """
+    for method, params in events:
+        tab.connection._protocol.receive(
+            orjson.dumps({"method": method, "params": params, "sessionId": SID}))
+
+
+def log_line(n: int) -> tuple[str, dict[str, Any]]:
+    return "Runtime.consoleAPICalled", {"type": "log", "args": [{"type": "string",
+                                                                 "value": f"line {n}"}]}
+
+
+async def test_a_console_flood_drops_the_oldest_lines_but_never_a_navigation_or_dialog() -> None:
+    flood = 20_000
+    with trio.fail_after(20):
+        async with running_tab(tab_peer()) as tab:
+            lines = [log_line(n) for n in range(flood)]
+            burst(tab, [
+                *lines[:flood // 2],
+                ("Page.frameNavigated", {"frame": {"id": "T1", "loaderId": "L2",
+                                                   "url": "https://a.test/next"}}),
+                ("Page.lifecycleEvent", {"frameId": "T1", "loaderId": "L2", "name": "load"}),
+                *lines[flood // 2:],
+                ("Page.javascriptDialogOpening", {"type": "alert", "message": "end"})])
+            await until(tab, lambda: tab.dialog is not None or tab.closed)
+            assert not tab.closed and tab.broken is None
+            assert (tab.loader_id, tab.navigations, tab.url) == ("L2", 1, "https://a.test/next")
+            assert tab.load_state is LoadState.LOAD
+            # The newest lines are kept; every other line is counted, none is lost unseen.
+            assert [e.text for e in tab.console.entries()] == [
+                f"line {n}" for n in range(flood - CONSOLE_BUFFER, flood)]
+            assert query.console(tab)["dropped"] == flood - CONSOLE_BUFFER
+            assert tab.connection.statistics().dropped_events == flood - DROPPABLE_QUEUE
+            with pytest.raises(DialogOpen):
+                tab.check_usable(allow_dialog=False)
+            await peer_answers(tab)
+
+
+async def peer_answers(tab: TabActor) -> None:
+    """The tab's session still carries commands."""
+    assert (await tab.send("Runtime.evaluate", {"expression": "1"}))["result"]["value"] == 0
+
+
+async def test_an_actor_that_ends_on_its_own_leaves_its_tab_broken_not_gone() -> None:
+    with trio.fail_after(20):
+        peer = tab_peer()
+        async with running_tab(peer) as tab:
+            # More essential events than the actor's buffer holds, in one read.
+            burst(tab, [("Page.frameStartedLoading", {"frameId": "T1"})] * (EVENT_BUFFER + 1))
+            await until(tab, lambda: tab.closed)
+            assert tab.broken == "event subscriber fell behind and was closed"
+            with pytest.raises(TabBroken) as info:
+                async with tab.work():
+                    pass
+            assert (info.value.status, info.value.code) == (502, "TAB_BROKEN")
+            assert "DELETE /tabs/T1" in info.value.hint
+            assert tab.info(active=True).to_json()["broken"] is True
+            # Its session is let go: no more events for a tab nothing follows.
+            while not peer.sent("Target.detachFromTarget"):
+                await trio.sleep(0.01)
+            assert peer.sent("Target.detachFromTarget") == [{"sessionId": SID}]
+            with pytest.raises(TabBroken):
+                await tab.send("Runtime.evaluate", {"expression": "1"})
+
+
+async def test_a_closed_tab_is_gone_not_broken() -> None:
+    with trio.fail_after(10):
+        async with running_tab(tab_peer()) as tab:
+            tab.close()
+            await trio.testing.wait_all_tasks_blocked()
+            assert tab.broken is None and "broken" not in tab.info(active=True).to_json()
+            with pytest.raises(BrowserGone) as info:
+                tab.check_usable()
+            assert info.value.code == "BROWSER_GONE"
 
 
 async def test_a_crash_fails_calls_in_flight_and_refuses_new_work_but_navigation() -> None:

@@ -115,9 +115,17 @@ class CdpConnection:
         methods: frozenset[str] | None = None,
         *,
         buffer: int = 1000,
+        droppable: frozenset[str] = frozenset(),
+        droppable_limit: int = 1000,
     ) -> Subscription:
-        """Events of one session (None: browser-level) in a bounded stream."""
-        return self._protocol.subscribe(session_id, methods, buffer)
+        """Events of one session (None: browser-level) in a bounded stream.
+
+        A subscriber that falls behind loses (and counts) only its
+        ``droppable`` methods; any other event overflowing ``buffer`` closes
+        the stream (see :class:`~browserd.cdp.protocol.Subscription`).
+        """
+        return self._protocol.subscribe(session_id, methods, buffer, droppable=droppable,
+                                        droppable_limit=droppable_limit)
 
     def unsubscribe(self, sub: Subscription) -> None:
         self._protocol.unsubscribe(sub)
@@ -147,6 +155,21 @@ class CdpConnection:
     def fail_calls(self, session_id: str, error: BaseException) -> None:
         """Fail the session's pending calls only; its event subscriptions stay open."""
         self._protocol.fail_calls(session_id, error)
+
+    async def detach_session(self, session_id: str, error: BaseException) -> None:
+        """Let a session go: ``Target.detachFromTarget``, then :meth:`fail_session` with ``error``.
+
+        The browser stops sending the session's events. Best effort: the
+        command's reply is not awaited, its write is shielded and bounded
+        (:data:`RESUME_DEADLINE_S`), and nothing is raised (a closed
+        connection has no session left to detach).
+        """
+        with trio.CancelScope(shield=True), trio.move_on_after(RESUME_DEADLINE_S):
+            try:
+                await self.post("Target.detachFromTarget", {"sessionId": session_id})
+            except BrowserdError:
+                pass
+        self._protocol.fail_session(session_id, error)
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -241,9 +264,11 @@ class CdpSession:
         return False
 
     def subscribe(
-        self, methods: frozenset[str] | None = None, *, buffer: int = 1000
+        self, methods: frozenset[str] | None = None, *, buffer: int = 1000,
+        droppable: frozenset[str] = frozenset(), droppable_limit: int = 1000,
     ) -> Subscription:
-        return self.connection.subscribe(self.session_id, methods, buffer=buffer)
+        return self.connection.subscribe(self.session_id, methods, buffer=buffer,
+                                         droppable=droppable, droppable_limit=droppable_limit)
 
 
 @asynccontextmanager

@@ -7,6 +7,7 @@ feeds every received frame to :meth:`Protocol.receive` and sends what
 
 from __future__ import annotations
 
+import collections
 import math
 from collections.abc import Callable
 from typing import Any
@@ -16,7 +17,7 @@ import orjson
 import trio
 
 from .. import jsontext as decoding
-from ..errors import BrowserGone, CdpError, CdpUndecodable
+from ..errors import BrowserdError, BrowserGone, CdpError, CdpUndecodable
 
 JsonDict = dict[str, Any]
 
@@ -70,23 +71,43 @@ class ProtocolStatistics:
     unmatched_replies: int
     undecodable: int
     skipped_events: int
+    dropped_events: int
+    """Droppable events subscribers lost because they were behind (:class:`Subscription`)."""
 
 
 class Subscription:
-    """A bounded stream of events for one session (or the browser).
+    """A bounded stream of events for one session (or the browser), in wire order.
 
-    The reader delivers with ``send_nowait``; a subscriber that falls
-    ``buffer`` events behind is closed with ``overflowed = True`` and its
-    ``receive`` raises :class:`CdpError` — events are never silently dropped.
+    The reader delivers (:meth:`deliver`) and never waits for the subscriber.
+    One that falls ``buffer`` events behind is closed with ``overflowed =
+    True``: its ``receive`` raises :class:`CdpError` after the queued events —
+    such events are never silently dropped. Methods in ``droppable``
+    (high-volume kinds a subscriber may lose, e.g. console lines) wait apart,
+    at most ``droppable_limit`` of them: beyond that the oldest waiting one is
+    dropped and counted (:attr:`dropped`, per method in
+    :attr:`dropped_by_method`). A flood of them never closes the subscription
+    nor takes the other events' room, and the subscriber gets the newest.
     """
 
     def __init__(
-        self, session_id: str | None, methods: frozenset[str] | None, buffer: int
+        self, session_id: str | None, methods: frozenset[str] | None, buffer: int, *,
+        droppable: frozenset[str] = frozenset(), droppable_limit: int = 1000,
     ) -> None:
         self.session_id = session_id
         self.methods = methods
         self.overflowed = False
+        self.droppable = droppable
+        self.droppable_limit = max(0, droppable_limit)
+        self.dropped = 0
+        self.dropped_by_method: dict[str, int] = {}
         self._send, self._recv = trio.open_memory_channel[CdpEvent](buffer)
+        # With droppable methods: their events (and the wire position of the others
+        # in the channel), so receive hands both out in wire order.
+        self._lossy: collections.deque[tuple[int, CdpEvent]] = collections.deque()
+        self._positions: collections.deque[int] = collections.deque()
+        self._position = 0
+        self._ended = False
+        self._arrived = trio.Event()
 
     def wants(self, event: CdpEvent) -> bool:
         if event.session_id != self.session_id:
@@ -94,28 +115,79 @@ class Subscription:
         return self.methods is None or event.method in self.methods
 
     def deliver(self, event: CdpEvent) -> bool:
-        """Queue ``event``; False (and closed) when the subscriber is full or gone."""
+        """Queue ``event``; False (and closed) when the subscriber is full or gone.
+
+        A droppable event is always taken (True) while the subscription is
+        open: when ``droppable_limit`` of them already wait, the oldest goes.
+        """
+        if event.method in self.droppable:
+            if self._ended:
+                return False
+            if len(self._lossy) >= self.droppable_limit:
+                lost = self._lossy.popleft()[1] if self._lossy else event
+                self.dropped += 1
+                self.dropped_by_method[lost.method] = self.dropped_by_method.get(lost.method, 0) + 1
+                if lost is event:
+                    return True
+            self._lossy.append((self._position, event))
+            self._position += 1
+            self._arrived.set()
+            return True
         try:
             self._send.send_nowait(event)
-            return True
         except trio.WouldBlock:
             self.overflowed = True
-            self._send.close()
+            self.close()
             return False
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             return False
+        if self.droppable:
+            self._positions.append(self._position)
+            self._position += 1
+            self._arrived.set()
+        return True
 
     def close(self) -> None:
+        self._ended = True
         self._send.close()
+        self._arrived.set()
 
     async def receive(self) -> CdpEvent:
-        """Next event. Raises CdpError on overflow, BrowserGone once closed."""
+        """Next event (wire order). Raises CdpError on overflow, BrowserGone once closed.
+
+        Cancelled while it waits, it takes nothing: no event is lost.
+        """
+        if self.droppable:
+            return await self._receive_in_order()
         try:
             return await self._recv.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
-            if self.overflowed:
-                raise CdpError("event subscriber fell behind and was closed") from None
-            raise BrowserGone("the CDP connection closed") from None
+            raise self._end_error() from None
+
+    async def _receive_in_order(self) -> CdpEvent:
+        """The older of the next droppable and the next other event (waits for either)."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while True:
+            if self._lossy and (not self._positions or self._lossy[0][0] < self._positions[0]):
+                event = self._lossy.popleft()[1]
+                break
+            try:
+                event = self._recv.receive_nowait()
+            except trio.WouldBlock:
+                self._arrived = trio.Event()
+                await self._arrived.wait()
+                continue
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                raise self._end_error() from None
+            self._positions.popleft()
+            break
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return event
+
+    def _end_error(self) -> BrowserdError:
+        if self.overflowed:
+            return CdpError("event subscriber fell behind and was closed")
+        return BrowserGone("the CDP connection closed")
 
     def __aiter__(self) -> Subscription:
         return self
@@ -127,8 +199,11 @@ class Subscription:
             raise StopAsyncIteration from None
 
     def unsubscribe(self) -> None:
+        self._ended = True
+        self._lossy.clear()
         self._send.close()
         self._recv.close()
+        self._arrived.set()
 
 
 class Sink:
@@ -178,6 +253,7 @@ class Protocol:
         self._sinks: dict[str | None, list[Sink]] = {}  # by session: O(1) per event
         self._wanted: frozenset[str] | None = None  # methods someone wants; None: parse all
         self._skipped = 0
+        self._dropped = 0
         self._closed: BaseException | None = None
         self._on_unroutable = on_unroutable
         self._sent = self._replies = self._events = self._unmatched = self._undecodable = 0
@@ -277,16 +353,21 @@ class Protocol:
         for sub in list(self._subscriptions):
             if sub.wants(event):
                 routed = True
+                dropped = sub.dropped
                 if not sub.deliver(event):
                     self._subscriptions.remove(sub)
                     self._update_wanted()
+                self._dropped += sub.dropped - dropped
         if not routed and self._on_unroutable is not None:
             self._on_unroutable(event)
 
     def subscribe(
-        self, session_id: str | None, methods: frozenset[str] | None = None, buffer: int = 1000
+        self, session_id: str | None, methods: frozenset[str] | None = None, buffer: int = 1000,
+        *, droppable: frozenset[str] = frozenset(), droppable_limit: int = 1000,
     ) -> Subscription:
-        sub = Subscription(session_id, methods, buffer)
+        """A new :class:`Subscription` (already closed if the connection is)."""
+        sub = Subscription(session_id, methods, buffer, droppable=droppable,
+                           droppable_limit=droppable_limit)
         if self._closed is not None:
             sub.close()
         else:
@@ -385,6 +466,7 @@ class Protocol:
             unmatched_replies=self._unmatched,
             undecodable=self._undecodable,
             skipped_events=self._skipped,
+            dropped_events=self._dropped,
         )
 
 

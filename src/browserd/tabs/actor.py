@@ -10,6 +10,12 @@ sink straight from the connection's reader. Child targets (OOPIFs, workers)
 start paused; :class:`~browserd.tabs.children.ChildTargets` sets each up and
 resumes it, so an OOPIF records and obeys the tab's network controls from
 its first request.
+
+Floods (F18): console events (:data:`DROPPABLE_EVENTS`) queue apart from the
+others; an actor behind by more than 1000 of them loses the oldest, counted in
+the console's ``dropped``, while navigations, lifecycle, dialogs, crashes and
+detaches keep their own room. An actor that ends other than by
+:meth:`TabActor.close` leaves its tab TAB_BROKEN (closable), never BROWSER_GONE.
 """
 
 from __future__ import annotations
@@ -23,12 +29,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
-from ..cdp import CdpConnection, CdpEvent, CdpSession
+from ..cdp import CdpConnection, CdpEvent, CdpSession, Subscription
 from ..cdp.connection import PendingReply
 from ..errors import (
     BrowserdError,
     BrowserGone,
     DialogOpen,
+    TabBroken,
     TabBusy,
     TargetCrashed,
     unwrap_group,
@@ -37,10 +44,11 @@ from ..events import EventSink, EventType
 from .children import AUTO_ATTACH, ChildTargets
 from .inputstate import InputState
 from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NetworkLog
-from .remote import exception_text, remote_text
+from .remote import CONSOLE_EVENTS, DialogInfo, console_entry, dialog_info
 from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
 
-__all__ = ["DialogInfo", "TabActor", "TabInfo"]
+__all__ = ["DROPPABLE_EVENTS", "DROPPABLE_QUEUE", "EVENT_BUFFER", "DialogInfo", "TabActor",
+           "TabInfo"]
 
 if TYPE_CHECKING:
     from .navguard import NavGuard
@@ -57,6 +65,10 @@ _EVENTS = frozenset({
     "Runtime.executionContextsCleared", "Log.entryAdded", "Inspector.targetReloadedAfterCrash",
     "Page.fileChooserOpened",
 })
+#: What an actor that is behind may lose, oldest first (counted in the console's ``dropped``):
+#: at most DROPPABLE_QUEUE of them wait, apart from the EVENT_BUFFER other (essential) events.
+DROPPABLE_EVENTS = CONSOLE_EVENTS | {"Log.entryAdded"}
+EVENT_BUFFER, DROPPABLE_QUEUE = 5000, 1000
 #: Characters of a console error's text in its ``console.error`` event.
 CONSOLE_EVENT_CHARS = 1000
 #: What may still be sent to a crashed tab: a navigation brings its renderer back.
@@ -72,6 +84,7 @@ class TabInfo:
     is_active: bool
     last_focused_at: float | None
     crashed: bool
+    broken: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -80,18 +93,9 @@ class TabInfo:
         }
         if self.crashed:
             out["crashed"] = True
+        if self.broken:
+            out["broken"] = True
         return out
-
-
-@attrs.frozen(kw_only=True)
-class DialogInfo:
-    type: str
-    message: str
-    default_prompt: str
-    url: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "message": self.message, "defaultPrompt": self.default_prompt}
 
 
 class TabActor:
@@ -119,6 +123,8 @@ class TabActor:
         self.last_focused_at: float | None = None
         self.crashed = False
         self.closed = False
+        #: Why the actor ended while its tab was not closed (None: it did not): TAB_BROKEN.
+        self.broken: str | None = None
         self.dialog: DialogInfo | None = None
         self.dialog_opened = trio.Event()
         self.main_frame_id: str = target_id
@@ -158,15 +164,18 @@ class TabActor:
         Ready (``started``) once attached and the enable commands are written:
         their replies are awaited in the background, and :meth:`work` waits
         for them, so the enables overlap with whatever the client does next.
-        Returns when the tab goes away or the actor is closed; raises
-        BrowserGone if attach fails.
+        Returns when the actor is closed (or cancelled, or the browser goes);
+        raises BrowserGone if attach fails. Once started it never raises: an
+        end of any other kind is logged and makes the tab broken (:meth:`_broke`).
         """
         with self._cancel_scope:
             result = await self.connection.send(
                 "Target.attachToTarget", {"targetId": self.target_id, "flatten": True}
             )
             self.session = self.connection.session(result["sessionId"])
-            events = self.session.subscribe(_EVENTS, buffer=5000)
+            events = self.session.subscribe(_EVENTS, buffer=EVENT_BUFFER,
+                                            droppable=DROPPABLE_EVENTS,
+                                            droppable_limit=DROPPABLE_QUEUE)
             # Network events come in bursts (~5 per request): they update the ring
             # straight from the reader, with no channel or task switch per event.
             network = self.connection.add_sink(self.session.session_id, NETWORK_EVENTS,
@@ -180,10 +189,11 @@ class TabActor:
                         nursery.start_soon(self._finish_enable, pending)
                         await self._follow(events)
                         nursery.cancel_scope.cancel()
-                except* BrowserdError as group:
-                    # One tab's failure (e.g. its event stream overflowed) ends
+                    self._broke(None)
+                except* Exception as group:
+                    # One tab's failure (e.g. its essential events overflowed) ends
                     # that tab's actor only, never the browser's subtree.
-                    log.warning("tab %s: actor ended: %s", self.target_id, group.exceptions[0])
+                    self._broke(group.exceptions[0])
             finally:
                 self.connection.unsubscribe(events)
                 self._nursery = None
@@ -192,6 +202,10 @@ class TabActor:
                 self.closed = True
                 self._enabled.set()
                 self._notify()
+            if self.broken is not None and self.session.session_id is not None:
+                # No more events for a broken tab; its calls in flight fail TAB_BROKEN.
+                await self.connection.detach_session(self.session.session_id,
+                                                     self._broken_error())
 
     async def _post_enables(self) -> dict[str, PendingReply]:
         calls: list[tuple[str, dict[str, Any]]] = [
@@ -246,9 +260,31 @@ class TabActor:
         """Wait until the tab's domains are enabled (bounded by the enable itself)."""
         await self._enabled.wait()
 
-    async def _follow(self, events: Any) -> None:
+    async def _follow(self, events: Subscription) -> None:
+        """Apply the tab's events in order; what the stream dropped counts as lost console."""
+        counted = 0
         async for event in events:
             self._on_event(event)
+            if events.dropped != counted:
+                self.console.note_lost(events.dropped - counted)
+                counted = events.dropped
+
+    def _broke(self, error: BaseException | None) -> None:
+        """Record why the actor ended on its own (None: its event stream ended): TAB_BROKEN.
+
+        Not when :meth:`close` ended it or the connection is gone (BROWSER_GONE, truly).
+        """
+        if self.closed or self.connection.is_closed:
+            return
+        self.broken = ("its event stream ended" if error is None else error.message
+                       if isinstance(error, BrowserdError) else f"{type(error).__name__}: {error}")
+        log.warning("tab %s: actor ended, the tab is broken: %s", self.target_id, self.broken,
+                    exc_info=None if error is None or isinstance(error, BrowserdError) else error)
+
+    def _broken_error(self) -> TabBroken:
+        return TabBroken(f"tab {self.target_id} stopped following its page ({self.broken}); "
+                         "it can only be closed",
+                         hint=f"close it (DELETE /tabs/{self.target_id}) and open a new one")
 
     def _on_network_event(self, event: CdpEvent) -> None:
         """Feed the network ring (called by the connection's reader: quick, never blocks)."""
@@ -266,9 +302,8 @@ class TabActor:
         """End the actor: pending calls on its session fail, its event task stops."""
         self.closed = True
         if self.session.session_id is not None:
-            self.connection.fail_session(
-                self.session.session_id, BrowserGone("the tab was closed", hint="")
-            )
+            self.connection.fail_session(self.session.session_id,
+                                         BrowserGone("the tab was closed", hint=""))
         self._cancel_scope.cancel()
         self._notify()
 
@@ -281,14 +316,9 @@ class TabActor:
             # frameNavigated, so they are kept per loaderId.
             loader = p.get("loaderId")
             if p.get("frameId") == self.main_frame_id and loader:
-                name = p.get("name")
-                current = self._lifecycle.get(loader, LoadState.LOADING)
-                if name == "DOMContentLoaded" and current != LoadState.LOAD:
-                    self._lifecycle[loader] = LoadState.DOMCONTENTLOADED
-                elif name == "load":
-                    self._lifecycle[loader] = LoadState.LOAD
-                elif name == "init":
-                    self._lifecycle[loader] = LoadState.LOADING
+                state = self._lifecycle.get(loader, LoadState.LOADING).after(p.get("name"))
+                if state is not None:
+                    self._lifecycle[loader] = state
                 while len(self._lifecycle) > 16:
                     del self._lifecycle[next(iter(self._lifecycle))]
         elif method == "Page.frameNavigated":
@@ -314,10 +344,7 @@ class TabActor:
         elif method == "Page.frameDetached":
             self.frame_loaders.pop(p.get("frameId", ""), None)
         elif method == "Page.javascriptDialogOpening":
-            self.dialog = DialogInfo(
-                type=p.get("type", "alert"), message=str(p.get("message", ""))[:2000],
-                default_prompt=str(p.get("defaultPrompt", ""))[:2000], url=p.get("url", ""),
-            )
+            self.dialog = dialog_info(p)
             self.dialog_opened.set()
             self._publish(EventType.DIALOG_OPENED, dialogType=self.dialog.type,
                           message=self.dialog.message, defaultPrompt=self.dialog.default_prompt)
@@ -325,27 +352,12 @@ class TabActor:
             self.dialog = None
             self.dialog_opened = trio.Event()
             self._publish(EventType.DIALOG_CLOSED, accepted=bool(p.get("result")))
-        elif method == "Runtime.consoleAPICalled":
-            args = p.get("args", [])
-            text = " ".join(remote_text(a) for a in args)[:4000]
-            frame = (p.get("stackTrace") or {}).get("callFrames") or [{}]
-            entry = ConsoleEntry(
-                level=_console_level(p.get("type", "log")), text=text,
-                url=frame[0].get("url"), line=frame[0].get("lineNumber"),
-                timestamp=time.time(), source="console",
-            )
-            self.console.append(entry)
-            if entry.level == "error":
-                self._publish_console_error(entry)
-        elif method == "Runtime.exceptionThrown":
-            details = p.get("exceptionDetails", {})
-            text = exception_text(details, limit=4000, fallback="exception")
-            entry = ConsoleEntry(
-                level="error", text=text, url=details.get("url"),
-                line=details.get("lineNumber"), timestamp=time.time(), source="exception",
-            )
-            self.console.append(entry)
-            self._publish_console_error(entry)
+        elif method in CONSOLE_EVENTS:
+            entry = console_entry(method, p, timestamp=time.time())
+            if entry is not None:
+                self.console.append(entry)
+                if entry.level == "error":
+                    self._publish_console_error(entry)
         elif method == "Page.fileChooserOpened":
             self._note_chooser(p, None)
         elif method == "Inspector.targetCrashed":
@@ -383,10 +395,8 @@ class TabActor:
         if self.session.session_id is not None:
             # The session survives a renderer crash (a navigation revives the
             # tab), so only the calls in flight fail; events keep flowing.
-            self.connection.fail_calls(
-                self.session.session_id,
-                TargetCrashed("the tab's renderer crashed"),
-            )
+            self.connection.fail_calls(self.session.session_id,
+                                       TargetCrashed("the tab's renderer crashed"))
         self._notify()
 
     def note_target_info(self, *, title: str | None = None, url: str | None = None) -> None:
@@ -406,20 +416,9 @@ class TabActor:
                 or frame_id in self.frame_loaders or frame_id in self.child_sessions)
 
     def device_metrics(self) -> dict[str, Any] | None:
-        """The ``Emulation.setDeviceMetricsOverride`` params the tab should have, or None.
-
-        The emulated viewport when ``/emulate`` set one, else browserd's own
-        headless viewport; None (no override) for a headed tab without one.
-        """
-        viewport = self.emulation.viewport
-        if viewport is not None:
-            return {"width": viewport.width, "height": viewport.height,
-                    "deviceScaleFactor": viewport.device_scale_factor,
-                    "mobile": viewport.mobile}
-        if self.headless_viewport is not None:
-            width, height = self.headless_viewport
-            return {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
-        return None
+        """The ``Emulation.setDeviceMetricsOverride`` params the tab should have, or None
+        (:meth:`~browserd.tabs.state.Emulation.device_metrics`)."""
+        return self.emulation.device_metrics(self.headless_viewport)
 
     def note_emulation(self, emulation: Emulation) -> None:
         """Record the emulation the tab now has (sent by :mod:`browserd.tabs.emulation`)."""
@@ -429,6 +428,7 @@ class TabActor:
         return TabInfo(
             target_id=self.target_id, title=self.title, url=self.url, type="page",
             is_active=active, last_focused_at=self.last_focused_at, crashed=self.crashed,
+            broken=self.broken is not None,
         )
 
     # -- work ----------------------------------------------------------------
@@ -463,7 +463,10 @@ class TabActor:
             self._lock.release()
 
     def check_usable(self, *, allow_crashed: bool = False, allow_dialog: bool = True) -> None:
+        """Raise why no work can run on the tab now; TabBroken when its actor ended on its own."""
         if self.closed:
+            if self.broken is not None and not self.connection.is_closed:
+                raise self._broken_error()
             raise BrowserGone("the tab was closed", hint="list tabs with GET /tabs")
         if self.crashed and not allow_crashed:
             raise TargetCrashed("the tab's renderer crashed")
@@ -474,9 +477,9 @@ class TabActor:
             )
 
     async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """One command on this tab's session, failing fast on crash (navigation excepted)."""
-        if self.crashed and method not in _CRASH_RECOVERY:
-            raise TargetCrashed("the tab's renderer crashed")
+        """One command on the tab's session; fails fast once broken, or crashed (bar navigation)."""
+        if self.broken is not None or (self.crashed and method not in _CRASH_RECOVERY):
+            self.check_usable()  # TabBroken (the actor ended on its own), TargetCrashed
         return await self.session.send(method, params)
 
     async def race_dialog(
@@ -511,9 +514,6 @@ class TabActor:
             return result[0], None
         if self.dialog is not None:
             return None, self.dialog
+        self.check_usable(allow_crashed=True)  # TabBroken if the actor ended meanwhile
         raise BrowserGone("the tab went away during the action")
 
-
-def _console_level(kind: str) -> str:
-    return {"warning": "warn", "assert": "error", "trace": "debug", "dir": "log",
-            "table": "log", "count": "log", "timeEnd": "log"}.get(kind, kind)

@@ -161,9 +161,10 @@ def console(tab: TabActor, *, level: str | None = None, clear: bool = False) -> 
     """The tab's recent console messages, oldest first.
 
     ``level`` keeps messages at that severity or above (debug < log = info
-    < warn < error); ``clear`` empties the buffer after reading. ``dropped``
-    is set when the ring buffer is full, i.e. older messages may have been
-    discarded. Raises BadRequest for an unknown level.
+    < warn < error); ``clear`` empties the buffer after reading (and resets
+    the count). ``dropped`` (present when not 0) counts the messages lost
+    since the last clear: pushed out of the ring, or dropped by the tab's
+    event stream under a flood. Raises BadRequest for an unknown level.
     """
     if level is not None and level not in _LEVEL_RANK:
         raise BadRequest(f"unknown level {level!r}", field="level",
@@ -172,8 +173,8 @@ def console(tab: TabActor, *, level: str | None = None, clear: bool = False) -> 
     entries = tab.console.entries()
     messages = [e.to_json() for e in entries if _LEVEL_RANK.get(e.level, 1) >= floor]
     out: dict[str, Any] = {"targetId": tab.target_id, "messages": messages}
-    if tab.console.full:
-        out["dropped"] = True
+    if tab.console.dropped:
+        out["dropped"] = tab.console.dropped
     if clear:
         tab.console.clear()
     return out

@@ -45,6 +45,18 @@ class LoadState(enum.StrEnum):
         """The state a ``document.readyState`` value means; None for anything else."""
         return _READY.get(ready) if isinstance(ready, str) else None
 
+    def after(self, lifecycle_event: object) -> LoadState | None:
+        """The state a document in this one moves to on a ``Page.lifecycleEvent`` of that name.
+
+        ``init`` starts over, ``DOMContentLoaded`` never moves back from LOAD,
+        ``load`` is LOAD; None when the event changes nothing.
+        """
+        if lifecycle_event == "init":
+            return LoadState.LOADING
+        if lifecycle_event == "DOMContentLoaded":
+            return None if self is LoadState.LOAD else LoadState.DOMCONTENTLOADED
+        return LoadState.LOAD if lifecycle_event == "load" else None
+
 
 _RANK = {LoadState.NONE: -1, LoadState.LOADING: 0, LoadState.DOMCONTENTLOADED: 1,
          LoadState.LOAD: 2}
@@ -70,13 +82,25 @@ class ConsoleEntry:
 
 
 class ConsoleLog:
-    """A ring buffer of the tab's recent console messages."""
+    """A ring buffer of the tab's recent console messages.
+
+    :attr:`dropped` counts the messages lost since the last :meth:`clear`:
+    the oldest pushed out of the ring, plus those the tab's event stream
+    dropped under a flood before they reached it (:meth:`note_lost`).
+    """
 
     def __init__(self, capacity: int = CONSOLE_BUFFER) -> None:
         self._entries: collections.deque[ConsoleEntry] = collections.deque(maxlen=capacity)
+        self.dropped = 0
 
     def append(self, entry: ConsoleEntry) -> None:
+        if len(self._entries) == self._entries.maxlen:
+            self.dropped += 1
         self._entries.append(entry)
+
+    def note_lost(self, count: int) -> None:
+        """Count ``count`` messages that never reached the ring (dropped on the way)."""
+        self.dropped += max(0, count)
 
     def entries(self) -> list[ConsoleEntry]:
         """The messages, oldest first."""
@@ -84,11 +108,13 @@ class ConsoleLog:
 
     @property
     def full(self) -> bool:
-        """True when the buffer is full, i.e. older messages may have been dropped."""
+        """True when the buffer is full: the next message pushes the oldest out."""
         return len(self._entries) >= (self._entries.maxlen or 0)
 
     def clear(self) -> None:
+        """Forget every message; :attr:`dropped` starts again from 0."""
         self._entries.clear()
+        self.dropped = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -285,6 +311,22 @@ class Emulation:
             "offline": self.offline, "cpuThrottling": self.cpu_throttling,
             "network": self.network.to_json() if self.network else None,
         }
+
+    def device_metrics(self, headless_viewport: tuple[int, int] | None = None
+                       ) -> dict[str, Any] | None:
+        """The ``Emulation.setDeviceMetricsOverride`` params a tab with this emulation needs.
+
+        The emulated viewport when ``/emulate`` set one, else browserd's own
+        ``headless_viewport``; None (no override) for a headed tab without one.
+        """
+        if self.viewport is not None:
+            return {"width": self.viewport.width, "height": self.viewport.height,
+                    "deviceScaleFactor": self.viewport.device_scale_factor,
+                    "mobile": self.viewport.mobile}
+        if headless_viewport is not None:
+            width, height = headless_viewport
+            return {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        return None
 
 
 NO_EMULATION = Emulation()
