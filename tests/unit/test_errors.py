@@ -70,7 +70,7 @@ def all_classes() -> dict[str, type[BrowserdError]]:
     todo: list[type[BrowserdError]] = [BrowserdError]
     while todo:
         cls = todo.pop()
-        if cls.__module__ == errors.__name__:
+        if cls.__module__.startswith(errors.__name__ + "."):
             out[cls.__name__] = cls
         todo.extend(cls.__subclasses__())
     return out
