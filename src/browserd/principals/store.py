@@ -204,6 +204,8 @@ class TokenStore:
             return
         if principal.expires_at is not None:
             scope.deadline = trio.current_time() + max(0.0, principal.expires_at - self._clock())
+        if not self.is_live(principal):
+            scope.cancel()  # revoked between its authentication and this use
         uses = self._uses.setdefault(principal.name, set())
         uses.add(scope)
         try:
@@ -233,18 +235,21 @@ class TokenStore:
 
         A child's scopes, profiles and sessions default to its parent's and must
         be a subset; its expiry is no later than its parent's (ScopeExceedsParent).
-        Raises BadRequest for a bad name or scope, Conflict for a name in use,
-        OwnerOnly… for an agent without ``delegate``; ConfigError when the file
-        cannot be written (nothing changes then).
+        Raises BadRequest for a bad name or scope, Conflict for a name in use by
+        a live token (a revoked one's record is replaced), ScopeExceedsParent for
+        an agent without ``delegate`` or beyond its own grant; ConfigError when
+        the file cannot be written (nothing changes then).
         """
         if not NAME_RE.fullmatch(name) or name in (DEFAULT_AGENT, OWNER.name):
             raise BadRequest(f"invalid token name {name!r}", field="name",
                              hint="1-64 letters, digits, '.', '_' or '-'; not 'default'/'owner'")
-        if name in self._records:
+        old = self._records.get(name)
+        if old is not None and old.revoked_at is None:
             raise Conflict(f"a token named {name!r} exists", field="name",
-                           hint="revoke it first, or choose another name")
-        if len(self._records) >= MAX_TOKENS:
-            raise Conflict(f"at most {MAX_TOKENS} tokens; revoke some first")
+                           hint="revoke it first (a revoked name can be minted again), or "
+                                "choose another name")
+        if sum(r.revoked_at is None for r in self._records.values()) >= MAX_TOKENS:
+            raise Conflict(f"at most {MAX_TOKENS} live tokens; revoke some first")
         if scopes is not None:
             scopes = check_scopes(scopes)
         now = self._clock()
@@ -258,7 +263,8 @@ class TokenStore:
             parent = by.name
             scopes, profiles, sessions, expires_at = _within_parent(
                 by, scopes, profiles, sessions, expires_at)
-        record = TokenRecord(name=name, digest="", scopes=scopes or AGENT_SCOPES,
+        record = TokenRecord(name=name, digest="",
+                             scopes=AGENT_SCOPES if scopes is None else scopes,
                              profiles=profiles, sessions=sessions, parent=parent,
                              created_at=now, expires_at=expires_at)
         secret = "bd_" + secrets.token_urlsafe(32)

@@ -39,21 +39,23 @@ GRANTS: dict[tuple[str, str], str] = {
     ("/tabs/requests", "GET"): OWNER_SCOPE, ("/tabs/requests/<requestId>", "POST"): OWNER_SCOPE,
     ("/tabs/requests/<requestId>", "DELETE"): "act",
     ("/navigate", "POST"): "act", ("/eval", "POST"): "eval",
-    ("/snapshot", "GET"): "read", ("/find", "GET"): "read", ("/query", "GET"): "read",
-    ("/dom", "GET"): "read", ("/console", "GET"): "read",
+    # Reads served for GET and POST (a body for long parameters) are reads either way.
+    **{(path, method): "read" for path in ("/snapshot", "/find", "/query", "/dom", "/console",
+                                           "/screenshot", "/network")
+       for method in ("GET", "POST")},
     ("/back", "POST"): "act", ("/forward", "POST"): "act", ("/reload", "POST"): "act",
     ("/scroll", "POST"): "act", ("/click", "POST"): "act", ("/type", "POST"): "act",
     ("/press", "POST"): "act", ("/hover", "POST"): "act", ("/select", "POST"): "act",
     ("/wait", "POST"): "act", ("/dialog", "POST"): "act", ("/upload", "POST"): "files",
     ("/drag", "POST"): "act", ("/mouse", "POST"): "act", ("/keyboard", "POST"): "act",
     ("/act", "POST"): "act",
-    ("/screenshot", "GET"): "read", ("/pdf", "POST"): "read", ("/media/<name>", "GET"): "read",
+    ("/pdf", "POST"): "read", ("/media/<name>", "GET"): "read",
     ("/cookies", "GET"): "state", ("/cookies", "POST"): "state", ("/cookies", "DELETE"): "state",
     ("/storage", "GET"): "state", ("/storage", "POST"): "state",
     ("/storage", "DELETE"): "state", ("/state", "GET"): "state", ("/state", "POST"): "state",
     ("/emulate", "GET"): "read", ("/emulate", "POST"): "act", ("/emulate", "DELETE"): "act",
     ("/downloads", "GET"): "read", ("/downloads/<id>", "GET"): "files",
-    ("/network", "GET"): "read", ("/network/<id>", "GET"): "network",
+    ("/network/<id>", "GET"): "network",
     ("/network/block", "POST"): "network", ("/network/headers", "POST"): "network",
     ("/network/har", "POST"): "network",
     ("/handoff", "POST"): "act", ("/handoff", "DELETE"): "act", ("/metrics", "GET"): "read",
@@ -66,12 +68,11 @@ GRANTS: dict[tuple[str, str], str] = {
 def _scope_of(route: Route) -> str:
     if not route.auth:
         return "none"
-    # A route served for GET and POST (reads with a body) is a read: judge by its first method.
-    methods = [m for m in route.methods if (route.path, m) in GRANTS]
-    if not methods:
-        raise ValueError(f"route {'/'.join(route.methods)} {route.path} is not in the grants "
+    missing = [m for m in route.methods if (route.path, m) not in GRANTS]
+    if missing:  # every method of every route is placed deliberately, never by default
+        raise ValueError(f"route {'/'.join(missing)} {route.path} is not in the grants "
                          "table (browserd.http.routes.grants)")
-    scopes = {GRANTS[(route.path, m)] for m in methods}
+    scopes = {GRANTS[(route.path, m)] for m in route.methods}
     if len(scopes) != 1:
         raise ValueError(f"route {route.path} needs different scopes per method: {scopes}")
     return scopes.pop()
@@ -84,10 +85,16 @@ def with_grants(routes: Iterable[Route]) -> list[Route]:
 
 def extra_needs(route: Route, args: dict[str, Any]) -> tuple[str, ...]:
     """Scopes a call needs beyond its route's, because of what its arguments carry
-    (an ``/act`` batch with an upload step needs ``files`` as ``/upload`` does)."""
+    (an ``/act`` batch with an upload step needs ``files`` as ``/upload`` does; typing
+    a vault secret needs ``secrets``)."""
     if route.path == "/act":
-        kinds = {action.get("kind") for action in args.get("actions") or ()
-                 if isinstance(action, dict)}
-        if "upload" in kinds:
-            return ("files",)
+        actions = [a for a in args.get("actions") or () if isinstance(a, dict)]
+        extra = []
+        if any(a.get("kind") == "upload" for a in actions):
+            extra.append("files")
+        if any(a.get("secret") is not None for a in actions):
+            extra.append("secrets")
+        return tuple(extra)
+    if route.path == "/type" and args.get("secret") is not None:
+        return ("secrets",)
     return ()
