@@ -1,4 +1,4 @@
-"""Fault drills F1-F15: start browserd on a real Chromium, inject one fault, check recovery.
+"""Fault drills F1-F16: start browserd on a real Chromium, inject one fault, check recovery.
 
 (S11, the hostile neighbour, lives in neighbour.py and is registered here.)
 
@@ -1153,6 +1153,70 @@ async def f15(d: Drill) -> None:
         await d.stop(svc)
 
 
+async def f16(d: Drill) -> None:
+    """A hung browser: SIGSTOP its process group; found, refused fast, replaced, told."""
+    interval, timeout = 0.5, 2.0
+    bound = interval + timeout  # a probe every interval, each with the timeout to answer
+    svc = await d.start(env={"BROWSERD_LIVENESS_INTERVAL_S": str(interval),
+                             "BROWSERD_LIVENESS_TIMEOUT_S": str(timeout)})
+    st = await svc.status()
+    old_pid, restarts = st["pid"], st["restarts"]
+    tab = await svc.open_tab("about:blank")
+    inflight: list[Reply] = []
+    t_stop = 0.0
+
+    async def pending() -> None:
+        r = await svc.eval("new Promise(() => {})", target=tab, await_=True, timeout_ms=60_000)
+        inflight.append(attrs.evolve(r, seconds=time.perf_counter() - t_stop))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pending)
+        await trio.sleep(0.3)  # the eval waits on the browser
+        t_stop = time.perf_counter()
+        os.killpg(old_pid, signal.SIGSTOP)
+        found: float | None = None
+        health: dict[str, Any] = {}
+        while time.perf_counter() - t_stop < bound + 10:
+            health = (await svc.get("/healthz", timeout=5)).body
+            if health.get("browser") == "unresponsive":
+                found = time.perf_counter() - t_stop
+                break
+            await trio.sleep(0.02)
+        refused = await svc.eval("1 + 1", target=tab)
+    d.check(found is not None, f"/healthz never said unresponsive (last: {health})")
+    if found is not None:
+        d.figure("found_hung", found, " s")
+        d.within(found, bound + 0.5, f"found hung after {found:.2f} s (bound {bound:g} s)")
+        d.check(health == {"ok": False, "browser": "unresponsive"}, f"/healthz: {health}")
+    d.figure("refusal", refused.seconds * 1000, " ms")
+    d.check((refused.status, refused.code) == (503, "BROWSER_UNRESPONSIVE"),
+            f"a call while unresponsive: {refused.brief()}")
+    d.within(refused.seconds, 0.5, f"the refusal took {refused.seconds:.2f} s")
+    r = inflight[0] if inflight else None
+    d.check(r is not None and (r.status, r.code) == (503, "BROWSER_UNRESPONSIVE"),
+            f"the eval in flight: {r.brief() if r else 'no answer'}")
+    if r is not None:
+        d.figure("inflight_fail", r.seconds, " s")
+        d.within(r.seconds, bound + 0.5, f"the eval in flight took {r.seconds:.2f} s to fail")
+    await svc.wait_state("running", timeout=30, where=lambda s: s["pid"] not in (None, old_pid))
+    d.figure("recover", time.perf_counter() - t_stop, " s")
+    st = await svc.status()
+    crash = st.get("lastCrash") or {}
+    d.figure("lastCrash", f"{crash.get('reason')}, {crash.get('tabsAffected')} tabs")
+    d.check(crash.get("reason") == "hung", f"lastCrash: {crash}")
+    d.check(st["restarts"] == restarts + 1, f"restarts {restarts} -> {st['restarts']}")
+    d.check(not pid_alive(old_pid), f"the stopped browser (pid {old_pid}) is still there")
+    step = [line for line in svc.info.log_text().splitlines()
+            if f"browser pid {old_pid} stopped" in line]
+    d.figure("ladder_step", step[-1].rsplit("(", 1)[-1].rstrip(")") if step else "?")
+    d.check(step and "(sigkill)" in step[-1], f"the stopped group was not killed: {step}")
+    tab = await svc.open_tab("about:blank")
+    r = await svc.eval("6 * 7", target=tab)
+    d.check(r.status == 200 and r.body.get("result") == 42, f"eval after the restart: {r.brief()}")
+    await d.invariants(svc, "after fault")
+    await d.stop(svc)
+
+
 # -- the table of drills -------------------------------------------------------------------
 
 
@@ -1221,6 +1285,10 @@ DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
               expectation="browser stays up (or restarts); /tabs [] then /tabs/open works"),
     DrillSpec(key="F15", title="overload: 50 concurrent calls", fast=False, fn=f15,
               expectation="excess 429/503 quickly; nothing else breaks; RSS bounded"),
+    DrillSpec(key="F16", title="hung browser (SIGSTOP on its process group)", fast=True,
+              fn=f16, expectation="/healthz unresponsive within interval + timeout; in-flight "
+                                  "and new calls 503 BROWSER_UNRESPONSIVE fast; the group "
+                                  "SIGKILLed; restarted (lastCrash hung); works after"),
     DrillSpec(key="P1", title="kill -9 one profile's browser under load", fast=True, fn=p1,
               expectation="it restarts with a new pid; the other profiles serve every request "
                           "(no error) and keep their browsers"),

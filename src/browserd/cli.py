@@ -34,6 +34,7 @@ from .cli_routes import (
     commands_from_routes,
     run_route_command,
 )
+from .cli_secrets import SECRET_COMMANDS, add_secret_commands
 from .cli_state import STATE_COMMANDS, add_state_commands
 from .cli_tokens import TOKEN_COMMANDS, add_token_commands
 from .cli_ui import UI_COMMANDS, add_ui_command
@@ -46,10 +47,10 @@ Command = Callable[[argparse.Namespace], Any]
 LOCAL_COMMANDS = ("serve", "token", "service", "mcp", "extension")
 HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS,
                                  **PROFILE_COMMANDS, **UI_COMMANDS, **OFFER_COMMANDS,
-                                 **TOKEN_COMMANDS}
+                                 **TOKEN_COMMANDS, **SECRET_COMMANDS}
 """Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
 :mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_ui`,
-:mod:`browserd.cli_offer`, :mod:`browserd.cli_tokens`)."""
+:mod:`browserd.cli_offer`, :mod:`browserd.cli_tokens`, :mod:`browserd.cli_secrets`)."""
 """Subcommands that run here; all others call the API (their parsers need the route table)."""
 
 
@@ -183,6 +184,7 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     add_offer_commands(sub)
     add_ui_command(sub)
     add_token_commands(sub)
+    add_secret_commands(sub)
     add_extension_commands(sub)
     add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
     return parser

@@ -65,6 +65,8 @@ SKIP: dict[tuple[str, str], str] = {
     ("/ui-codes", "POST"): "ui",
     ("/tokens", "GET"): "tokens", ("/tokens", "POST"): "tokens",
     ("/tokens/{name}", "DELETE"): "tokens",
+    ("/secrets", "GET"): "secrets", ("/secrets/{name}", "PUT"): "secrets",
+    ("/secrets/{name}", "DELETE"): "secrets",
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},
     **{(path, method): "network" for path, methods in _NETWORK.items() for method in methods},

@@ -74,6 +74,9 @@ class Settings:
     profile: str = "clawd"
     color: str = "#FF4500"
     evaluate_enabled: bool = True
+    #: Where the vault key lives: "auto" (the OS keyring when there is one, else
+    #: <config>/secrets.key) or "file" (always the key file).
+    vault_key: str = "auto"
     allow_remote_control: bool = False
     url_allow: tuple[str, ...] = ()
     auto_start: bool = True
@@ -101,6 +104,10 @@ class Settings:
     # A live profile (set by its ProfileSpec only): the user's browser's user data directory.
     live_user_data_dir: str | None = None
     approval_timeout_s: float = 60.0
+    # Liveness (supervisor/liveness.py): Browser.getVersion every interval while running;
+    # no answer within the timeout = hung (state unresponsive, restart with reason hung).
+    liveness_interval_s: float = 5.0
+    liveness_timeout_s: float = 10.0
 
     # -- derived -------------------------------------------------------------
 
@@ -219,6 +226,8 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         source = src.get(source_key or key, "the defaults")
         return ConfigError(f"setting {key!r} from {source}: {problem}")
 
+    if s.vault_key not in ("auto", "file"):
+        raise fail("vault_key", f"must be 'auto' or 'file', got {s.vault_key!r}")
     parts = urlsplit(s.control_url)
     if parts.scheme != "http" or not parts.hostname:
         raise fail("control_url", f"must be http://HOST:PORT, got {s.control_url!r}")
@@ -267,6 +276,13 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         raise fail("download_max_age_s", "must be more than 0")
     if s.session_ttl_s <= 0:
         raise fail("session_ttl_s", "must be more than 0")
+    for key in ("liveness_interval_s", "liveness_timeout_s"):
+        if getattr(s, key) <= 0:
+            raise fail(key, "must be more than 0")
+    if s.liveness_timeout_s < s.liveness_interval_s:
+        raise fail("liveness_timeout_s", f"must be at least liveness_interval_s "
+                   f"({s.liveness_interval_s:g} s): a browser is called hung only after "
+                   "it was silent longer than one probe interval")
     if not 1024 <= s.profile_port_start <= s.profile_port_end <= 65535:
         raise fail("profile_port_start", "profile_port_start..profile_port_end must be a "
                    "range of ports between 1024 and 65535")

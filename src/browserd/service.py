@@ -52,6 +52,7 @@ from .supervisor.budgets import HTTP_DRAIN_S
 from .system import System
 from .token import load_or_create_token
 from .uploads import UploadPolicy
+from .vault import Redactor, SecretFilter, Vault, load_vault_key
 
 __all__ = [
     "DRAIN_S", "PRUNE_EVERY_S", "check_bind_policy", "configure_logging", "run_service",
@@ -92,6 +93,14 @@ def configure_logging(paths: Paths, *, verbose: bool = False) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+def _redact_logs(redactor: Redactor) -> None:
+    """No log line (service or audit) keeps a vault value."""
+    for logger in (logging.getLogger(), logging.getLogger("browserd.audit")):
+        for handler in logger.handlers:
+            if not any(isinstance(f, SecretFilter) for f in handler.filters):
+                handler.addFilter(SecretFilter(redactor))
+
+
 def check_bind_policy(settings: Settings) -> None:
     """Loopback by default; anything else needs ``allow_remote_control = true``."""
     if not is_loopback_host(settings.control_host) and not settings.allow_remote_control:
@@ -125,7 +134,11 @@ async def run_service(
     except OSError as exc:
         raise ConfigError(f"cannot create the upload root: {exc}") from None
     log.info("upload roots: %s", ", ".join(uploads.describe()))
-    events = EventHub()
+    vault = Vault(paths.config_dir / "secrets",
+                  await load_vault_key(paths.config_dir,
+                                       use_keyring=settings.vault_key == "auto"))
+    _redact_logs(vault.redactor)
+    events = EventHub(redact=vault.redactor.redact)
     async with open_media_store(paths.media_dir, retention) as media:
 
         async def run_gateway(profile: Profile, shutdown: trio.Event, *,
@@ -149,6 +162,7 @@ async def run_service(
             token=token, profiles=profiles, profile=default, events=events,
             owner_token=owner_token,
             tokens=TokenStore(paths.tokens_file, agent_token=token, owner_token=owner_token),
+            vault=vault,
         )
         async with open_mcp_endpoint(system) as mcp:
             await _serve(system, FrontDoor(create_app(system), system, mcp=mcp), relay=relay,

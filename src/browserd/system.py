@@ -34,6 +34,7 @@ from .tabrequests import TabRequestBoard
 from .ui import OpsUi
 from .uploads import UploadPolicy
 from .urlpolicy import UrlPolicy
+from .vault import Vault
 
 __all__ = ["System"]
 
@@ -75,6 +76,8 @@ class System:
     tokens: TokenStore = attrs.field(repr=False, default=attrs.Factory(
         lambda self: TokenStore(None, agent_token=self.token, owner_token=self.owner_token),
         takes_self=True))
+    #: The person's secrets (agents type them by name; every answer is redacted of them).
+    vault: Vault = attrs.field(factory=lambda: Vault(None, None), repr=False)
     #: Agents' requests for the person's tabs, and the grants their approvals made.
     tab_requests: TabRequestBoard = attrs.field(factory=TabRequestBoard)
     #: Who this request is (the service-wide record: the person, for wiring).

@@ -5,14 +5,16 @@ one injected fault, recovery and the invariants checked, a graceful stop)
 and fails with the drill's report. ``python -m supervision`` runs them all. Latency
 limits are not judged here (only recorded): a loaded CI machine is slow, not broken.
 
-Five fast drills stay out of the suite, for its time, because suite tests show
+Six fast drills stay out of the suite, for its time, because suite tests show
 the same behaviour more cheaply: F3 (SIGTERM: ``test_lifecycle``'s
 ``test_sigterm_exits_zero_after_closing_the_browser``), F8 (a hung renderer:
 ``test_input``'s hung-page click), F9 (a dialog never hangs a call: the dialog
 tests of ``test_snapshot``, ``test_hostile`` and ``test_navigation``), F11 (a crash
 loop backs off and gives up: ``test_profiles``' crash loop and
-``tests/unit/test_supervisor.py``) and P1 (one profile killed while the others
-serve: ``test_profiles``). ``python -m supervision`` runs them with the rest.
+``tests/unit/test_supervisor.py``), P1 (one profile killed while the others
+serve: ``test_profiles``) and F16 (a SIGSTOPped browser is found, refused fast
+and replaced: ``test_crash_account``'s real-Chromium SIGSTOP test).
+``python -m supervision`` runs them with the rest.
 """
 
 from __future__ import annotations

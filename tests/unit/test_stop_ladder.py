@@ -499,3 +499,22 @@ async def test_a_directory_that_is_not_a_browserd_profile_is_never_launched_on(
             nursery.cancel_scope.cancel()
     assert sup.spawns == 0
     assert sorted(p.relative_to(profile) for p in profile.rglob("*")) == before
+
+
+@pytest.mark.parametrize("stopped", [False, True], ids=["hung", "sigstopped"])
+async def test_an_unresponsive_browser_gets_no_close_and_a_stopped_group_is_still_reaped(
+    fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stopped: bool
+) -> None:
+    """Hung (the liveness probe's verdict): straight to the signals; SIGSTOP cannot hold it."""
+    monkeypatch.setattr(process_module, "TERM_WAIT_S", 0.5)
+    monkeypatch.setenv("FAKE_BROWSER_MODE", "close")  # it would honour Browser.close
+    async with trio.open_nursery() as nursery:
+        proc: BrowserProcess = await nursery.start(supervise, spec_for(fake_browser, tmp_path))
+        if stopped:
+            os.killpg(proc.pid, signal.SIGSTOP)
+            while Path(f"/proc/{proc.pid}/stat").read_text().rsplit(") ", 1)[1][0] != "T":
+                await trio.sleep(0.001)
+        proc.mark_unresponsive()
+        step = await proc.stop()
+    assert (step, proc.returncode) == (("sigkill", -signal.SIGKILL) if stopped else ("sigterm", 0))
+    assert not alive(proc.pid) and proc.own_exit is None  # ended by browserd, not by itself

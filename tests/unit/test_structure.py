@@ -88,7 +88,7 @@ PINNED = {
                              "input_routes",
                              "media_routes", "navigation_routes", "network_routes", "ops_routes",
                              "page_routes", "profile_routes", "service_routes", "state_routes",
-                             "tab_routes", "token_routes"],
+                             "secret_routes", "tab_routes", "token_routes"],
     "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
                                "checked_files", "gesture_action"],
     "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
@@ -215,11 +215,12 @@ def area(name: str) -> str:
 #: (the upload-roots policy) is a leaf used by http: the tabs only ever see paths it
 #: already checked.
 _CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
-        "cli_format", "cli_ui", "cli_extension", "cli_offer", "cli_tokens"}
+        "cli_format", "cli_ui", "cli_extension", "cli_offer", "cli_tokens",
+        "cli_secrets"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
                  "downloads", "profiles", "handoff", "tabrequests", "metrics", "ui", "mcp",
                  "relay",
-                 "principals"} | _CLI
+                 "principals", "vault"} | _CLI
 #: The ops page (``ui``) and handoffs sit above the supervisor and tabs, below the System
 #: that holds them and the HTTP routes that use them; ``metrics`` is a leaf.
 _OPS_ABOVE = {"http", "service", "system", "gateway"} | _CLI
@@ -250,6 +251,9 @@ FORBIDDEN = {
     "relay": {"gateway", "service", "system", "profiles", "mcp", "ui", "handoff"} | _CLI,
     # Who is asking (tokens, scopes): a leaf above the errors, below every way in.
     "principals": _ABOVE_LEAVES - {"principals"} | {"browser", "cdp", "tabs", "snapshot"},
+    # The vault (secrets and their redaction): above the leaves and tabs' origin rule only.
+    "vault": _ABOVE_LEAVES - {"vault"} | {"browser", "cdp", "snapshot"},
+    "privatefile": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
 }
 
 

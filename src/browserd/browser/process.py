@@ -5,7 +5,16 @@ Shape of :func:`trio.run_process`: :func:`run_browser` is started with
 ready, returns (by raising :class:`~browserd.errors.BrowserGone`) when the
 browser exits on its own, and on cancellation runs the stop ladder:
 ``Browser.close`` over the pipe → SIGTERM to the process group → SIGKILL to
-the group → reap, each step bounded, all shielded.
+the group → reap, each step bounded, all shielded. A browser marked
+unresponsive (hung: :meth:`BrowserProcess.mark_unresponsive`) skips
+``Browser.close``, which it could not answer.
+
+The process's own account of its end — :attr:`BrowserProcess.own_exit`, the
+exit status it had *before* browserd asked it to stop, and its stderr tail —
+is kept on the handle, so the supervisor can tell a crash (killed by a
+signal, exited) from a browser it stopped itself, whichever side noticed
+first (the pipe usually closes a moment before the exit status is known:
+:meth:`BrowserProcess.wait_own_exit` bridges that).
 
 No TCP port: Chromium gets ``--remote-debugging-pipe`` only, so nothing but
 browserd can drive it (a DevTools TCP port takes no credentials: any local
@@ -43,6 +52,10 @@ READY_TIMEOUT_S = 20.0
 CLOSE_WAIT_S = 3.0
 TERM_WAIT_S = 2.0
 KILL_WAIT_S = 2.0
+#: After the browser's own exit, how long its stderr reader may still read
+#: (its last words) before it is stopped; a leftover child holding stderr
+#: open cannot hold the end up longer.
+STDERR_DRAIN_S = 0.25
 STOP_BUDGET_S = CLOSE_WAIT_S + TERM_WAIT_S + KILL_WAIT_S + 1.0
 _PROFILE_IN_USE_EXIT = 21
 #: Ids of the two commands this module sends itself; the connection's own
@@ -113,10 +126,44 @@ class BrowserProcess:
         self.transport = transport
         self.version: dict[str, object] = {}
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        #: The exit status it ended with by itself, before any stop step (None:
+        #: still running, or ended by browserd's stop ladder).
+        self.own_exit: int | None = None
+        #: Hung (the supervisor's liveness probe got no answer): the ladder skips Browser.close.
+        self.unresponsive = False
+        self._stopping = False
+        self._stderr_done = trio.Event()
 
     @property
     def returncode(self) -> int | None:
         return self._proc.returncode
+
+    def mark_unresponsive(self) -> None:
+        """It stopped answering CDP: the stop ladder goes straight to the signals."""
+        self.unresponsive = True
+
+    def note_exit(self) -> int | None:
+        """The exit status if it has ended (recorded as its own if no stop step ran yet)."""
+        code = self._proc.returncode
+        if code is not None and self.own_exit is None and not self._stopping:
+            self.own_exit = code
+        return code
+
+    async def wait_own_exit(self, grace_s: float) -> int | None:
+        """Its exit status if it ends by itself within ``grace_s`` (0: just look), else None.
+
+        Bounded; cancellation ends the wait (nothing else changes). Recorded in
+        :attr:`own_exit` when it is the process's own (no stop step ran yet);
+        then its stderr reader gets up to STDERR_DRAIN_S to read its last lines.
+        """
+        if self._proc.returncode is None and grace_s > 0:
+            with trio.move_on_after(grace_s):
+                await self._proc.wait()
+        self.note_exit()
+        if self.own_exit is not None:
+            with trio.move_on_after(STDERR_DRAIN_S):  # its last words, if it said any
+                await self._stderr_done.wait()
+        return self.own_exit
 
     def stderr_text(self, lines: int = 20) -> str:
         return "\n".join(list(self.stderr_tail)[-lines:])
@@ -138,6 +185,7 @@ class BrowserProcess:
         finally:
             if buf:
                 self._note_line(buf)
+            self._stderr_done.set()
 
     def _note_line(self, line: bytes) -> None:
         text = line.decode(errors="replace").rstrip()
@@ -194,13 +242,18 @@ class BrowserProcess:
         or "sigkill". Leftover members of the process group (renderers whose
         parent died) are killed too; the browser's own session is ours alone.
         While waiting, the pipe is drained so a browser writing its last
-        events never blocks on a full pipe.
+        events never blocks on a full pipe. An unresponsive browser gets no
+        ``Browser.close`` (it could not answer it). SIGKILL is followed by
+        SIGCONT, so a stopped (SIGSTOP) group is killed and reaped too; a
+        stopped group's SIGTERM stays pending, so it waits out TERM_WAIT_S.
         """
         step = "exited"
+        self.note_exit()
+        self._stopping = True
         with trio.CancelScope(shield=True):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self.transport.drain)
-                if self._proc.returncode is None:
+                if self._proc.returncode is None and not self.unresponsive:
                     step = "close"
                     await self._send_close()
                     with trio.move_on_after(CLOSE_WAIT_S):
@@ -213,6 +266,7 @@ class BrowserProcess:
                 if self._proc.returncode is None:
                     step = "sigkill"
                     self._signal_group(signal.SIGKILL)
+                    self._signal_group(signal.SIGCONT)
                     with trio.move_on_after(KILL_WAIT_S):
                         await self._proc.wait()
                 nursery.cancel_scope.cancel()
@@ -295,6 +349,7 @@ async def run_browser(
                 ) from None
             task_status.started(process)
             code = await process.wait()
+            await process.wait_own_exit(0)  # recorded as its own; its last stderr lines read
             nursery.cancel_scope.cancel()
         raise BrowserGone(
             f"the browser exited unexpectedly (code {code})", stderr=process.stderr_text()
@@ -307,5 +362,5 @@ async def run_browser(
                 await process._proc.stderr.aclose()
 
 
-__all__ = ["CLOSE_WAIT_S", "KILL_WAIT_S", "READY_TIMEOUT_S", "STOP_BUDGET_S", "TERM_WAIT_S",
-           "BrowserProcess", "LaunchSpec", "build_argv", "run_browser"]
+__all__ = ["CLOSE_WAIT_S", "KILL_WAIT_S", "READY_TIMEOUT_S", "STDERR_DRAIN_S", "STOP_BUDGET_S",
+           "TERM_WAIT_S", "BrowserProcess", "LaunchSpec", "build_argv", "run_browser"]

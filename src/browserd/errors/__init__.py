@@ -23,6 +23,8 @@ Tree::
     │   ├── OwnerOnly                      403 OWNER_ONLY
     │   ├── ScopeRequired                  403 SCOPE_REQUIRED
     │   ├── ScopeExceedsParent             403 SCOPE_EXCEEDS_PARENT
+    │   ├── SecretOrigin                   403 SECRET_ORIGIN
+    │   ├── Denied                         403 DENIED
     │   ├── NotAgentTab                    403 NOT_AGENT_TAB
     │   └── PairingFailed                  403 PAIRING_FAILED
     ├── NotFound                           404 NOT_FOUND
@@ -32,6 +34,7 @@ Tree::
     │   ├── ProfileNotFound                404 PROFILE_NOT_FOUND
     │   ├── RequestNotFound                404 REQUEST_NOT_FOUND
     │   ├── TokenNotFound                  404 TOKEN_NOT_FOUND
+    │   ├── SecretNotFound                 404 SECRET_NOT_FOUND
     │   └── SessionNotFound                404 SESSION_NOT_FOUND
     ├── MethodNotAllowed                   405 METHOD_NOT_ALLOWED
     ├── Conflict                           409 CONFLICT
@@ -95,6 +98,7 @@ from .client import (
     BadUrl,
     BodyTooLarge,
     Conflict,
+    Denied,
     DialogOpen,
     DriverNotAvailable,
     EvalDisabled,
@@ -122,6 +126,8 @@ from .client import (
     ResultTooLarge,
     ScopeExceedsParent,
     ScopeRequired,
+    SecretNotFound,
+    SecretOrigin,
     SessionNotFound,
     StaleRef,
     TabBusy,
@@ -165,16 +171,16 @@ from .server import (
 __all__ = [
     "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "BrowserDisabled",
     "BrowserGone", "BrowserNotRunning", "BrowserStarting", "BrowserUnresponsive", "BrowserdError",
-    "CdpError", "CdpUndecodable", "ConfigError", "Conflict", "DialogOpen", "DriverNotAvailable",
-    "EvalDisabled", "ExecutableNotFound", "ExtensionNotConnected", "Forbidden", "HandoffActive",
-    "InsufficientStorage", "JsException", "LiveBrowserNotFound", "MethodNotAllowed",
-    "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame", "NoHistory", "NoMatch",
-    "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly", "PairingFailed", "PortInUse",
+    "CdpError", "CdpUndecodable", "ConfigError", "Conflict", "Denied", "DialogOpen",
+    "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound", "ExtensionNotConnected",
+    "Forbidden", "HandoffActive", "InsufficientStorage", "JsException", "LiveBrowserNotFound",
+    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame", "NoHistory",
+    "NoMatch", "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly", "PairingFailed", "PortInUse",
     "ProfileExists", "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused",
     "ProfileRunning", "RefNotFound", "RelayBusy", "RequestNotFound", "ResultTooLarge",
-    "ScopeExceedsParent", "ScopeRequired", "SessionNotFound", "StaleRef", "StartupError",
-    "TabBroken", "TabBusy", "TabLost", "TabNotFound", "TabRestored", "TargetCrashed", "Timeout",
-    "TokenExpired", "TokenNotFound", "TokenRevoked", "TooManySessions", "Unauthorized",
-    "Unavailable", "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked",
-    "unwrap_group"
+    "ScopeExceedsParent", "ScopeRequired", "SecretNotFound", "SecretOrigin", "SessionNotFound",
+    "StaleRef", "StartupError", "TabBroken", "TabBusy", "TabLost", "TabNotFound", "TabRestored",
+    "TargetCrashed", "Timeout", "TokenExpired", "TokenNotFound", "TokenRevoked",
+    "TooManySessions", "Unauthorized", "Unavailable", "UnsupportedMediaType", "UploadBlocked",
+    "UploadFileMissing", "UrlBlocked", "unwrap_group"
 ]

@@ -5,15 +5,16 @@ from __future__ import annotations
 from .base import BrowserdError
 
 __all__ = [
-    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "Conflict",
+    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "Conflict", "Denied",
     "DialogOpen", "DriverNotAvailable", "EvalDisabled", "Forbidden", "HandoffActive",
     "JsException", "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame",
     "NoHistory", "NoMatch", "NotAgentTab", "NotFound", "OwnerOnly", "PairingFailed",
     "ProfileExists", "ProfileNotFound", "ProfileProtected", "ProfileRunning", "RefNotFound",
     "RelayBusy", "RequestNotFound", "ResultTooLarge", "ScopeExceedsParent", "ScopeRequired",
-    "SessionNotFound", "StaleRef", "TabBusy", "TabLost", "TabNotFound", "TabRestored",
-    "TokenExpired", "TokenNotFound", "TokenRevoked", "TooManySessions", "Unauthorized",
-    "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked"
+    "SecretNotFound", "SecretOrigin", "SessionNotFound", "StaleRef", "TabBusy", "TabLost",
+    "TabNotFound", "TabRestored", "TokenExpired", "TokenNotFound", "TokenRevoked",
+    "TooManySessions", "Unauthorized", "UnsupportedMediaType", "UploadBlocked",
+    "UploadFileMissing", "UrlBlocked"
 ]
 
 
@@ -278,3 +279,21 @@ class TabBusy(BrowserdError):
 class TooManySessions(BrowserdError):
     status, code = 429, "TOO_MANY_SESSIONS"
     default_hint = "DELETE /sessions/{id} an unused session, or raise max_sessions"
+
+
+class SecretOrigin(Forbidden):
+    """A vault secret typed into a page of another origin than the secret's."""
+
+    code = "SECRET_ORIGIN"
+    default_hint = "secrets are typed only on pages of their origin (`browserd secrets list`)"
+
+
+class SecretNotFound(NotFound):
+    code = "SECRET_NOT_FOUND"
+    default_hint = "the person stores secrets with `browserd secrets set NAME`"
+
+
+class Denied(Forbidden):
+    """The person denied what this call waited for (a held action)."""
+
+    code = "DENIED"

@@ -47,6 +47,7 @@ class EventType(enum.StrEnum):
     """Every event type a client can see (``handoff.*`` are reserved, sent by no one yet)."""
 
     BROWSER_STATE = "browser.state"
+    BROWSER_CRASHED = "browser.crashed"
     TAB_OPENED = "tab.opened"
     TAB_CLOSED = "tab.closed"
     TAB_NAVIGATED = "tab.navigated"
@@ -58,6 +59,8 @@ class EventType(enum.StrEnum):
     CONSOLE_ERROR = "console.error"
     HANDOFF_REQUESTED = "handoff.requested"
     HANDOFF_DONE = "handoff.done"
+    TAB_REQUESTED = "tab.requested"
+    TAB_REQUEST_ENDED = "tab.requestEnded"
     EVENTS_LOST = "events.lost"
     """Not published: the first event of a resume that the ring cannot serve."""
 
@@ -205,7 +208,11 @@ class Subscription:
 class EventHub:
     """The service's event hub (module docstring). Handle and owner are the same object."""
 
-    def __init__(self, *, ring_size: int = RING_SIZE, clock: Any = time.time) -> None:
+    def __init__(self, *, ring_size: int = RING_SIZE, clock: Any = time.time,
+                 redact: Any = None) -> None:
+        """``redact``: applied to every event's data before it is kept (the vault's
+        redactor: no event carries a secret's value); None keeps data as it is."""
+        self._redact = redact
         self._ring: deque[Event] = deque(maxlen=ring_size)
         self._subscribers: list[Subscription] = []
         self._last_id = 0
@@ -226,6 +233,8 @@ class EventHub:
         ``targetId``, ``at``): a programming error (AssertionError).
         """
         assert not data.keys() & _ENVELOPE, f"event data may not set {data.keys() & _ENVELOPE}"
+        if self._redact is not None:
+            data = self._redact(data)
         self._last_id += 1
         self._published += 1
         event = Event(id=self._last_id, type=event_type, profile=profile, target_id=target_id,

@@ -25,7 +25,7 @@ from ..errors import BadRequest, BrowserdError, MethodNotAllowed, NotFound
 from ..principals import OWNER, PUBLIC_SCOPE, Principal, principal_of
 from ..system import System
 from ..ui.gate import UiGate
-from .dispatch import audit, audit_field, authorize, domain_error, run_handler
+from .dispatch import audit, audit_field, authorize, domain_error, redacted, run_handler
 from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
 from .guard import ASGIApp, Guard
 from .routes import all_routes
@@ -158,7 +158,7 @@ def _register(app: QuartTrio, service: System, route: Route) -> None:
             return json_response(result)
         except BaseException as exc:
             outcome, status = "cancelled", CLIENT_GONE_STATUS
-            error = domain_error(exc, what=f"{request.method} {request.path}")
+            error = redacted(system, domain_error(exc, what=f"{request.method} {request.path}"))
             outcome, status = error.code, error.status
             return error_response(error)
         finally:

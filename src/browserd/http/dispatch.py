@@ -25,7 +25,8 @@ from .catalog import Operation
 from .routes.grants import extra_needs
 from .schema import Route, parse_args
 
-__all__ = ["audit", "audit_field", "authorize", "call_operation", "domain_error", "run_handler"]
+__all__ = ["audit", "audit_field", "authorize", "call_operation", "domain_error", "redacted",
+           "run_handler"]
 
 log = logging.getLogger("browserd.http.app")
 audit_log = logging.getLogger("browserd.audit")
@@ -61,12 +62,39 @@ def authorize(principal: Principal, route: Route, args: dict[str, Any], *, what:
 
 
 async def run_handler(system: System, route: Route, args: dict[str, Any], *, path: str) -> Any:
-    """``route.handler(system, args)``; a deadline expiring inside it is 504 TIMEOUT."""
+    """``route.handler(system, args)``; a deadline expiring inside it is 504 TIMEOUT.
+
+    A JSON answer comes back with every vault value replaced by its marker
+    (``«secret:NAME»``): whatever the page echoed, no answer carries one.
+    """
     try:
-        return await route.handler(system, args)
+        result = await route.handler(system, args)
     except trio.TooSlowError:
+        _nudge_liveness(system)
         raise Timeout(f"{path} did not finish within its deadline",
                       hint="raise timeoutMs, or check the page with GET /snapshot") from None
+    except Timeout:
+        _nudge_liveness(system)
+        raise
+    return result if route.raw_response else system.vault.redactor.redact(result)
+
+
+def _nudge_liveness(system: System) -> None:
+    """A deadline expired: have the browser probed now (a hang shows within the probe's
+    timeout, not after every request's own). Never blocks or raises."""
+    runtime = system.supervisor.runtime
+    if runtime is not None:
+        runtime.nudge_liveness()
+
+
+def redacted(system: System, error: BrowserdError) -> BrowserdError:
+    """``error`` with no vault value in its message, hint or details (changed in place)."""
+    redactor = system.vault.redactor
+    if redactor.active:
+        error.message = redactor.text(error.message)
+        error.hint = redactor.text(error.hint)
+        error.details = redactor.redact(error.details)
+    return error
 
 
 def domain_error(exc: BaseException, *, what: str) -> BrowserdError:
@@ -127,7 +155,7 @@ async def call_operation(system: System, op: Operation, params: Any, *, lane: st
         return await run_handler(bound, op.route, args, path=op.route.path)
     except BaseException as exc:
         outcome = "cancelled"
-        error = domain_error(exc, what=op.route.path)  # re-raises cancellation
+        error = redacted(system, domain_error(exc, what=op.route.path))  # re-raises cancel
         outcome = error.code
         raise error from None
     finally:

@@ -41,6 +41,7 @@ SCOPES: dict[str, str] = {
     "cdp": "the CDP gateway",
     "profiles": "profiles, sessions, start/stop",
     "delegate": "minting child tokens (a subset of one's own)",
+    "secrets": "typing the person's vault secrets by name (never reading them)",
 }
 AGENT_SCOPES = frozenset(SCOPES)
 #: A route's ``scope`` for the person's own routes (never an agent's).

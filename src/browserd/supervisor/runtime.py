@@ -11,6 +11,7 @@ from ..tabs.capture_gate import CaptureGate
 from ..tabs.navguard import NavGuard
 from ..tabs.registry import TabRegistry
 from ..tabs.scope import TabScope
+from .liveness import LivenessProbe
 
 __all__ = ["BrowserRuntime"]
 
@@ -24,7 +25,8 @@ class BrowserRuntime:
     ``downloads`` are the connection's page guards (None when not
     configured). ``tabs`` is the scope a handler works in: the default
     scope here, a session's in :meth:`scoped`; ``registry`` is every tab of
-    the browser.
+    the browser. ``liveness`` is the connection's probe (set by the
+    supervisor when it serves the runtime; None in tests that build one).
     """
 
     connection: CdpConnection
@@ -36,11 +38,22 @@ class BrowserRuntime:
     captures: CaptureGate
     navguard: NavGuard | None = None
     downloads: DownloadFollower | None = None
+    liveness: LivenessProbe | None = None
     tabs: TabScope = attrs.field()
 
     @tabs.default
     def _default_scope(self) -> TabScope:
         return TabScope(self.registry)
+
+    def nudge_liveness(self) -> None:
+        """A request on this browser timed out: probe it now (is it hung?).
+
+        Never blocks, never raises; a no-op without a probe. The probe's
+        verdict comes later: BROWSER_UNRESPONSIVE for the calls in flight and
+        the requests after it, if the browser does not answer either.
+        """
+        if self.liveness is not None:
+            self.liveness.nudge()
 
     def scoped(self, context: str | None) -> BrowserRuntime:
         """This runtime as a session (browser context ``context``) sees it."""

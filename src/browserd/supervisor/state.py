@@ -25,6 +25,9 @@ class SupervisorState(enum.StrEnum):
     """Extension driver: up, but no browser extension is connected to the relay."""
     RUNNING = "running"
     """Ready: requests are served."""
+    UNRESPONSIVE = "unresponsive"
+    """The liveness probe got no answer (hung): requests fail fast (503
+    BROWSER_UNRESPONSIVE) while the attempt is torn down; then ``restarting``."""
     RESTARTING = "restarting"
     """It died while wanted; waiting out the backoff, or relaunching."""
     STOPPING = "stopping"

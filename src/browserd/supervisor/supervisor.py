@@ -12,8 +12,15 @@ the reason and the browser's stderr tail. Refusals that a retry cannot fix
 (port taken, profile in use, no executable) go straight to ``failed``.
 
 States: :class:`SupervisorState` (disabled, stopped, starting, running,
-restarting, stopping, failed). The policy is data (:class:`RestartPolicy`);
-the pid record and leftover browsers are in :mod:`.leftovers`.
+unresponsive, restarting, stopping, failed). The policy is data
+(:class:`RestartPolicy`, :class:`~.liveness.LivenessPolicy`); the pid record
+and leftover browsers are in :mod:`.leftovers`.
+
+Every attempt serves its browser through :meth:`BrowserSupervisor.serve_runtime`,
+which runs the liveness probe (:mod:`.liveness`): a hung browser is
+``unresponsive``, then restarted (reason ``hung``, within the budget; an attached
+one is reconnected, never killed). A running browser's end is told by the crash
+account (:mod:`.crash`): ``/status.lastCrash`` and a ``browser.crashed`` event.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import attrs
 import trio
@@ -32,8 +39,7 @@ import trio
 from ..browser.devtools_http import browser_ws_url
 from ..browser.executable import find_executable
 from ..browser.live import live_ws_url
-from ..browser.process import BrowserProcess, LaunchSpec, run_browser
-from ..browser.profile import claim_profile, clear_stale_lock, prepare_preferences
+from ..browser.process import BrowserProcess
 from ..cdp import open_cdp_connection, open_cdp_over
 from ..config import Settings, default_headless
 from ..errors import (
@@ -44,6 +50,7 @@ from ..errors import (
     BrowserGone,
     BrowserNotRunning,
     BrowserStarting,
+    BrowserUnresponsive,
     ExtensionNotConnected,
     LiveBrowserNotFound,
     unwrap_group,
@@ -52,8 +59,11 @@ from ..events import EventSink, EventType
 from ..paths import Paths
 from ..tabs.capture_gate import CaptureGate
 from ..tabs.registry import open_tab_registry
+from .crash import CrashWatch
 from .guards import open_page_guards
+from .launch import prepare_launch, run_launched_browser
 from .leftovers import PidRecord
+from .liveness import AbortableTransport, LivenessPolicy, LivenessProbe
 from .policy import RestartHistory, RestartPolicy
 from .runtime import BrowserRuntime
 from .state import SupervisorState
@@ -68,7 +78,11 @@ __all__ = ["BrowserSupervisor", "SupervisorStatistics"]
 
 #: States in which a browser is (or is about to be) up.
 _UP = frozenset({SupervisorState.RUNNING, SupervisorState.STARTING, SupervisorState.RESTARTING,
-                 SupervisorState.AWAITING_APPROVAL, SupervisorState.AWAITING_EXTENSION})
+                 SupervisorState.AWAITING_APPROVAL, SupervisorState.AWAITING_EXTENSION,
+                 SupervisorState.UNRESPONSIVE})
+#: States whose ``browser.state`` event carries the error that led there.
+_WITH_ERROR = frozenset({SupervisorState.RESTARTING, SupervisorState.FAILED,
+                         SupervisorState.UNRESPONSIVE})
 #: States in which no attempt runs.
 _DOWN = frozenset({SupervisorState.STOPPED, SupervisorState.DISABLED, SupervisorState.FAILED})
 
@@ -84,6 +98,7 @@ class SupervisorStatistics:
     pid: int | None
     version: str | None
     uptime_s: float | None
+    last_crash: dict[str, Any] | None = None
 
 
 class BrowserSupervisor:
@@ -100,6 +115,7 @@ class BrowserSupervisor:
         url_policy: UrlPolicy | None = None,
         downloads: DownloadStore | None = None,
         events: EventSink | None = None,
+        liveness: LivenessPolicy | None = None,
     ) -> None:
         self.settings = settings
         # browser.state here; tab.* / dialog.* / console.error from the registry and its tabs.
@@ -111,6 +127,7 @@ class BrowserSupervisor:
         self._rng = rng
         self._subtree = subtree
         self.policy = policy if policy is not None else RestartPolicy.from_settings(settings)
+        self.liveness = liveness if liveness is not None else LivenessPolicy.from_settings(settings)
         self.state = SupervisorState.DISABLED if not settings.enabled else SupervisorState.STOPPED
         self.headless = settings.effective_headless()
         self._wanted = False
@@ -119,6 +136,7 @@ class BrowserSupervisor:
         self._attempt_scope: trio.CancelScope | None = None
         self.runtime: BrowserRuntime | None = None
         self.last_error: BrowserdError | None = None
+        self.crashes = CrashWatch()  # .last: /status.lastCrash
         self.restarts = 0
         self.spawns = 0
         self._tries = 0  # attempts begun by the loop (a start after a failure waits for one)
@@ -140,6 +158,11 @@ class BrowserSupervisor:
         if (runtime is not None and self.state == SupervisorState.RUNNING
                 and not runtime.connection.is_closed):
             return runtime
+        if self.state == SupervisorState.UNRESPONSIVE or (
+                self.state == SupervisorState.RESTARTING
+                and isinstance(self.last_error, BrowserUnresponsive)):
+            raise BrowserUnresponsive("the browser stopped answering CDP (hung); "
+                                      "it is being restarted")
         if self.state in (SupervisorState.STARTING, SupervisorState.RESTARTING):
             raise BrowserStarting("the browser is starting")
         if self.state == SupervisorState.AWAITING_EXTENSION:
@@ -211,7 +234,17 @@ class BrowserSupervisor:
             pid=rt.process.pid if rt and rt.process else None,
             version=rt.version if rt else None,
             uptime_s=round(time.time() - rt.started_at, 3) if rt else None,
+            last_crash=self.crashes.last.to_json() if self.crashes.last else None,
         )
+
+    def nudge_liveness(self) -> None:
+        """A request timed out: probe the browser now (is it hung?). Never blocks or raises.
+
+        A no-op while nothing runs. Call it where a request's deadline expired
+        (the handler's Timeout); a hang then shows within ``liveness_timeout_s``.
+        """
+        if self.runtime is not None:
+            self.runtime.nudge_liveness()
 
     # -- internals -----------------------------------------------------------
 
@@ -223,8 +256,7 @@ class BrowserSupervisor:
         if state != self.state:
             log.info("browser state %s -> %s", self.state, state)
             if self.events is not None:
-                error = self.last_error if state in (SupervisorState.RESTARTING,
-                                                     SupervisorState.FAILED) else None
+                error = self.last_error if state in _WITH_ERROR else None
                 extra: dict[str, Any] = {} if error is None else {
                     "error": {"code": error.code, "message": error.message}}
                 self.events.publish(EventType.BROWSER_STATE, state=state.value,
@@ -296,7 +328,12 @@ class BrowserSupervisor:
             backoff = policy.next_backoff(backoff)
 
     async def _attempt(self) -> BrowserdError | None:
-        """One one_for_all attempt; returns why it ended (None for a requested stop)."""
+        """One one_for_all attempt; returns why it ended (None for a requested stop).
+
+        When a browser it served went away, the crash account is built here
+        (:meth:`_crashed`) and the answer is the process's own account.
+        """
+        self.crashes.begin()
         try:
             with trio.CancelScope() as scope:
                 self._attempt_scope = scope
@@ -312,39 +349,23 @@ class BrowserSupervisor:
         except BaseException as exc:
             inner = unwrap_group(exc)
             if isinstance(inner, BrowserdError):
-                return inner
+                return self._crashed(inner)
             if isinstance(inner, trio.Cancelled) or not isinstance(inner, Exception):
                 raise
             log.exception("unexpected error in the browser subtree")
-            return BrowserGone(f"internal error: {inner!r}")
+            return self._crashed(BrowserGone(f"internal error: {inner!r}"))
         finally:
             self._attempt_scope = None
             self.runtime = None
 
     async def _run_launched(self) -> None:
-        settings = self.settings
-        exe = find_executable(settings.executable)
+        exe = find_executable(self.settings.executable)
         self.executable_path, self.chosen_browser = str(exe.path), exe.kind
-        profile_dir = self.profile_dir
-        claim_profile(profile_dir)
-        await self._pid_record.stop_leftover(profile_dir)
-        clear_stale_lock(profile_dir)
-        prepare_preferences(profile_dir, name=settings.profile, color=settings.color)
-        spec = LaunchSpec(
-            executable=exe.path,
-            profile_dir=profile_dir,
-            headless=self.headless,
-            no_sandbox=hasattr(os, "geteuid") and os.geteuid() == 0,
-        )
-        async with trio.open_nursery() as nursery:
-            self.spawns += 1
-            process: BrowserProcess = await nursery.start(run_browser, spec)
-            self._pid_record.write(process)
-            try:
-                await self._serve_connection(None, process)
-            finally:
-                nursery.cancel_scope.cancel()
-                self._pid_record.clear()
+        spec = await prepare_launch(self.settings, exe, self.profile_dir, headless=self.headless,
+                                    pid_record=self._pid_record)
+        self.spawns += 1
+        await run_launched_browser(spec, self._pid_record,
+                                   lambda process: self._serve_connection(None, process))
 
     async def _run_attached(self) -> None:
         if self.settings.live_user_data_dir is not None:
@@ -382,11 +403,12 @@ class BrowserSupervisor:
 
     async def _serve_connection(self, ws_url: str | None, process: BrowserProcess | None, *,
                                 handshake_timeout_s: float = 10.0, live: bool = False) -> None:
-        # A launched browser: CDP over its pipe (the process keeps the pipe);
-        # an attached one: its websocket.
+        # A launched browser: CDP over its pipe (the process keeps the pipe; the
+        # liveness probe can abort it); an attached one: its websocket.
+        pipe = AbortableTransport(process.transport) if process is not None else None
         opened = (
-            open_cdp_over(process.transport, "pipe", close_transport=False)
-            if process is not None
+            open_cdp_over(pipe, "pipe", close_transport=False)
+            if pipe is not None
             else open_cdp_connection(str(ws_url), handshake_timeout_s=handshake_timeout_s)
         )
         async with opened as conn:
@@ -402,7 +424,7 @@ class BrowserSupervisor:
                 if guards.downloads is not None:
                     guards.downloads.locate_tabs_with(tabs.locate_frame,
                                                       session_of=tabs.session_of)
-                self.mark_running(BrowserRuntime(
+                await self.serve_runtime(BrowserRuntime(
                     connection=conn,
                     registry=tabs,
                     process=process,
@@ -412,12 +434,52 @@ class BrowserSupervisor:
                     captures=CaptureGate.with_capacity(self.settings.max_concurrent_captures),
                     navguard=guards.navguard,
                     downloads=guards.downloads,
-                ))
-                await conn.wait_closed()
-                reason = conn.close_reason
-                raise reason if isinstance(reason, BrowserdError) else BrowserGone(
-                    "the browser connection closed"
-                )
+                ), abortable=pipe)
+
+    async def serve_runtime(self, runtime: BrowserRuntime, *,
+                            abortable: AbortableTransport | None = None) -> NoReturn:
+        """Serve ``runtime`` (state ``running``) with the liveness probe until its end; raise why.
+
+        ``abortable``: the transport the connection runs over, so a hang fails
+        the calls in flight with BROWSER_UNRESPONSIVE (else BROWSER_GONE).
+        Raises the connection's close reason (BrowserGone when it has none) or
+        BrowserUnresponsive (hung); cancellation ends it at once. How it ended
+        is noted for the crash account.
+        """
+        probe = LivenessProbe(runtime.connection, self.liveness,
+                              on_unresponsive=self._on_unresponsive, abortable=abortable)
+        runtime = attrs.evolve(runtime, liveness=probe)
+        self.crashes.serving(runtime)
+        self.mark_running(runtime)
+        try:
+            await probe.run()
+            self.crashes.note("closed")
+        finally:
+            self.crashes.note(None)  # the first note stands
+        reason = runtime.connection.close_reason
+        raise reason if isinstance(reason, BrowserdError) else BrowserGone(
+            "the browser connection closed")
+
+    def _on_unresponsive(self, error: BrowserUnresponsive) -> None:
+        """The probe got no answer: state unresponsive, before anything is torn down."""
+        self.crashes.note("hung")
+        served = self.crashes.served
+        if served is not None and served.process is not None:
+            served.process.mark_unresponsive()  # the stop ladder skips Browser.close
+        if self.state == SupervisorState.RUNNING:  # (not over a stop in progress)
+            self.last_error = error
+            self._set_state(SupervisorState.UNRESPONSIVE)
+
+    def _crashed(self, error: BrowserdError) -> BrowserdError:
+        """Record the crash if this attempt's browser went away; the attempt's answer
+        (the process's own account when it has one, else ``error``)."""
+        crash = self.crashes.account() if self._wanted else None
+        if crash is None:
+            return error
+        log.warning("browser crashed: %s (%d tabs)", crash.describe(), crash.tabs_affected)
+        if self.events is not None:
+            self.events.publish(EventType.BROWSER_CRASHED, **crash.event_data())
+        return crash.as_error(error)
 
     def mark_awaiting_extension(self) -> None:
         """Called by an extension profile's subtree while no extension is connected."""

@@ -60,6 +60,8 @@ GRANTS: dict[tuple[str, str], str] = {
     ("/network/har", "POST"): "network",
     ("/handoff", "POST"): "act", ("/handoff", "DELETE"): "act", ("/metrics", "GET"): "read",
     ("/ui-codes", "POST"): OWNER_SCOPE,
+    ("/secrets", "GET"): OWNER_SCOPE, ("/secrets/<name>", "PUT"): OWNER_SCOPE,
+    ("/secrets/<name>", "DELETE"): OWNER_SCOPE, ("/login", "POST"): "act",
     ("/tokens", "GET"): PUBLIC_SCOPE, ("/tokens", "POST"): PUBLIC_SCOPE,
     ("/tokens/<name>", "DELETE"): PUBLIC_SCOPE,
 }
@@ -96,5 +98,7 @@ def extra_needs(route: Route, args: dict[str, Any]) -> tuple[str, ...]:
             extra.append("secrets")
         return tuple(extra)
     if route.path == "/type" and args.get("secret") is not None:
+        return ("secrets",)
+    if route.path == "/login":
         return ("secrets",)
     return ()

@@ -43,8 +43,11 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
                     enum=("left", "right", "middle")),
               Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
               MODIFIERS, FILES, WAIT_UNTIL, timeout_field(15_000)),
-    "type": (Field(name="text", type="string", required=True, max_length=100_000,
+    "type": (Field(name="text", type="string", max_length=100_000,
                    description="the text to type"),
+             Field(name="secret", type="string", max_length=64,
+                   description="the name of a vault secret to type instead of text (typed "
+                               "only on the secret's origin; its value is never answered)"),
              REF, SELECTOR,
              Field(name="clear", type="boolean", default=False,
                    description="empty the field first"),
@@ -129,9 +132,16 @@ def _action(kind: str, args: dict[str, Any], system: System
         typed_into = None
         if args.get("ref") is not None or args.get("selector") is not None:
             typed_into = ElementTarget(ref=args.get("ref"), selector=args.get("selector"))
-        return inp.TypeText(text=args["text"], target=typed_into, clear=args["clear"],
+        if (args.get("text") is None) == (args.get("secret") is None):
+            raise BadRequest("give text or secret (a vault secret's name), not both",
+                             field="text")
+        text, origin, secret = args.get("text"), None, args.get("secret")
+        if secret is not None:
+            text, origin = system.vault.for_typing(secret)
+        assert text is not None
+        return inp.TypeText(text=text, target=typed_into, clear=args["clear"],
                             submit=args["submit"], slowly=args["slowly"],
-                            wait_until=args["waitUntil"])
+                            wait_until=args["waitUntil"], origin=origin, secret=secret)
     if kind == "press":
         inp.parse_chord(args["key"], modifiers)
         return inp.Press(key=args["key"], modifiers=modifiers, wait_until=args["waitUntil"])

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import trio
 
 from ... import __version__
@@ -108,6 +109,8 @@ async def har(system: System, args: dict[str, Any]) -> dict[str, Any]:
         data, count = await network.export_har(
             tab, version=__version__, bodies=args["bodies"],
             max_body_bytes=args["maxBodyBytes"], url_contains=args["urlContains"])
+        if system.vault.redactor.active:  # no vault value in the file (parsed: JSON escapes)
+            data = orjson.dumps(system.vault.redactor.redact(orjson.loads(data)))
         saved = await system.media.save(data, kind="har", ext="har", mime="application/json")
         return {"ok": True, "targetId": tab.target_id, "entries": count,
                 "media": media_token(saved.path), "mediaUrl": media_url(saved.name),

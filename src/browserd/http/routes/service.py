@@ -42,6 +42,7 @@ def status_body(system: System) -> dict[str, Any]:
         "restarts": stats.restarts,
         "spawns": stats.spawns,
         "lastError": stats.last_error,
+        "lastCrash": stats.last_crash,
         "uptimeS": stats.uptime_s,
         "serviceUptimeS": round(time.time() - system.started_at, 3),
         "tabs": rt.registry.tab_count() if rt is not None else 0,
@@ -74,10 +75,15 @@ def _download_stats(system: System) -> dict[str, Any]:
 
 
 async def healthz(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """200 always (the service answers; the proof must stay checkable); ``ok`` is false
+    while the browser is ``unresponsive`` (hung, being restarted)."""
     sup = system.supervisor
     body: dict[str, Any] = {"ok": True}
     if sup.state == SupervisorState.DISABLED:
         browser = "disabled"
+    elif sup.state == SupervisorState.UNRESPONSIVE:
+        browser = "unresponsive"
+        body["ok"] = False
     else:
         rt = sup.runtime
         browser = "open" if rt is not None and not rt.connection.is_closed else "closed"
@@ -111,7 +117,7 @@ def service_routes() -> list[Route]:
               fields=(Field(name="challenge", type="string", max_length=128,
                             description="a random nonce; the answer's proof is "
                             "HMAC-SHA256(token, nonce) in hex"),),
-              summary="Liveness: {ok, browser: open|closed|disabled}"),
+              summary="Liveness: {ok, browser: open|closed|disabled|unresponsive}"),
         Route(path="/", methods=("GET",), handler=status, tag="service", summary="Status",
               scope="profile"),
         Route(path="/status", methods=("GET",), handler=status, tag="service", scope="profile",

@@ -203,6 +203,7 @@ async def state(system: System, session: UiSession | None) -> Response:
         "running": stats.state == SupervisorState.RUNNING, "headless": sup.headless,
         "pid": stats.pid, "version": stats.version, "restarts": stats.restarts,
         "spawns": stats.spawns, "uptimeS": stats.uptime_s, "lastError": stats.last_error,
+        "lastCrash": stats.last_crash,
         "attach": settings.is_attach, "tabs": tabs,
     }
     return _json({

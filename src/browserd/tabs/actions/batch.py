@@ -16,9 +16,10 @@ from typing import Any
 import attrs
 import trio
 
-from ...errors import BrowserdError, Timeout
+from ...errors import BrowserdError, SecretOrigin, Timeout
 from .. import page
 from ..actor import TabActor
+from ..origins import origin_of
 from ..settle import settle_after_input
 from .dialog import handle_dialog
 from .drag import drag, drop_files
@@ -95,6 +96,10 @@ async def _dispatch(tab: TabActor, action: Action, progress: Progress,
         case Hover():
             return await hover(tab, action.target, progress=progress)
         case TypeText():
+            if action.secret is not None and action.origin is not None \
+                    and origin_of(tab.url) != action.origin:
+                raise SecretOrigin(f"secret {action.secret!r} is for {action.origin}, not for "
+                                   "the page the tab shows now")
             return await type_text(tab, action.text, target=action.target, clear=action.clear,
                                    submit=action.submit, slowly=action.slowly,
                                    progress=progress)

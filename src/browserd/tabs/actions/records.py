@@ -51,11 +51,18 @@ class Hover:
 
 @attrs.frozen(kw_only=True)
 class TypeText:
-    """Type ``text`` into the element (or the focused one when ``target`` is None)."""
+    """Type ``text`` into the element (or the focused one when ``target`` is None).
+
+    ``origin``: when set (``text`` is a vault secret), the text is typed only
+    while the tab's page is on that origin (403 SECRET_ORIGIN otherwise); the
+    record's repr never shows the text.
+    """
 
     kind: ClassVar[str] = "type"
-    text: str
+    text: str = attrs.field(repr=False)
     target: ElementTarget | None = None
+    origin: str | None = None
+    secret: str | None = None
     clear: bool = False
     submit: bool = False
     slowly: bool = False

@@ -153,6 +153,16 @@
         p.lastError.stderr ? el('pre', {class: 'stderr', text: String(p.lastError.stderr)})
           : null));
     }
+    if (p.lastCrash) {
+      const c = p.lastCrash;
+      const how = c.signal != null ? `signal ${c.signal}`
+        : c.exitCode != null ? `exit code ${c.exitCode}` : '';
+      section.append(el('div', {class: 'error crash'},
+        el('div', {}, el('b', {text: 'Last crash '}),
+          `${c.reason}${how ? ` (${how})` : ''} at ${new Date(c.at * 1000).toLocaleTimeString()}` +
+          `, ${c.tabsAffected} tab${c.tabsAffected === 1 ? '' : 's'} lost`),
+        c.stderrTail ? el('pre', {class: 'stderr', text: String(c.stderrTail)}) : null));
+    }
     section.append(el('h2', {text: `Tabs (${p.tabs.length})`}));
     if (!p.running) section.append(el('p', {class: 'muted', text: 'The browser is not running.'}));
     section.append(el('ul', {class: 'tabs'}, ...p.tabs.map(renderTab)));
