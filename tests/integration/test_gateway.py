@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -289,6 +290,60 @@ def test_playwright_connect_over_cdp_lists_drives_and_opens_listed_tabs(
         assert api.get("/status").json()["state"] == "running"
         api.post("/tabs/close", json={"targetId": ours})
     assert "gateway client" in gw.log_text() and " gone (" in gw.log_text()
+
+
+def test_playwright_clicks_fills_uploads_under_the_root_and_screenshots(
+    gw: ServiceInfo, pages: PageServer, tmp_path: Path,
+) -> None:
+    """Playwright's everyday calls all pass the gateway's allowlist; a host file does not."""
+    from playwright.sync_api import sync_playwright
+
+    found = re.search(r"upload roots: (\S+)", gw.log_text())
+    assert found, "the service did not log its upload roots"
+    upload = Path(found.group(1)) / "pw-upload.txt"
+    upload.write_text("uploaded through the gateway")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("must never reach a page")
+    with sync_playwright() as pw:
+        browser = pw.chromium.connect_over_cdp(
+            f"http://127.0.0.1:{gw.cdp_port}", headers=gw.headers, timeout=20_000)
+        try:
+            page = browser.contexts[0].new_page()
+            page.goto(pages.url("/input_form.html"))
+            page.fill("#email", "agent@example.com")
+            page.click("#password")
+            page.keyboard.type("hunter2")
+            assert page.input_value("#email") == "agent@example.com"
+            assert page.evaluate("document.activeElement.id") == "password"
+            shot = page.screenshot()
+            assert shot.startswith(b"\x89PNG") and len(shot) > 1000
+            page.click("#go")
+            page.wait_for_url("**/input_welcome.html**")
+            assert "email=agent%40example.com" in page.url
+
+            page.goto(pages.url("/upload.html"))
+            # (Playwright reads the file itself and hands the page its bytes.)
+            page.set_input_files("#plain", str(upload))
+            assert page.evaluate("readFirst('plain')") == "uploaded through the gateway"
+            # By path, the browser reads it: only under the upload root.
+            cdp = page.context.new_cdp_session(page)
+            node = cdp.send("Runtime.evaluate", {
+                "expression": "document.getElementById('multi')"})["result"]["objectId"]
+            with pytest.raises(Exception, match="UPLOAD_BLOCKED"):
+                cdp.send("DOM.setFileInputFiles", {"objectId": node, "files": [str(outside)]})
+            assert page.evaluate("document.getElementById('multi').files.length") == 0
+            cdp.send("DOM.setFileInputFiles", {"objectId": node, "files": [str(upload)]})
+            assert page.evaluate("readFirst('multi')") == "uploaded through the gateway"
+            cdp.detach()
+            context = browser.new_context()  # a context of the client's own
+            other = context.new_page()
+            other.goto(pages.url("/hello.html"))
+            assert other.title() and other.evaluate("1 + 1") == 2
+            context.close()
+            page.close()
+        finally:
+            browser.close()
+    assert "must never reach a page" not in gw.log_text()
 
 
 # -- the lifeline --------------------------------------------------------------------------

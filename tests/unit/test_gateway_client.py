@@ -71,7 +71,9 @@ async def test_client_gets_its_ids_its_sessions_events_and_browserds_rules() -> 
             assert sent["sessionId"] == ROOT and sent["method"] == "Target.setAutoAttach"
             # A child attaches; its first event follows at once, in the same read.
             await browser.say({"method": "Target.attachedToTarget", "sessionId": ROOT,
-                               "params": {"sessionId": CHILD, "targetInfo": {}}})
+                               "params": {"sessionId": CHILD, "targetInfo": {
+                                   "targetId": "T-CHILD", "type": "page", "url": "https://a.test/",
+                                   "browserContextId": "CTX"}}})
             await browser.say({"method": "Page.lifecycleEvent", "sessionId": CHILD,
                                "params": {"name": "init"}})
             await browser.say({"method": "Page.lifecycleEvent", "sessionId": OTHER,
@@ -98,6 +100,10 @@ async def test_client_gets_its_ids_its_sessions_events_and_browserds_rules() -> 
                 ({"id": 4, "method": "Target.detachFromTarget",
                   "params": {"sessionId": OTHER}}, -32000),
                 ({"id": 5, "method": "Browser.close"}, -32000),
+                ({"id": 5, "method": "Target.sendMessageToTarget", "params": {
+                    "sessionId": CHILD, "message": '{"id":1,"method":"Browser.crash"}'}},
+                 -32000),
+                ({"id": 5, "method": "Browser.crash", "sessionId": CHILD}, -32000),
                 ({"id": 6, "method": "Page.navigate", "params": {"url": "file:///etc/x"}},
                  -32000),
                 ({"id": 7, "method": "Target.createTarget",

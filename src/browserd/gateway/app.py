@@ -6,10 +6,21 @@ Host must be ``127.0.0.1|localhost|[::1]:<cdp port>``, no foreign Origin):
 - ``GET /json/version`` — ``{"Browser", "Protocol-Version", "User-Agent",
   "webSocketDebuggerUrl"}``; the URL names this gateway (Host as sent).
 - ``GET /json/list`` and ``GET /json`` — the *listed* tabs (as ``/tabs``
-  shows them), each with ``webSocketDebuggerUrl`` on this gateway.
+  shows them) of the client's reach, each with ``webSocketDebuggerUrl`` on
+  this gateway.
 - WebSocket ``/devtools/browser/<id>`` (``<id>`` from ``/json/version``) and
   ``/devtools/page/<targetId>`` (a listed tab's exact id) — see
   :mod:`browserd.gateway.client`.
+
+Who may: the request's principal (the Guard leaves it in the ASGI scope
+under :data:`~browserd.principals.PRINCIPAL_KEY`; absent, an agent bound to
+no session) needs the ``cdp`` scope (403 SCOPE_REQUIRED otherwise, the
+person's owner token included) and to see this gateway's profile (404
+PROFILE_NOT_FOUND otherwise, as if it did not exist). A token bound to sessions reaches their
+browser contexts only (and those its client creates): ``/json/list`` lists
+their tabs, a page endpoint of any other tab is 404, and the client's
+targets are scoped to them (:mod:`browserd.gateway.targets`); a token bound
+to no session reaches every context.
 
 Anything else is 404; a method other than GET/HEAD is 405. With no running
 browser the answer is the control API's 503 (BROWSER_NOT_RUNNING …), for
@@ -38,10 +49,15 @@ from ..errors import (
     MethodNotAllowed,
     NotFound,
     PortInUse,
+    ProfileNotFound,
     TabNotFound,
 )
 from ..http.guard import Guard, secure_headers
+from ..principals import PRINCIPAL_KEY, Principal, require
+from ..supervisor.runtime import BrowserRuntime
 from ..system import System
+from ..tabs.actor import TabInfo
+from ..tabs.scope import TabScope
 from .client import ClientGone, GatewayClient, attach_root
 
 log = logging.getLogger(__name__)
@@ -55,6 +71,8 @@ DRAIN_S = 2.0
 MAX_CLIENT_MESSAGE_BYTES = 64 * 1024 * 1024
 WS_NORMAL, WS_GOING_AWAY, WS_INTERNAL, WS_TRY_AGAIN = 1000, 1001, 1011, 1013
 PROTOCOL_VERSION = "1.3"
+#: The principal of a request the Guard did not name one for.
+_UNBOUND_AGENT = Principal(kind="agent", name="gateway")
 
 
 class GatewayApp:
@@ -94,6 +112,7 @@ class GatewayApp:
                     "body": b"" if scope.get("method") == "HEAD" else data})
 
     def _json_route(self, scope: Scope) -> Any:
+        self._admit(scope)
         path = str(scope.get("path", "")).rstrip("/")
         host = _host(scope)
         if path == "/json/version":
@@ -113,7 +132,7 @@ class GatewayApp:
                 "type": "page",
                 "url": info.url,
                 "webSocketDebuggerUrl": f"ws://{host}/devtools/page/{info.target_id}",
-            } for info in runtime.tabs.infos()]
+            } for info in self._listed(runtime, self._reach(scope, runtime))]
         raise NotFound("no such CDP gateway route",
                        hint="GET /json/version, GET /json/list, or a /devtools/… WebSocket")
 
@@ -125,8 +144,10 @@ class GatewayApp:
             return
         path = str(scope.get("path", ""))
         try:
+            self._admit(scope)
             runtime = self._system.supervisor.require_runtime()
-            target_id = self._endpoint(path, runtime)
+            contexts = self._reach(scope, runtime)
+            target_id = self._endpoint(path, runtime, contexts)
             if target_id is None:
                 await runtime.tabs.suspend_spare()
             try:
@@ -145,7 +166,9 @@ class GatewayApp:
                                describe=f"{'browser' if target_id is None else 'page'} endpoint",
                                downloads_dir=self._system.downloads.directory,
                                downloads_enabled=self._system.downloads.enabled,
-                               downloads=runtime.downloads, navguard=runtime.navguard)
+                               downloads=runtime.downloads, navguard=runtime.navguard,
+                               contexts=contexts, uploads=self._system.uploads.resolve,
+                               browser_root=target_id is None)
         close_code = WS_NORMAL
         try:
             await send({"type": "websocket.accept"})
@@ -164,18 +187,56 @@ class GatewayApp:
                 except Exception:  # the client is already gone
                     pass
 
-    def _endpoint(self, path: str, runtime: Any) -> str | None:
-        """The target a WebSocket path names (None: the browser). Raises NotFound."""
+    def _admit(self, scope: Scope) -> None:
+        """Raise ScopeRequired (no ``cdp`` scope) or ProfileNotFound (not its profile)."""
+        principal = _principal(scope)
+        require(principal, "cdp", what="the CDP gateway")
+        name = self._system.profile.name
+        if not principal.sees_profile(name):
+            raise ProfileNotFound(f"no profile {name!r}", hint="GET /profiles lists them")
+
+    def _reach(self, scope: Scope, runtime: BrowserRuntime) -> frozenset[str] | None:
+        """The browser contexts the request's principal reaches (None: every one)."""
+        sessions = _principal(scope).sessions
+        if sessions is None:
+            return None
+        return frozenset(s.context_id for s in self._system.profile.sessions.live(runtime)
+                         if s.session_id in sessions)
+
+    def _scopes(self, runtime: BrowserRuntime, contexts: frozenset[str] | None,
+                ) -> list[TabScope]:
+        """The tab scopes of ``contexts`` (None: the default scope and every session's)."""
+        if contexts is None:
+            contexts = frozenset(s.context_id
+                                 for s in self._system.profile.sessions.live(runtime))
+            return [runtime.tabs, *(TabScope(runtime.registry, c) for c in sorted(contexts))]
+        return [TabScope(runtime.registry, c) for c in sorted(contexts)]
+
+    def _listed(self, runtime: BrowserRuntime, contexts: frozenset[str] | None,
+                ) -> list[TabInfo]:
+        return [info for tabs in self._scopes(runtime, contexts) for info in tabs.infos()]
+
+    def _endpoint(self, path: str, runtime: BrowserRuntime,
+                  contexts: frozenset[str] | None) -> str | None:
+        """The target a WebSocket path names (None: the browser).
+
+        Raises NotFound (TabNotFound for a page out of the client's reach).
+        """
         kind, _, ident = path.removeprefix("/devtools/").partition("/")
         if kind == "browser" and path.startswith("/devtools/") and ident == self.browser_id:
             return None
         if kind == "page" and path.startswith("/devtools/") and ident:
-            tab = runtime.tabs.get(ident)
-            if tab.target_id == ident:
+            if any(ident in tabs.target_ids() for tabs in self._scopes(runtime, contexts)):
                 return ident
             raise TabNotFound(f"no tab {ident!r}", hint="use an id from /json/list")
         raise NotFound("no such CDP endpoint",
                        hint="take webSocketDebuggerUrl from /json/version or /json/list")
+
+
+def _principal(scope: Scope) -> Principal:
+    """Who is asking, as the Guard found it; absent (no guard): an agent bound to no session."""
+    found = scope.get(PRINCIPAL_KEY)
+    return found if isinstance(found, Principal) else _UNBOUND_AGENT
 
 
 def _receiver(receive: Any) -> Any:
@@ -247,7 +308,8 @@ async def serve_gateway(
     """
     port = system.settings.effective_cdp_port
     check_gateway_port(port)
-    app: Any = Guard(GatewayApp(system), token=token, control_port=port, open_paths=frozenset())
+    app: Any = Guard(GatewayApp(system), token=token, control_port=port, open_paths=frozenset(),
+                     owner_token=system.owner_token, tokens=system.tokens)
     config = HypercornConfig()
     config.bind = [f"127.0.0.1:{port}"]
     config.accesslog = None

@@ -16,32 +16,25 @@ The client's ids are kept per command: browserd's connection assigns its
 own ids and the reply goes back under the client's id, in wire order with
 the events around it (the reader queues it the moment it arrives).
 
-Rules on the way through (:mod:`.rules`): URLs pass the URL policy, commands
-that would end the browser or hand CDP to a page are refused, session
-parameters must name the client's own sessions, and downloads may only be
-denied or kept in browserd's downloads directory.
+Rules on the way through (:mod:`.rules`, :mod:`.allowlist`): only allowlisted
+methods pass, on whichever of its sessions the client sends them; sessions
+are flat only; URLs pass the URL policy; file paths pass browserd's upload
+check; browser contexts must be in the client's reach; downloads may only
+be denied or kept in browserd's downloads directory. The client sees only
+the targets of its scope (:mod:`.targets`): results and events about other
+targets are filtered out, a session auto-attached to one is detached again
+without the client ever getting it, and a command naming one by
+``targetId`` gets Chromium's "No target with given id found" (browserd asks
+the browser for that target's info first, bounded by
+:data:`LOOKUP_DEADLINE_S`).
 
-Downloads stay confined around the client too. A browser context the
-client creates (``Target.createBrowserContext``) gets browserd's download
-behavior *before* the reply reaches the client, so no page of it can
-download first (if that fails, the context is disposed and the client gets
-an error). Chromium resets a context's behavior to ``~/Downloads`` when the
-session that set it detaches, so after a session on which the client set a
-behavior goes (a page closed, the client disconnected) browserd sets its
-own again on every context it knows
-(:meth:`~browserd.downloads.DownloadFollower.restore`).
-
-Pages browserd's navigation guard holds paused at their start
-(``waitForDebuggerOnStart`` on browserd's own session) are resumed by the
-guard alone, in bounded time, whatever the client does; the client's own
-auto-attach pauses them on its session only, and the guard never touches a
-client's sessions (:mod:`browserd.tabs.navguard`). Chromium does not hold
-the first navigation of ``Target.createTarget {url}`` for a debugger, so
-that request (and its redirects) would leave unjudged: the gateway creates
-the page blank instead, waits (bounded) until the guard holds it and then
-has the guard navigate it to ``url`` before the reply goes back (the client
-sees the same reply; the page is loading ``url``). A page that cannot be
-guarded in time is closed and the client gets an error.
+browserd's own work around some commands (a new context's downloads, a new
+page's first navigation, the download behavior restored after a session
+that set one went) is in :mod:`.confine`. Pages browserd's navigation guard
+holds paused at their start (``waitForDebuggerOnStart`` on browserd's own
+session) are resumed by the guard alone, in bounded time, whatever the
+client does; the client's own auto-attach pauses them on its session only,
+and the guard never touches a client's sessions (:mod:`browserd.tabs.navguard`).
 
 Every forwarded command has a deadline (:data:`COMMAND_DEADLINE_S`); at most
 :data:`MAX_IN_FLIGHT` are in flight per client (reading from the client waits
@@ -71,7 +64,9 @@ from ..downloads import DownloadFollower
 from ..errors import BrowserdError, CdpError, Timeout
 from ..tabs.navguard import NavGuard
 from ..urlpolicy import UrlPolicy
-from .rules import DOWNLOAD_METHODS, defer_first_navigation, refusal
+from .confine import confine_context, navigate_guarded, restore_downloads
+from .rules import DOWNLOAD_METHODS, Limits, Resolve, defer_first_navigation, refusal
+from .targets import NO_TARGET, NO_TARGET_CODE, TARGET_ID_METHODS, TargetView, is_browser
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +75,8 @@ MAX_IN_FLIGHT = 256
 OUTBOX_LIMIT = 20_000
 DETACH_BUDGET_S = 2.0
 ATTACH_DEADLINE_S = 10.0
-#: Bound on setting browserd's download behavior again after a client's session went.
-RESTORE_BUDGET_S = 5.0
-#: Bound on waiting for the navigation guard to hold a page the client created.
-GUARD_WAIT_S = 10.0
+#: Bound on asking the browser for the info of a target a client's command names.
+LOOKUP_DEADLINE_S = 10.0
 
 #: Commands whose reply names a session the client now owns.
 _ATTACH_METHODS = frozenset({"Target.attachToTarget", "Target.attachToBrowserTarget"})
@@ -132,19 +125,26 @@ class _Tap(Subscription):
 
 
 class GatewayClient:
-    """Forwarding state of one connected gateway client (see the module docstring)."""
+    """Forwarding state of one connected gateway client (see the module docstring).
+
+    ``contexts``: the browser contexts the client may reach (None: any; see
+    :class:`~.targets.Reach`). ``uploads``: browserd's upload check for the
+    paths a client hands to a page (None: none may be). ``browser_root``:
+    the root session is a browser session (the browser endpoint), not a page's.
+    """
 
     def __init__(self, connection: CdpConnection, policy: UrlPolicy, *, root: str,
                  describe: str, downloads_dir: Path, downloads_enabled: bool = True,
                  downloads: DownloadFollower | None = None,
-                 navguard: NavGuard | None = None) -> None:
+                 navguard: NavGuard | None = None, contexts: frozenset[str] | None = None,
+                 uploads: Resolve | None = None, browser_root: bool = True) -> None:
         self.number = next(_client_numbers)
         self.connection = connection
-        self.policy = policy
-        self.downloads_dir = downloads_dir
-        self.downloads_enabled = downloads_enabled
+        self.limits = Limits(policy=policy, downloads_dir=downloads_dir,
+                             downloads_enabled=downloads_enabled, uploads=uploads)
         self.downloads = downloads
         self.navguard = navguard
+        self.view = TargetView(contexts)
         #: Sessions on which the client set a download behavior (Chromium resets it
         #: when they detach); a change wakes the restorer.
         self._download_sessions: set[str] = set()
@@ -152,31 +152,79 @@ class GatewayClient:
         self.root = root
         self.describe = describe
         self.sessions: set[str] = {root}
+        #: The client's sessions on the browser target (not a page's).
+        self.browser_sessions: set[str] = {root} if browser_root else set()
+        #: IO stream handles the client was handed (Page.printToPDF, Tracing).
+        self.streams: set[str] = set()
         self.overflowed = False
         self.forwarded = 0
         self.refused = 0
+        self.withheld = 0
+        self._refused_methods: set[str] = set()
         self._outbox_send, self._outbox_recv = trio.open_memory_channel[bytes](OUTBOX_LIMIT)
+        # Sessions the browser attached for the client to targets out of its scope:
+        # (session, the client's session it came on), to be detached again.
+        self._strays_send, self._strays_recv = trio.open_memory_channel[
+            tuple[str, str | None]](OUTBOX_LIMIT)
         self._in_flight = trio.Semaphore(MAX_IN_FLIGHT)
         self._tap = _Tap(self)
+
+    @property
+    def who(self) -> str:
+        return f"gateway client {self.number}"
 
     # -- the browser side ------------------------------------------------------
 
     def _on_event(self, event: CdpEvent) -> bool:
-        """Runs in the connection's reader: track child sessions, queue the event."""
+        """Runs in the connection's reader: judge, track sessions, queue the event."""
         params = event.params
+        method = event.method
         child = params.get("sessionId")
-        if event.method == "Target.attachedToTarget" and isinstance(child, str):
+        if method == "Target.detachedFromTarget" and child not in self.sessions:
+            return True  # a session that never was the client's (out of its scope)
+        verdict = self.view.event(method, params)
+        if verdict.detach is not None:
+            self._detach_stray(verdict.detach, event.session_id)
+        if not verdict.forward:
+            self.withheld += 1
+            return True
+        if method == "Target.attachedToTarget" and isinstance(child, str):
             self.sessions.add(child)
-        message: dict[str, Any] = {"method": event.method, "params": params}
+            if is_browser(params.get("targetInfo")):
+                self.browser_sessions.add(child)
+        elif method == "Tracing.tracingComplete" and isinstance(params.get("stream"), str):
+            self.streams.add(params["stream"])
+        message: dict[str, Any] = {"method": method, "params": params}
         if event.session_id != self.root:
             message["sessionId"] = event.session_id
         queued = self._queue(orjson.dumps(message))
-        if event.method == "Target.detachedFromTarget" and isinstance(child, str):
+        if method == "Target.detachedFromTarget" and isinstance(child, str):
             self.sessions.discard(child)
+            self.browser_sessions.discard(child)
             if child in self._download_sessions:
                 self._download_sessions.discard(child)
                 self._restore_wanted.set()
         return queued
+
+    def _detach_stray(self, session: str, via: str | None) -> None:
+        try:
+            self._strays_send.send_nowait((session, via))
+        except (trio.WouldBlock, trio.ClosedResourceError):
+            log.warning("%s: could not detach a session out of its scope", self.who)
+
+    async def _detach_strays(self) -> None:
+        """Detach, one by one, the sessions auto-attached to targets out of the client's scope.
+
+        (A target paused by ``waitForDebuggerOnStart`` runs once detached.) Each
+        detach is bounded by DETACH_BUDGET_S; errors (the target went) are quiet.
+        """
+        async for session, via in self._strays_recv:
+            with trio.move_on_after(DETACH_BUDGET_S):
+                try:
+                    await self.connection.send("Target.detachFromTarget",
+                                               {"sessionId": session}, session_id=via)
+                except BrowserdError:
+                    pass
 
     def _queue(self, data: bytes) -> bool:
         try:
@@ -199,23 +247,25 @@ class GatewayClient:
         both cases; the caller closes the client's socket afterwards.
         """
         self.connection.add_tap(self._tap)
-        log.info("gateway client %d connected (%s)", self.number, self.describe)
+        log.info("%s connected (%s)", self.who, self.describe)
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump_out, send, nursery.cancel_scope)
                 nursery.start_soon(self._watch_browser, nursery.cancel_scope)
                 nursery.start_soon(self._restorer)
+                nursery.start_soon(self._detach_strays)
                 await self._read_client(receive, nursery)
                 nursery.cancel_scope.cancel()
         finally:
             self.connection.unsubscribe(self._tap)
+            self._strays_send.close()
             set_downloads = bool(self._download_sessions) or self._restore_wanted.is_set()
             await self.detach_all()
             if set_downloads:
                 with trio.CancelScope(shield=True):
-                    await self._restore_downloads()
-            log.info("gateway client %d gone (%d commands forwarded, %d refused%s)",
-                     self.number, self.forwarded, self.refused,
+                    await restore_downloads(self.downloads, self.who)
+            log.info("%s gone (%d commands forwarded, %d refused, %d events withheld%s)",
+                     self.who, self.forwarded, self.refused, self.withheld,
                      ", fell behind" if self.overflowed else "")
 
     async def _restorer(self) -> None:
@@ -223,18 +273,9 @@ class GatewayClient:
         while True:
             await self._restore_wanted.wait()
             self._restore_wanted = trio.Event()
-            await self._restore_downloads()
-            log.info("gateway client %d: a session that set a download behavior went; "
-                     "browserd's is set again", self.number)
-
-    async def _restore_downloads(self) -> None:
-        if self.downloads is None:
-            return
-        with trio.move_on_after(RESTORE_BUDGET_S) as scope:
-            await self.downloads.restore()
-        if scope.cancelled_caught:
-            log.warning("gateway client %d: restoring the download behavior took over %.0f s",
-                        self.number, RESTORE_BUDGET_S)
+            await restore_downloads(self.downloads, self.who)
+            log.info("%s: a session that set a download behavior went; "
+                     "browserd's is set again", self.who)
 
     async def _watch_browser(self, scope: trio.CancelScope) -> None:
         await self.connection.wait_closed()
@@ -284,18 +325,31 @@ class GatewayClient:
         if session is not None and session not in self.sessions:
             self._refuse(call_id, SESSION_NOT_FOUND, "Session with given id not found.", session)
             return False
-        problem = refusal(method, params, sessions=self.sessions, policy=self.policy,
-                          downloads_dir=self.downloads_dir,
-                          downloads_enabled=self.downloads_enabled)
-        if problem is None and method in DOWNLOAD_METHODS:
-            self._download_sessions.add(session or self.root)
-        deferred_url = (defer_first_navigation(method, params)
-                        if problem is None and self.navguard is not None else None)
-        log.debug("gateway client %d: %s%s", self.number, method,
-                  " (refused)" if problem else "")
+        problem = refusal(method, params, limits=self.limits, sessions=self.sessions,
+                          reach=self.view.reach,
+                          on_browser=(session or self.root) in self.browser_sessions,
+                          streams=self.streams)
+        code = SERVER_ERROR
+        if problem is None and method in TARGET_ID_METHODS and isinstance(
+                params.get("targetId"), str):
+            try:
+                if not await self._target_in_scope(params["targetId"]):
+                    problem, code = NO_TARGET, NO_TARGET_CODE
+            except BrowserdError as exc:
+                problem = f"browserd: {exc.message}"
+        log.debug("%s: %s%s", self.who, method, " (refused)" if problem else "")
+        if problem is not None and method not in self._refused_methods:
+            self._refused_methods.add(method)  # once per method: a client may retry in a loop
+            log.info("%s: refused %s", self.who, method[:80])  # never the params (paths, URLs)
         if problem is not None:
-            self._refuse(call_id, SERVER_ERROR, problem, session)
+            self._refuse(call_id, code, problem, session)
             return False
+        if method in DOWNLOAD_METHODS:
+            self._download_sessions.add(session or self.root)
+        elif method == "IO.close":
+            self.streams.discard(params["handle"])
+        deferred_url = (defer_first_navigation(method, params)
+                        if self.navguard is not None else None)
         reply = _Reply(call_id=call_id, method=method, session=session)
         # A plain command's answer is queued by the reader the moment it arrives, in
         # wire order with the events (Playwright drops a context whose frame it does
@@ -312,6 +366,22 @@ class GatewayClient:
         self.forwarded += 1
         nursery.start_soon(self._reply, reply, pending, deferred_url)
         return True
+
+    async def _target_in_scope(self, target_id: str) -> bool:
+        """Whether ``target_id`` names a target of the client's scope (asks the browser).
+
+        False for a target the browser does not know. Raises BrowserGone, or
+        Timeout after LOOKUP_DEADLINE_S.
+        """
+        with trio.move_on_after(LOOKUP_DEADLINE_S):
+            try:
+                result = await self.connection.send("Target.getTargetInfo",
+                                                    {"targetId": target_id})
+            except CdpError:
+                return False
+            return self.view.judge(result.get("targetInfo"))
+        raise Timeout(f"the browser did not describe the target within "
+                      f"{LOOKUP_DEADLINE_S:.0f} s")
 
     def _refuse(self, call_id: int | None, code: int, text: str,
                 session: str | None = None) -> None:
@@ -333,10 +403,15 @@ class GatewayClient:
         reply.sent = True
         message: dict[str, Any] = {"id": reply.call_id}
         if error is None and result is not None:
-            message["result"] = result
+            message["result"] = result = self.view.result(reply.method, result)
             child = result.get("sessionId")
             if reply.method in _ATTACH_METHODS and isinstance(child, str):
                 self.sessions.add(child)
+                if reply.method == "Target.attachToBrowserTarget":
+                    self.browser_sessions.add(child)
+            stream = result.get("stream")
+            if reply.method == "Page.printToPDF" and isinstance(stream, str):
+                self.streams.add(stream)
         elif isinstance(error, CdpError):
             message["error"] = {
                 "code": error.cdp_code if error.cdp_code is not None else SERVER_ERROR,
@@ -356,9 +431,12 @@ class GatewayClient:
                 try:
                     result = await pending.result()
                     if reply.method == "Target.createBrowserContext":
-                        await self._confine_context(result)
+                        await confine_context(self.connection, self.downloads, result,
+                                              self.who)
                     if deferred_url is not None:
-                        await self._navigate_guarded(result, deferred_url)
+                        assert self.navguard is not None
+                        await navigate_guarded(self.connection, self.navguard, result,
+                                               deferred_url, self.who)
                 except BrowserdError as exc:
                     self._answer(reply, None, exc)
                 else:
@@ -368,59 +446,6 @@ class GatewayClient:
                     f"no reply within {COMMAND_DEADLINE_S:.0f} s"))
         finally:
             self._in_flight.release()
-
-    async def _navigate_guarded(self, result: dict[str, Any], url: str) -> None:
-        """Load ``url`` in the blank page just created, once the guard holds it.
-
-        Raises BrowserdError (and closes the page, bounded) when the guard
-        does not hold it within :data:`GUARD_WAIT_S`.
-        """
-        target_id = result.get("targetId")
-        assert self.navguard is not None
-        if not isinstance(target_id, str):
-            return
-        guarded = False
-        with trio.move_on_after(GUARD_WAIT_S):
-            guarded = await self.navguard.wait_guarded(target_id)
-        if guarded:
-            try:
-                await self.navguard.start_navigation(target_id, url)
-                return
-            except BrowserdError as exc:
-                log.info("gateway client %d: the new page went away (%s)", self.number,
-                         exc.message)
-        with trio.move_on_after(DETACH_BUDGET_S):
-            try:
-                await self.connection.send("Target.closeTarget", {"targetId": target_id})
-            except BrowserdError:
-                pass
-        raise BrowserdError("the new page could not be put under browserd's URL policy in "
-                            "time; it was closed")
-
-    async def _confine_context(self, result: dict[str, Any]) -> None:
-        """Give a context the client just created browserd's download behavior, first.
-
-        Runs before the reply is queued, so the client cannot make a page in
-        it before. If the behavior cannot be set the context is disposed
-        (bounded) and BrowserdError raised: the client gets an error, never
-        a context whose downloads would land in ``~/Downloads``.
-        """
-        context = result.get("browserContextId")
-        if self.downloads is None or not isinstance(context, str):
-            return
-        try:
-            await self.downloads.confine_context(context)
-        except BrowserdError as exc:
-            log.warning("gateway client %d: could not confine a new context's downloads (%s); "
-                        "disposing it", self.number, exc.message)
-            with trio.move_on_after(DETACH_BUDGET_S):
-                try:
-                    await self.connection.send("Target.disposeBrowserContext",
-                                               {"browserContextId": context})
-                except BrowserdError:
-                    pass
-            raise BrowserdError("the new context's downloads could not be kept in "
-                                "browserd's downloads directory; it was disposed") from exc
 
     async def detach_all(self) -> None:
         """Detach every session the client had (children first). Shielded, bounded, quiet."""
