@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from .cli_confirm import CONFIRM_COMMANDS, add_confirm_commands
 from .cli_extension import EXTENSION_COMMANDS, add_extension_commands
 from .cli_input import GESTURE_COMMANDS, add_gesture_commands
 from .cli_network import NETWORK_COMMANDS, add_network_commands
@@ -47,7 +48,7 @@ Command = Callable[[argparse.Namespace], Any]
 LOCAL_COMMANDS = ("serve", "token", "service", "mcp", "extension")
 HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS,
                                  **PROFILE_COMMANDS, **UI_COMMANDS, **OFFER_COMMANDS,
-                                 **TOKEN_COMMANDS, **SECRET_COMMANDS}
+                                 **TOKEN_COMMANDS, **SECRET_COMMANDS, **CONFIRM_COMMANDS}
 """Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
 :mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_ui`,
 :mod:`browserd.cli_offer`, :mod:`browserd.cli_tokens`, :mod:`browserd.cli_secrets`)."""
@@ -185,6 +186,7 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     add_ui_command(sub)
     add_token_commands(sub)
     add_secret_commands(sub)
+    add_confirm_commands(sub)
     add_extension_commands(sub)
     add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
     return parser

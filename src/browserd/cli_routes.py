@@ -67,6 +67,7 @@ SKIP: dict[tuple[str, str], str] = {
     ("/tokens/{name}", "DELETE"): "tokens",
     ("/secrets", "GET"): "secrets", ("/secrets/{name}", "PUT"): "secrets",
     ("/secrets/{name}", "DELETE"): "secrets",
+    ("/confirmations", "GET"): "confirm", ("/confirmations/{id}", "POST"): "confirm",
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},
     **{(path, method): "network" for path, methods in _NETWORK.items() for method in methods},

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from .confirm.rules import ConfirmRule, parse_rules
 from .errors import ConfigError
 from .paths import Paths
 from .profiles.spec import ProfileSpec, parse_profile_table
@@ -77,6 +78,9 @@ class Settings:
     #: Where the vault key lives: "auto" (the OS keyring when there is one, else
     #: <config>/secrets.key) or "file" (always the key file).
     vault_key: str = "auto"
+    #: Agent actions held for the person's confirmation: ``[{kind?, origin?, name?}, …]``
+    #: (:mod:`browserd.confirm.rules`); empty: none is held.
+    confirm: tuple[ConfirmRule, ...] = ()
     allow_remote_control: bool = False
     url_allow: tuple[str, ...] = ()
     auto_start: bool = True
@@ -181,6 +185,8 @@ def _coerce(key: str, raw: Any, source: str) -> Any:
     field = _FIELDS[key]
     kind = str(field.type)
     try:
+        if key == "confirm":
+            return parse_rules(raw)
         if kind.startswith("bool"):
             if isinstance(raw, bool):
                 return raw

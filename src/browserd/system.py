@@ -17,6 +17,7 @@ import time
 import attrs
 
 from .config import Settings
+from .confirm import ConfirmationBoard
 from .downloads import DownloadStore
 from .errors import ProfileNotFound, SessionNotFound
 from .events import EventHub
@@ -78,6 +79,8 @@ class System:
         takes_self=True))
     #: The person's secrets (agents type them by name; every answer is redacted of them).
     vault: Vault = attrs.field(factory=lambda: Vault(None, None), repr=False)
+    #: Agent actions held for the person's confirmation (the ``confirm`` setting).
+    confirmations: ConfirmationBoard = attrs.field(factory=ConfirmationBoard)
     #: Agents' requests for the person's tabs, and the grants their approvals made.
     tab_requests: TabRequestBoard = attrs.field(factory=TabRequestBoard)
     #: Who this request is (the service-wide record: the person, for wiring).

@@ -1026,7 +1026,8 @@ def test_only_the_persons_routes_need_owner() -> None:
     owner_routes = {r.path for r in all_routes() if r.needs == OWNER_SCOPE}
     assert {"/tabs/offer", "/tabs/offerable", "/ui-codes"} <= owner_routes
     assert owner_routes <= {"/tabs/offer", "/tabs/offerable", "/ui-codes", "/tabs/requests",
-                            "/tabs/requests/<requestId>", "/secrets", "/secrets/<name>"}
+                            "/tabs/requests/<requestId>", "/secrets", "/secrets/<name>",
+                            "/confirmations", "/confirmations/<id>"}
 
 
 def test_with_grants_refuses_a_route_not_in_the_table() -> None:

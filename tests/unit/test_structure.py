@@ -88,7 +88,7 @@ PINNED = {
                              "input_routes",
                              "media_routes", "navigation_routes", "network_routes", "ops_routes",
                              "page_routes", "profile_routes", "service_routes", "state_routes",
-                             "secret_routes", "tab_routes", "token_routes"],
+                             "secret_routes", "tab_routes", "token_routes", "confirmation_routes"],
     "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
                                "checked_files", "gesture_action"],
     "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
@@ -216,11 +216,11 @@ def area(name: str) -> str:
 #: already checked.
 _CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
         "cli_format", "cli_ui", "cli_extension", "cli_offer", "cli_tokens",
-        "cli_secrets"}
+        "cli_secrets", "cli_confirm"}
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
                  "downloads", "profiles", "handoff", "tabrequests", "metrics", "ui", "mcp",
                  "relay",
-                 "principals", "vault"} | _CLI
+                 "principals", "vault", "confirm"} | _CLI
 #: The ops page (``ui``) and handoffs sit above the supervisor and tabs, below the System
 #: that holds them and the HTTP routes that use them; ``metrics`` is a leaf.
 _OPS_ABOVE = {"http", "service", "system", "gateway"} | _CLI
@@ -253,6 +253,8 @@ FORBIDDEN = {
     "principals": _ABOVE_LEAVES - {"principals"} | {"browser", "cdp", "tabs", "snapshot"},
     # The vault (secrets and their redaction): above the leaves and tabs' origin rule only.
     "vault": _ABOVE_LEAVES - {"vault"} | {"browser", "cdp", "snapshot"},
+    # The confirm rules (read by config) and the board of held actions: a leaf.
+    "confirm": (_ABOVE_LEAVES - {"confirm"}) | {"browser", "cdp", "tabs", "snapshot", "config"},
     "privatefile": _ABOVE_LEAVES | {"browser", "cdp", "tabs", "snapshot", "config"},
 }
 

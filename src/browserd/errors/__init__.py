@@ -8,6 +8,7 @@ the CLI prints the message and exits non-zero.
 Tree::
 
     BrowserdError                          500 INTERNAL
+    ├── ConfirmationRequired               202 CONFIRMATION_REQUIRED (held, not failed)
     ├── BadRequest                         400 BAD_REQUEST
     │   ├── BadUrl                         400 BAD_URL
     │   ├── JsException                    400 JS_EXCEPTION
@@ -97,6 +98,7 @@ from .client import (
     BadRequest,
     BadUrl,
     BodyTooLarge,
+    ConfirmationRequired,
     Conflict,
     Denied,
     DialogOpen,
@@ -171,16 +173,16 @@ from .server import (
 __all__ = [
     "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "BrowserDisabled",
     "BrowserGone", "BrowserNotRunning", "BrowserStarting", "BrowserUnresponsive", "BrowserdError",
-    "CdpError", "CdpUndecodable", "ConfigError", "Conflict", "Denied", "DialogOpen",
-    "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound", "ExtensionNotConnected",
-    "Forbidden", "HandoffActive", "InsufficientStorage", "JsException", "LiveBrowserNotFound",
-    "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame", "NoHistory",
-    "NoMatch", "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly", "PairingFailed", "PortInUse",
-    "ProfileExists", "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused",
-    "ProfileRunning", "RefNotFound", "RelayBusy", "RequestNotFound", "ResultTooLarge",
-    "ScopeExceedsParent", "ScopeRequired", "SecretNotFound", "SecretOrigin", "SessionNotFound",
-    "StaleRef", "StartupError", "TabBroken", "TabBusy", "TabLost", "TabNotFound", "TabRestored",
-    "TargetCrashed", "Timeout", "TokenExpired", "TokenNotFound", "TokenRevoked",
-    "TooManySessions", "Unauthorized", "Unavailable", "UnsupportedMediaType", "UploadBlocked",
-    "UploadFileMissing", "UrlBlocked", "unwrap_group"
+    "CdpError", "CdpUndecodable", "ConfigError", "ConfirmationRequired", "Conflict", "Denied",
+    "DialogOpen", "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound",
+    "ExtensionNotConnected", "Forbidden", "HandoffActive", "InsufficientStorage", "JsException",
+    "LiveBrowserNotFound", "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser",
+    "NoFrame", "NoHistory", "NoMatch", "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly",
+    "PairingFailed", "PortInUse", "ProfileExists", "ProfileInUse", "ProfileNotFound",
+    "ProfileProtected", "ProfileRefused", "ProfileRunning", "RefNotFound", "RelayBusy",
+    "RequestNotFound", "ResultTooLarge", "ScopeExceedsParent", "ScopeRequired", "SecretNotFound",
+    "SecretOrigin", "SessionNotFound", "StaleRef", "StartupError", "TabBroken", "TabBusy",
+    "TabLost", "TabNotFound", "TabRestored", "TargetCrashed", "Timeout", "TokenExpired",
+    "TokenNotFound", "TokenRevoked", "TooManySessions", "Unauthorized", "Unavailable",
+    "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked", "unwrap_group"
 ]

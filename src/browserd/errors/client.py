@@ -5,16 +5,16 @@ from __future__ import annotations
 from .base import BrowserdError
 
 __all__ = [
-    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "Conflict", "Denied",
-    "DialogOpen", "DriverNotAvailable", "EvalDisabled", "Forbidden", "HandoffActive",
-    "JsException", "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame",
-    "NoHistory", "NoMatch", "NotAgentTab", "NotFound", "OwnerOnly", "PairingFailed",
-    "ProfileExists", "ProfileNotFound", "ProfileProtected", "ProfileRunning", "RefNotFound",
-    "RelayBusy", "RequestNotFound", "ResultTooLarge", "ScopeExceedsParent", "ScopeRequired",
-    "SecretNotFound", "SecretOrigin", "SessionNotFound", "StaleRef", "TabBusy", "TabLost",
-    "TabNotFound", "TabRestored", "TokenExpired", "TokenNotFound", "TokenRevoked",
-    "TooManySessions", "Unauthorized", "UnsupportedMediaType", "UploadBlocked",
-    "UploadFileMissing", "UrlBlocked"
+    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
+    "ConfirmationRequired", "Conflict", "Denied", "DialogOpen", "DriverNotAvailable",
+    "EvalDisabled", "Forbidden", "HandoffActive", "JsException", "MethodNotAllowed",
+    "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame", "NoHistory", "NoMatch",
+    "NotAgentTab", "NotFound", "OwnerOnly", "PairingFailed", "ProfileExists", "ProfileNotFound",
+    "ProfileProtected", "ProfileRunning", "RefNotFound", "RelayBusy", "RequestNotFound",
+    "ResultTooLarge", "ScopeExceedsParent", "ScopeRequired", "SecretNotFound", "SecretOrigin",
+    "SessionNotFound", "StaleRef", "TabBusy", "TabLost", "TabNotFound", "TabRestored",
+    "TokenExpired", "TokenNotFound", "TokenRevoked", "TooManySessions", "Unauthorized",
+    "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked"
 ]
 
 
@@ -297,3 +297,11 @@ class Denied(Forbidden):
     """The person denied what this call waited for (a held action)."""
 
     code = "DENIED"
+
+
+class ConfirmationRequired(BrowserdError):
+    """Not a failure: the action waits for the person (``details.confirmation``)."""
+
+    status, code = 202, "CONFIRMATION_REQUIRED"
+    default_hint = ("the person confirms it on the ops page or with `browserd confirm`; "
+                    "POST /wait {confirmation: id} waits and then runs it")

@@ -61,6 +61,8 @@ class EventType(enum.StrEnum):
     HANDOFF_DONE = "handoff.done"
     TAB_REQUESTED = "tab.requested"
     TAB_REQUEST_ENDED = "tab.requestEnded"
+    CONFIRMATION_REQUESTED = "confirmation.requested"
+    CONFIRMATION_ENDED = "confirmation.ended"
     EVENTS_LOST = "events.lost"
     """Not published: the first event of a resume that the ring cannot serve."""
 

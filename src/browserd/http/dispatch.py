@@ -22,6 +22,7 @@ from ..principals import Principal, require
 from ..redact import loggable_url
 from ..system import System
 from .catalog import Operation
+from .confirmations import hold_if_confirmed
 from .routes.grants import extra_needs
 from .schema import Route, parse_args
 
@@ -65,8 +66,17 @@ async def run_handler(system: System, route: Route, args: dict[str, Any], *, pat
     """``route.handler(system, args)``; a deadline expiring inside it is 504 TIMEOUT.
 
     A JSON answer comes back with every vault value replaced by its marker
-    (``«secret:NAME»``): whatever the page echoed, no answer carries one.
+    (``«secret:NAME»``): whatever the page echoed, no answer carries one. An
+    action a ``confirm`` rule matches is held instead (202
+    CONFIRMATION_REQUIRED; :mod:`browserd.http.confirmations`).
     """
+    if system.settings.confirm and not system.principal.is_owner:
+        await hold_if_confirmed(system, route, args,
+                                lambda: _invoke(system, route, args, path=path))
+    return await _invoke(system, route, args, path=path)
+
+
+async def _invoke(system: System, route: Route, args: dict[str, Any], *, path: str) -> Any:
     try:
         result = await route.handler(system, args)
     except trio.TooSlowError:

@@ -25,9 +25,11 @@ class WaitHandoff:
 
 @attrs.frozen
 class WaitTabRequest:
-    """``/wait {tabRequest: id}``: the person's answer to a tab request (no work slot)."""
+    """``/wait {tabRequest: id}`` (or ``{confirmation: id}``): the person's answer to a tab
+    request or a held action (no work slot)."""
 
     request_id: str
+    confirmation: bool = False
 
 
 async def wait_for_tab_request(system: System, request_id: str,

@@ -13,6 +13,7 @@ work pattern in :mod:`browserd.http.tabwork`).
 from __future__ import annotations
 
 from ..schema import Route
+from .confirmations import confirmation_routes
 from .consent import consent_routes
 from .downloads import download_routes
 from .emulation import emulation_routes
@@ -30,10 +31,12 @@ from .state import state_routes
 from .tabs import tab_routes
 from .tokens import token_routes
 
-__all__ = ["all_routes", "consent_routes", "download_routes", "emulation_routes",
-           "input_routes", "media_routes", "navigation_routes", "network_routes", "ops_routes",
-           "page_routes", "profile_routes",
-           "secret_routes", "service_routes", "state_routes", "tab_routes", "token_routes"]
+__all__ = [
+    "all_routes", "confirmation_routes", "consent_routes", "download_routes", "emulation_routes",
+    "input_routes", "media_routes", "navigation_routes", "network_routes", "ops_routes",
+    "page_routes", "profile_routes", "secret_routes", "service_routes", "state_routes",
+    "tab_routes", "token_routes"
+]
 
 
 def all_routes() -> list[Route]:
@@ -42,4 +45,4 @@ def all_routes() -> list[Route]:
         *service_routes(), *profile_routes(), *tab_routes(), *consent_routes(), *page_routes(),
         *navigation_routes(), *input_routes(), *media_routes(), *state_routes(),
         *emulation_routes(), *download_routes(), *network_routes(), *ops_routes(),
-        *token_routes(), *secret_routes()])
+        *token_routes(), *secret_routes(), *confirmation_routes()])

@@ -62,6 +62,7 @@ GRANTS: dict[tuple[str, str], str] = {
     ("/ui-codes", "POST"): OWNER_SCOPE,
     ("/secrets", "GET"): OWNER_SCOPE, ("/secrets/<name>", "PUT"): OWNER_SCOPE,
     ("/secrets/<name>", "DELETE"): OWNER_SCOPE, ("/login", "POST"): "act",
+    ("/confirmations", "GET"): OWNER_SCOPE, ("/confirmations/<id>", "POST"): OWNER_SCOPE,
     ("/tokens", "GET"): PUBLIC_SCOPE, ("/tokens", "POST"): PUBLIC_SCOPE,
     ("/tokens/<name>", "DELETE"): PUBLIC_SCOPE,
 }

@@ -25,6 +25,7 @@ from ...tabs import page
 from ...tabs.actions.records import Action
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
+from ..confirmations import wait_for_confirmation
 from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, WAIT_UNTIL, timeout_field
 from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
 from ..handoffs import WaitHandoff, WaitTabRequest, wait_for_handoff, wait_for_tab_request
@@ -79,6 +80,9 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
                    description="until the person ends the tab's handoff (/wait only)"),
              Field(name="tabRequest", type="string", max_length=64,
                    description="until the person answers this tab request (/wait only)"),
+             Field(name="confirmation", type="string", max_length=64,
+                   description="until the person answers this held action, then run it "
+                               "(/wait only)"),
              timeout_field(15_000)),
     "navigate": (Field(name="url", type="string", required=True, max_length=8192),
                  Field(name="waitUntil", type="string", default="load",
@@ -148,10 +152,11 @@ def _action(kind: str, args: dict[str, Any], system: System
     if kind == "wait":
         given = [k for k in ("selector", "text", "textGone", "url", "loadState")
                  if args.get(k) is not None] + [k for k in ("download", "handoff",
-                                                            "tabRequest") if args.get(k)]
+                                                            "tabRequest", "confirmation")
+                                                if args.get(k)]
         if len(given) != 1:
             raise BadRequest("give exactly one of selector, text, textGone, url, loadState, "
-                             "download, handoff or tabRequest"
+                             "download, handoff, tabRequest or confirmation"
                              + (f" (got {', '.join(given)})" if given else ""), field="selector")
         if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
             raise EvalDisabled("JavaScript evaluation is disabled in settings, "
@@ -163,6 +168,8 @@ def _action(kind: str, args: dict[str, Any], system: System
             return WaitHandoff()
         if given[0] == "tabRequest":
             return WaitTabRequest(request_id=args["tabRequest"])
+        if given[0] == "confirmation":
+            return WaitTabRequest(request_id=args["confirmation"], confirmation=True)
         return inp.Wait(selector=args.get("selector"), text=args.get("text"),
                         text_gone=args.get("textGone"), url=args.get("url"),
                         load_state=args.get("loadState"))
@@ -184,6 +191,8 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
         return await _wait_download(system, args)
     if isinstance(action, WaitHandoff):
         return await wait_for_handoff(system, args["targetId"], args["timeoutMs"])
+    if isinstance(action, WaitTabRequest) and action.confirmation:
+        return await wait_for_confirmation(system, action.request_id, args["timeoutMs"])
     if isinstance(action, WaitTabRequest):
         return await wait_for_tab_request(system, action.request_id, args["timeoutMs"])
     timeout_s = args["timeoutMs"] / 1000

@@ -1,0 +1,119 @@
+"""Actions the person confirms: a click on "Pay" waits for them; the agent cannot approve.
+
+A service of its own, with ``confirm = [{kind = "click", name = "pay|buy|delete"}]``
+(through ``BROWSERD_CONFIRM``), on a real Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+import trio
+from supervision.harness import LOOPBACK_TLS
+
+from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
+from tests.integration.helpers import html_route, js, ref_of
+
+pytestmark = pytest.mark.chromium
+
+SHOP = """<!doctype html><title>shop</title>
+<p id="paid">0</p>
+<button onclick="document.getElementById('paid').textContent =
+  String(Number(document.getElementById('paid').textContent) + 1)">Pay now</button>
+<button onclick="document.title = 'looked'">Look</button>"""
+add_route("/confirm/shop", html_route(SHOP))
+
+
+@pytest.fixture(scope="module")
+def held_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
+    rules = [{"kind": "click", "name": "pay|buy|delete"}]
+    info = start_service(tmp_path_factory.mktemp("confirm"),
+                         env={"BROWSERD_CONFIRM": json.dumps(rules)})
+    yield info
+    stop_service(info)
+
+
+@pytest.fixture
+async def agent(held_service: ServiceInfo) -> AsyncIterator[httpx.AsyncClient]:
+    async with held_service.client() as client:
+        yield client
+
+
+def person(service: ServiceInfo) -> dict[str, str]:
+    token = (service.home / "config" / "owner-token").read_text().strip()
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def open_shop(agent: httpx.AsyncClient, pages: PageServer) -> str:
+    r = await agent.post("/tabs/open", json={"url": pages.url("/confirm/shop")})
+    assert r.status_code == 200, r.text
+    return str(r.json()["targetId"])
+
+
+async def test_a_pay_click_waits_for_the_person_and_runs_after_approval(
+        held_service: ServiceInfo, agent: httpx.AsyncClient, pages: PageServer) -> None:
+    tab = await open_shop(agent, pages)
+    # Other clicks are not held.
+    r = await agent.post("/click", json={"targetId": tab,
+                                         "ref": await ref_of(agent, tab, "button", "Look")})
+    assert r.status_code == 200, r.text
+    pay = await ref_of(agent, tab, "button", "Pay now")
+    r = await agent.post("/click", json={"targetId": tab, "ref": pay})
+    assert r.status_code == 202, r.text
+    held = r.json()["confirmation"]
+    assert r.json()["code"] == "CONFIRMATION_REQUIRED" and held["kind"] == "click"
+    assert "Pay now" in held["summary"] and held["state"] == "pending"
+    assert await js(agent, tab, "document.getElementById('paid').textContent") == "0"
+    # The person sees it; the agent can neither list nor approve it.
+    r = await agent.get("/confirmations")
+    assert r.status_code == 403 and r.json()["code"] == "OWNER_ONLY", r.text
+    r = await agent.post(f"/confirmations/{held['id']}", json={"approve": True})
+    assert r.status_code == 403 and r.json()["code"] == "OWNER_ONLY", r.text
+    r = await agent.get("/confirmations", headers=person(held_service),
+                        params={"pending": "true"})
+    assert [h["id"] for h in r.json()["confirmations"]] == [held["id"]], r.text
+    # Pending: a wait times out and it stays held.
+    r = await agent.post("/wait", json={"confirmation": held["id"], "timeoutMs": 200})
+    assert r.status_code == 504, r.text
+
+    async def approve() -> None:
+        await trio.sleep(0.3)
+        r = await agent.post(f"/confirmations/{held['id']}", json={"approve": True},
+                             headers=person(held_service))
+        assert r.status_code == 200 and r.json()["state"] == "approved", r.text
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(approve)
+        r = await agent.post("/wait", json={"confirmation": held["id"], "timeoutMs": 20_000})
+    assert r.status_code == 200, r.text
+    assert r.json()["result"]["ok"] is True
+    assert await js(agent, tab, "document.getElementById('paid').textContent") == "1"
+    # It ran once: waiting again is a conflict, never a second payment.
+    r = await agent.post("/wait", json={"confirmation": held["id"], "timeoutMs": 1000})
+    assert r.status_code == 409, r.text
+    assert await js(agent, tab, "document.getElementById('paid').textContent") == "1"
+
+
+async def test_a_denied_click_is_403_denied_and_never_runs(
+        held_service: ServiceInfo, agent: httpx.AsyncClient, pages: PageServer) -> None:
+    tab = await open_shop(agent, pages)
+    r = await agent.post("/act", json={"targetId": tab, "actions": [
+        {"kind": "click", "text": "Pay now"}]})
+    assert r.status_code == 202, r.text
+    held = r.json()["confirmation"]
+    r = await agent.post(f"/confirmations/{held['id']}", json={"deny": True},
+                         headers=person(held_service))
+    assert r.status_code == 200 and r.json()["state"] == "denied", r.text
+    r = await agent.post("/wait", json={"confirmation": held["id"]})
+    assert r.status_code == 403 and r.json()["code"] == "DENIED", r.text
+    assert await js(agent, tab, "document.getElementById('paid').textContent") == "0"
+    # The held action belongs to the token that asked: another token cannot wait on it.
+    async with httpx.AsyncClient(base_url=held_service.base_url, verify=LOOPBACK_TLS,
+                                 headers=person(held_service)) as owner:
+        minted = (await owner.post("/tokens", json={"name": "other", "scopes": ["act"]})).json()
+    r = await agent.post("/wait", json={"confirmation": held["id"]},
+                         headers={"Authorization": f"Bearer {minted['token']}"})
+    assert r.status_code == 404, r.text
