@@ -48,6 +48,17 @@ async def stdio_client(service: ServiceInfo, caps: str = "core") -> AsyncIterato
             yield client
 
 
+def page_text(text: str) -> str:
+    """``text`` without its page boundary lines (``<<page:NONCE>>`` … ``<</page:NONCE>>``)."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("<<page:"):
+        nonce = lines[0][len("<<page:"):-2]
+        assert f"<</page:{nonce}>>" in lines, text
+        return "\n".join(line for line in lines if line not in (f"<<page:{nonce}>>",
+                                                                  f"<</page:{nonce}>>"))
+    return text
+
+
 def text_of(result: types.CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -71,7 +82,8 @@ async def exercise(client: Client, pages: PageServer, service: ServiceInfo) -> N
     target = tab.group(0)
     try:
         snap = await client.call_tool("snapshot", {"targetId": target, "interactive": True})
-        text = text_of(snap)
+        text = page_text(text_of(snap))
+        assert text_of(snap).startswith("<<page:"), "the page's text is inside its boundary"
         assert not snap.is_error and text.startswith("Page: Counter (http://")
         assert "{" not in text.splitlines()[0], "a snapshot is text, not a JSON wrapper"
         ref = re.search(r'\[(e\d+)\] button "Add one"', text)
@@ -82,7 +94,7 @@ async def exercise(client: Client, pages: PageServer, service: ServiceInfo) -> N
         count = await client.call_tool("eval", {"targetId": target,
                                                 "js": "document.getElementById('count')"
                                                       ".textContent"})
-        assert text_of(count) == "1"
+        assert page_text(text_of(count)) == "1"
 
         shot = await client.call_tool("screenshot", {"targetId": target})
         assert not shot.is_error, text_of(shot)

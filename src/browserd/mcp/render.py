@@ -8,11 +8,19 @@ itself (when at most :data:`IMAGE_MAX_BYTES`) plus a line with its
 ``mediaUrl``. Any other answer is ``key: value`` lines, nested values as
 compact JSON. Errors are ``CODE (status): message`` plus the hint and any
 details. Everything here is plain code: no I/O.
+
+**Provenance.** Whatever the page provided (a snapshot's text, titles, URLs,
+find matches, eval values, DOM text, console lines, an action's effects) is
+put between ``<<page:NONCE>>`` and ``<</page:NONCE>>`` lines, with one random
+nonce per answer (:func:`new_nonce`), so a host can tell page text from
+browserd's own words: a page that writes text mimicking browserd's cannot
+close the boundary, as it cannot know the nonce.
 """
 
 from __future__ import annotations
 
 import base64
+import secrets
 from typing import Any
 
 import orjson
@@ -20,7 +28,8 @@ import orjson
 from .. import jsontext
 from ..answer_text import format_matches
 
-__all__ = ["IMAGE_MAX_BYTES", "Content", "render_error", "render_result", "wants_image"]
+__all__ = ["IMAGE_MAX_BYTES", "PAGE_OPERATIONS", "Content", "new_nonce", "page_block",
+           "render_error", "render_result", "wants_image"]
 
 IMAGE_MAX_BYTES = 1024 * 1024
 """A screenshot larger than this is answered by its mediaUrl only."""
@@ -29,6 +38,19 @@ Content = dict[str, Any]
 """One MCP content item as JSON: ``{type: "text", text}`` or ``{type: "image", data, mimeType}``."""
 
 _QUIET = frozenset({"ok", "stats", "snapshotId"})
+#: Operations whose whole answer is the page's (rendered as generic lines, all untrusted).
+PAGE_OPERATIONS = frozenset({"console", "query", "network", "network/get", "cookies/get",
+                             "storage/get", "state/get", "downloads"})
+
+
+def new_nonce() -> str:
+    """A boundary nonce for one answer (random: a page cannot guess it)."""
+    return secrets.token_hex(6)
+
+
+def page_block(text: str, nonce: str) -> str:
+    """``text`` between the page boundary lines of ``nonce``."""
+    return f"<<page:{nonce}>>\n{text}\n<</page:{nonce}>>"
 
 
 def _json(value: Any) -> str:
@@ -49,7 +71,7 @@ def _lines(result: dict[str, Any], skip: frozenset[str] = _QUIET) -> str:
     return "\n".join(out) or "ok"
 
 
-def _snapshot(r: dict[str, Any]) -> str:
+def _snapshot(r: dict[str, Any], nonce: str) -> str:
     head = " ".join(part for part in (
         f"Page: {r['title']}" if r.get("title") else "",
         f"({r['url']})" if r.get("url") else "",
@@ -57,37 +79,39 @@ def _snapshot(r: dict[str, Any]) -> str:
     text = str(r.get("text", "")).rstrip("\n")
     if r.get("format") == "domSnapshot" and "nodes" in r and not text:
         text = _json(r["nodes"])
-    parts = [head, text] if head else [text]
+    parts = [page_block("\n".join([head, text] if head else [text]), nonce)]
     if r.get("loadState") == "loading":
         parts.append("(the page was still loading)")
     if r.get("truncated"):
         parts.append(f"(truncated: {r.get('hint', 'ask for less with root')})")
     if r.get("nodes") and r.get("format") != "domSnapshot":
-        parts.append("nodes: " + _json(r["nodes"]))
+        parts.append(page_block("nodes: " + _json(r["nodes"]), nonce))
     return "\n".join(parts)
 
 
-def _tabs(r: dict[str, Any]) -> str:
+def _tabs(r: dict[str, Any], nonce: str) -> str:
     if not r.get("running", True):
         return "the browser is not running"
     tabs = r.get("tabs", [])
     if not tabs:
         return "no tabs"
-    return "\n".join(f"{'*' if t.get('isActive') else ' '} {t['targetId']}  "
+    return page_block("\n".join(f"{'*' if t.get('isActive') else ' '} {t['targetId']}  "
                      f"{str(t.get('title', ''))!r}  {t.get('url', '')}"
-                     + ("  [crashed]" if t.get("crashed") else "") for t in tabs)
+                     + ("  [crashed]" if t.get("crashed") else "") for t in tabs), nonce)
 
 
-def _action(r: dict[str, Any]) -> str:
+def _action(r: dict[str, Any], nonce: str) -> str:
     head = "ok"
     if r.get("method"):
         head += f" ({r['method']}" + (f": {r['fallbackReason']}" if r.get("fallbackReason")
                                       else "") + ")"
     rest = _lines(r, _QUIET | {"method", "fallbackReason", "effects", "targetId"})
     effects = r.get("effects") or {}
-    lines = [head] + ([rest] if rest != "ok" else [])
-    lines += [f"{key}: {v if isinstance(v, str) else _json(v)}" for key, v in effects.items()
-              if v not in (None, False, [], {})]
+    lines = [head] + ([page_block(rest, nonce)] if rest != "ok" else [])
+    effect_lines = [f"{key}: {v if isinstance(v, str) else _json(v)}"
+                    for key, v in effects.items() if v not in (None, False, [], {})]
+    if effect_lines:  # URLs, titles and dialog texts: the page's
+        lines.append(page_block("\n".join(effect_lines), nonce))
     return "\n".join(lines)
 
 
@@ -97,21 +121,24 @@ def wants_image(result: Any) -> bool:
             and isinstance(result.get("bytes"), int) and result["bytes"] <= IMAGE_MAX_BYTES)
 
 
-def render_result(name: str, result: Any, image: bytes | None = None) -> list[Content]:
-    """The content of a successful call of ``name`` (``image``: the screenshot's bytes)."""
+def render_result(name: str, result: Any, image: bytes | None = None, *,
+                  nonce: str | None = None) -> list[Content]:
+    """The content of a successful call of ``name`` (``image``: the screenshot's bytes);
+    page-provided text inside the boundary of ``nonce`` (a new one when None)."""
+    nonce = nonce or new_nonce()
     if not isinstance(result, dict):
-        return [_text(result if isinstance(result, str) else _json(result))]
+        return [_text(page_block(result if isinstance(result, str) else _json(result), nonce))]
     if name == "snapshot":
-        return [_text(_snapshot(result))]
+        return [_text(_snapshot(result, nonce))]
     if name == "find":
-        return [_text(format_matches(result))]
+        return [_text(page_block(format_matches(result), nonce))]
     if name == "eval":
         value = result.get("result")
-        return [_text(value if isinstance(value, str) else _json(value))]
+        return [_text(page_block(value if isinstance(value, str) else _json(value), nonce))]
     if name == "tabs":
-        return [_text(_tabs(result))]
+        return [_text(_tabs(result, nonce))]
     if name == "tabs/open":
-        return [_text("opened\n" + _tabs({"tabs": [result]}))]
+        return [_text("opened\n" + _tabs({"tabs": [result]}, nonce))]
     if name in ("screenshot", "pdf"):
         size = (f" {result['width']}x{result['height']}" if result.get("width") else "")
         line = (f"{result.get('mime')}{size}, {result.get('bytes')} bytes: "
@@ -127,19 +154,23 @@ def render_result(name: str, result: Any, image: bytes | None = None) -> list[Co
                             "mimeType": result.get("mime", "image/png")})
         return content
     if "effects" in result:
-        return [_text(_action(result))]
+        return [_text(_action(result, nonce))]
     if name == "dom":
-        text = str(result.get("text", ""))
+        text = page_block(str(result.get("text", "")), nonce)
         return [_text(text + ("\n(truncated)" if result.get("truncated") else ""))]
+    if name in PAGE_OPERATIONS:
+        return [_text(page_block(_lines(result), nonce))]
     return [_text(_lines(result))]
 
 
-def render_error(body: dict[str, Any], status: int) -> list[Content]:
-    """An error answer (``{error, code, hint?, …}``) as the text of a tool error."""
+def render_error(body: dict[str, Any], status: int, *,
+                 nonce: str | None = None) -> list[Content]:
+    """An error answer (``{error, code, hint?, …}``) as the text of a tool error; its
+    details (a dialog's text, a URL: the page's) inside the page boundary."""
     lines = [f"{body.get('code', 'INTERNAL')} ({status}): {body.get('error', '')}"]
     if body.get("hint"):
         lines.append(f"hint: {body['hint']}")
     extra = {k: v for k, v in body.items() if k not in ("error", "code", "hint")}
     if extra:
-        lines.append("details: " + _json(extra))
+        lines.append(page_block("details: " + _json(extra), nonce or new_nonce()))
     return [_text("\n".join(lines))]
