@@ -67,7 +67,7 @@ async def exercise(client: Client, pages: PageServer, service: ServiceInfo) -> N
     """What both transports must do: tools, open, snapshot, click by ref, screenshot, an error."""
     listed = await client.list_tools()
     tools = {t.name: t for t in listed.tools}
-    assert set(tools) == CORE_TOOLS and len(tools) < 12
+    assert set(tools) == CORE_TOOLS and len(tools) <= 20
     nav = tools["navigate"].input_schema
     assert nav["required"] == ["url"] and nav["additionalProperties"] is False
     assert nav["properties"]["waitUntil"]["enum"] == ["load", "domcontentloaded", "commit",

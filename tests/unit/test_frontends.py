@@ -41,7 +41,7 @@ def test_schemas_come_from_the_fields() -> None:
 def test_core_is_small_and_every_operation_has_a_group() -> None:
     ops = catalog()
     core = select(ops, ["core"])
-    assert {op.name for op in core} == CORE and len(core) < 12
+    assert {op.name for op in core} == CORE and len(core) <= 20
     assert {op.group for op in ops.values()} <= set(GROUPS)
     assert len(select(ops, ["all"])) == len(ops)
     assert {op.group for op in select(ops, ["state", "files"])} == {"state", "files"}
@@ -113,3 +113,13 @@ def test_audit_fields_cannot_split_a_line_or_show_the_token() -> None:
     assert audit_field(f"/x\nwho=forged {token}", token) == "/x\\x0awho=forged\\x20[redacted]"
     assert audit_field("a\u2028b\u00a0c", token) == "a\\u2028b\\xa0c"
     assert len(audit_field("a" * 500, token)) == 200
+
+
+def test_the_mcp_docs_group_table_is_generated_from_the_route_table() -> None:
+    from pathlib import Path
+
+    from browserd.http.catalog import groups_table
+
+    doc = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
+    committed = doc.split("<!-- groups:start -->\n", 1)[1].split("\n<!-- groups:end -->", 1)[0]
+    assert committed == groups_table(), "docs/mcp.md's table is stale: paste groups_table()"

@@ -33,11 +33,14 @@ from ..principals import OWNER_SCOPE
 from .routes import all_routes
 from .schema import Route
 
-__all__ = ["CORE", "GROUPS", "Operation", "catalog", "select"]
+__all__ = ["CORE", "GROUPS", "Operation", "catalog", "groups_table", "select"]
 
-#: The core tools: browse, read, act, look (``--caps core``, the default).
-CORE = frozenset({"tabs", "tabs/open", "navigate", "snapshot", "click", "type", "press",
-                  "wait", "dialog", "screenshot", "eval"})
+#: The core tools (``--caps core``, the default; at most 20): enough to finish a form —
+#: tabs, navigate and back, read (snapshot, find, console), act (click, type, press,
+#: hover, select, upload, drag, dialog), wait, look (screenshot), evaluate, hand over.
+CORE = frozenset({"tabs", "tabs/open", "tabs/close", "navigate", "back", "snapshot", "find",
+                  "click", "type", "press", "hover", "select", "upload", "drag", "wait",
+                  "dialog", "screenshot", "console", "eval", "handoff/set"})
 #: Groups by path where the tag says too little.
 _PATH_GROUPS = {"/pdf": "files", "/downloads": "files", "/emulate": "emulation"}
 _TAG_GROUPS = {"tabs": "page", "page": "page", "input": "page", "sessions": "profiles",
@@ -120,3 +123,15 @@ def select(operations: dict[str, Operation], caps: Iterable[str]) -> list[Operat
         raise ValueError(f"unknown capability group(s): {', '.join(sorted(unknown))} "
                          f"(known: {', '.join(sorted(known))})")
     return [op for op in operations.values() if "all" in wanted or op.group in wanted]
+
+
+def groups_table(operations: dict[str, Operation] | None = None) -> str:
+    """The MCP tool groups as a Markdown table (docs/mcp.md holds it; a test checks it)."""
+    ops = catalog() if operations is None else operations
+    rows = ["| group | tools |", "|---|---|"]
+    for group in GROUPS:
+        names = [f"`{op.tool_name}`" for op in ops.values() if op.group == group]
+        if names:
+            rows.append(f"| `{group}` | {', '.join(names)} |")
+    rows.append("| `all` | every tool |")
+    return "\n".join(rows)
