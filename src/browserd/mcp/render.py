@@ -77,6 +77,12 @@ def _snapshot(r: dict[str, Any], nonce: str) -> str:
         f"({r['url']})" if r.get("url") else "",
         f"[{r['loadState']}]" if r.get("loadState") else "") if part)
     text = str(r.get("text", "")).rstrip("\n")
+    if isinstance(r.get("diff"), dict):  # only what changed since baseSnapshotId
+        diff = r["diff"]
+        text = "\n".join([f"(changes since {r.get('baseSnapshotId')})"]
+                         + [f"+ {line}" for line in diff.get("added", [])]
+                         + [f"- {line}" for line in diff.get("removed", [])]
+                         + [f"~ {line}" for line in diff.get("changed", [])])
     if r.get("format") == "domSnapshot" and "nodes" in r and not text:
         text = _json(r["nodes"])
     parts = [page_block("\n".join([head, text] if head else [text]), nonce)]
@@ -154,7 +160,10 @@ def render_result(name: str, result: Any, image: bytes | None = None, *,
                             "mimeType": result.get("mime", "image/png")})
         return content
     if "effects" in result:
-        return [_text(_action(result, nonce))]
+        text = _action({k: v for k, v in result.items() if k != "snapshot"}, nonce)
+        if isinstance(result.get("snapshot"), dict):
+            text += "\n" + _snapshot(result["snapshot"], nonce)
+        return [_text(text)]
     if name == "dom":
         text = page_block(str(result.get("text", "")), nonce)
         return [_text(text + ("\n(truncated)" if result.get("truncated") else ""))]

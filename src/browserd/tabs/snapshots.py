@@ -37,6 +37,7 @@ from ..snapshot import (
     read_view_call,
 )
 from .actor import TabActor
+from .diffs import diff_lines
 from .refs import Scope, run_walker, walk_scope, walk_tree, walker_error
 from .settle import DEFAULT_SETTLE_MS, settle_document
 from .worlds import decode_value, world_evaluate
@@ -69,8 +70,8 @@ def _count_lines(text: str) -> int:
 async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: bool = False,
                         max_chars: int | None = None, limit: int | None = None,
                         root: str | None = None, line_chars: int | None = None,
-                        nodes: bool = False, settle_ms: int = DEFAULT_SETTLE_MS
-                        ) -> dict[str, Any]:
+                        nodes: bool = False, settle_ms: int = DEFAULT_SETTLE_MS,
+                        since: str | None = None) -> dict[str, Any]:
     """Snapshot the tab: the /snapshot answer (docs/api.md "Snapshots and refs").
 
     ``format`` "aria": ``text`` (lines ``[eN] role "name"``) cut at
@@ -81,6 +82,11 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
     whole). ``nodes`` adds the refs as JSON. ``root`` scopes to a ref or a
     CSS selector. Every ref issued is recorded in ``tab.refs`` (its counter
     advances), and the answer's ``snapshotId`` is the tab's next.
+
+    ``since`` (a snapshotId of this tab, taken with the same options): answer
+    ``diff {added, removed, changed}`` and ``baseSnapshotId`` with ``full:
+    false`` instead of ``text`` (:mod:`.diffs`), or the whole snapshot with
+    ``full: true`` when the diff is not smaller or the base is unknown.
 
     Raises BadRequest for an unknown format; otherwise as the module says.
     """
@@ -135,7 +141,26 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
         out["hint"] = _hint(max_chars)
     if nodes:
         out["nodes"] = listed
+    options = (format, interactive, max_chars, limit, root, line_chars)
+    tab.refs.snapshots.remember(snapshot_id, options, text)
+    if since is not None:
+        _as_diff(out, tab, since, options, text)
     return out
+
+
+def _as_diff(out: dict[str, Any], tab: TabActor, since: str, options: Any, text: str) -> None:
+    """Turn ``out`` into a diff against snapshot ``since`` when that is smaller."""
+    base = tab.refs.snapshots.get(since)
+    if base is None or base[0] != options:
+        out.update(full=True, diffHint=f"no snapshot {since!r} of this tab with these "
+                   "options (a tab keeps its last 8): the whole snapshot")
+        return
+    change = diff_lines(base[1], text)
+    if change.chars() >= len(text):
+        out["full"] = True
+        return
+    del out["text"]
+    out.update(full=False, baseSnapshotId=since, diff=change.to_json())
 
 
 async def _dom_walk(tab: TabActor, scope: Scope, *, limit: int | None) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from typing import Any
 
 import attrs
 
+from .diffs import SnapshotHistory
+
 __all__ = ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog", "Emulation",
            "Geolocation", "LoadState", "NetworkConditions", "RefMap", "RefRecord", "Viewport",
            "World", "WorldKey"]
@@ -174,6 +176,8 @@ class RefMap:
         self.next_ref = 1
         """The walker's ref counter: new refs are ``e<next_ref>`` onwards."""
         self._snapshot_seq = 0
+        #: The tab's last aria snapshot texts (``/snapshot {since}`` diffs against them).
+        self.snapshots = SnapshotHistory()
 
     # refs
     def get(self, ref: str) -> RefRecord | None:

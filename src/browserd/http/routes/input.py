@@ -21,7 +21,7 @@ from ...downloads import wait_next_download
 from ...errors import BadRequest, BrowserdError, EvalDisabled, Timeout
 from ...system import System
 from ...tabs import actions as inp
-from ...tabs import page
+from ...tabs import page, snapshots
 from ...tabs.actions.records import Action
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
@@ -205,7 +205,8 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
                           "nothing was sent", uncertain=False)
         result = await inp.perform(tab, action, timeout_s=remaining,
                                    evaluate_enabled=system.settings.evaluate_enabled)
-        return {"targetId": tab.target_id, **result}
+        snap = await snapshot_after(tab, args.get("snapshot") or "none")
+        return {"targetId": tab.target_id, **result, **({"snapshot": snap} if snap else {})}
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
                         allow_dialog=kind == "dialog", agent_input=kind != "wait")
@@ -286,8 +287,10 @@ async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
         if remaining <= 0:
             raise Timeout(f"the tab was busy for all of {args['timeoutMs']} ms; "
                           "no action was run", uncertain=False)
-        return await inp.act(tab, steps, timeout_s=remaining,
-                             evaluate_enabled=system.settings.evaluate_enabled)
+        result = await inp.act(tab, steps, timeout_s=remaining,
+                               evaluate_enabled=system.settings.evaluate_enabled)
+        snap = await snapshot_after(tab, args["snapshot"])
+        return result if snap is None else {**result, "snapshot": snap}
 
     return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
                         allow_dialog=False, agent_input=True)
@@ -305,10 +308,27 @@ _SUMMARIES = {
 }
 
 
+#: ``snapshot`` on an input action (and ``/act``): what of the page to answer after it.
+SNAPSHOT_AFTER = Field(name="snapshot", type="string", default="none",
+                       enum=("none", "diff", "full"),
+                       description="after the action, answer the page: its changes since the "
+                                   "tab's latest snapshot (diff) or the whole snapshot (full)")
+
+
+async def snapshot_after(tab: TabActor, mode: str) -> dict[str, Any] | None:
+    """The ``snapshot`` of an input action's answer (None for ``none``)."""
+    if mode == "none":
+        return None
+    latest = tab.refs.snapshots.latest()
+    since = latest[0] if mode == "diff" and latest is not None else None
+    return await snapshots.take_snapshot(tab, since=since)
+
+
 def input_routes() -> list[Route]:
     routes = [
         Route(path=f"/{kind}", methods=("POST",), handler=_handler(kind), tag="input",
-              summary=summary, fields=(TARGET, *_KIND_FIELDS[kind]))
+              summary=summary, fields=(TARGET, *_KIND_FIELDS[kind],
+                                       *((SNAPSHOT_AFTER,) if kind != "wait" else ())))
         for kind, summary in _SUMMARIES.items()
     ]
     routes.append(Route(
@@ -318,5 +338,5 @@ def input_routes() -> list[Route]:
                 Field(name="actions", type="array", items="object", required=True,
                       description="[{kind: click|type|press|hover|select|wait|navigate|dialog|"
                                   "upload|drag|mouse|keyboard, ...that kind's fields}]"),
-                timeout_field(60_000))))
+                timeout_field(60_000), SNAPSHOT_AFTER)))
     return routes

@@ -60,7 +60,8 @@ async def snapshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
         lambda tab: snapshots.take_snapshot(
             tab, format=args["format"], interactive=args["interactive"],
             max_chars=args["maxChars"], limit=args["limit"], root=args["root"],
-            line_chars=args["lineChars"], nodes=args["nodes"], settle_ms=args["settleMs"]),
+            line_chars=args["lineChars"], nodes=args["nodes"], settle_ms=args["settleMs"],
+            since=args["since"]),
         deadline_s=SNAPSHOT_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
 
 
@@ -137,6 +138,9 @@ def page_routes() -> list[Route]:
                       ROOT, LINE_CHARS,
                       Field(name="nodes", type="boolean", default=False,
                             description="also answer the refs as JSON nodes"),
+                      Field(name="since", type="string", max_length=32,
+                            description="a snapshotId of this tab: answer only what changed "
+                                        "(added, removed, changed lines) when that is smaller"),
                       SETTLE)),
         Route(path="/find", methods=READ, handler=find, tag="page",
               summary="Elements matching a role, accessible name or visible text, with refs",
