@@ -371,10 +371,11 @@ async def test_find_matching_rules(api: httpx.AsyncClient, tab: str,
         assert some["count"] == 11 and some["truncated"] is True  # 123, 1230 … 1239
         assert [m["name"] for m in some["matches"]] == ["Link 123"] + [
             f"Link {n}" for n in range(1230, 1234)]
-        # text: the name, or the element's own visible text (here the list item's).
-        by_text = await find(api, tab, text="— Module number 77", exact=True)
+        # text: the name, or the element's own visible text (here the list item's), its
+        # inline link's words kept in reading order.
+        by_text = await find(api, tab, text="Link 77 — Module number 77", exact=True)
         assert [(m["role"], m["text"]) for m in by_text["matches"]] == [
-            ("listitem", "— module number 77")], by_text
+            ("listitem", "Link 77 — module number 77")], by_text
         assert by_text["matches"][0]["context"].endswith('heading "Section 0"')
         none = await find(api, tab, role="button")
         assert none["count"] == 0 and none["matches"] == []

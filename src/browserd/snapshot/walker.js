@@ -1110,8 +1110,8 @@
       matches.push(m);
     }
 
-    // The text an element shows itself: its text nodes and those of inline
-    // descendants without a role of their own (what a snapshot lists under it).
+    // The text an element shows itself: its text nodes and those of its inline
+    // descendants, in reading order (what a person reads as one sentence).
     function ownText(el) {
       let own = '';
       const stack = [];
@@ -1122,7 +1122,9 @@
         if (n.nodeType !== 1) continue;
         const t = n.localName;
         if (t === 'br') { own += ' '; continue; }
-        if (!INLINE_TAGS.has(t) || SKIP_TAGS.has(t) || roleOf(n, t) !== '') continue;
+        // (inline elements with a role of their own — a link in a sentence — keep
+        // their words in the sentence too: text is read in order)
+        if (!INLINE_TAGS.has(t) || SKIP_TAGS.has(t)) continue;
         for (let c = n.lastChild; c; c = c.previousSibling) stack.push(c);
       }
       return collapse(own);
@@ -1138,10 +1140,14 @@
       const role = roleOf(el, tag);
       let kidsQuiet = quiet;
       let landmark = false;
-      if (selfVis && !quiet) {
+      // Under an element named by its content (a cell, a term, a link) the text is
+      // already that element's name, but elements with roles of their own are still
+      // listed, as the snapshot lists them.
+      if (selfVis && (!quiet || role)) {
         // Inline elements without a role show their text as part of their parent's.
         const holder = role !== '' || !INLINE_TAGS.has(tag);
-        const own = wantText !== null && holder && tag !== 'textarea' ? ownText(el) : '';
+        const own = wantText !== null && holder && !quiet && tag !== 'textarea'
+          ? ownText(el) : '';
         if (role || own) consider(el, role, tag, own);
         if (role === 'heading') heading = { el, role };
         else if (LANDMARKS.has(role)) { landmarks.push({ el, role }); landmark = true; }
