@@ -61,16 +61,19 @@ def context(person: Browser) -> Iterator[BrowserContext]:
         ctx.close()
 
 
-def login_url(agent: httpx.Client) -> str:
-    r = agent.post("/ui-codes")
+def login_url(service: ServiceInfo) -> str:
+    """A one-time login link, asked for with the owner token (an agent's is OWNER_ONLY)."""
+    token = (service.home / "config" / "owner-token").read_text().strip()
+    with httpx.Client(base_url=service.base_url, timeout=30, verify=LOOPBACK_TLS) as owner:
+        r = owner.post("/ui-codes", headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 200, r.text
     url: str = r.json()["url"]
     return url
 
 
-def logged_in(context: BrowserContext, agent: httpx.Client) -> Page:
+def logged_in(context: BrowserContext, service: ServiceInfo) -> Page:
     page = context.new_page()
-    page.goto(login_url(agent))
+    page.goto(login_url(service))
     expect(page.locator("#main")).to_be_visible()
     assert page.url.endswith("/ui"), "the key must leave the address bar"
     return page
@@ -91,8 +94,10 @@ def tab_item(page: Page, target_id: str) -> Any:
 
 
 def test_a_login_code_works_once(context: BrowserContext, agent: httpx.Client,
-                                 person: Browser) -> None:
-    url = login_url(agent)
+                                 person: Browser, ops: ServiceInfo) -> None:
+    r = agent.post("/ui-codes")
+    assert (r.status_code, r.json()["code"]) == (403, "OWNER_ONLY"), r.text
+    url = login_url(ops)
     page = context.new_page()
     page.goto(url)
     expect(page.locator("#main")).to_be_visible()
@@ -135,7 +140,7 @@ def test_the_bearer_token_is_never_a_ui_session(ops: ServiceInfo, agent: httpx.C
 
 def test_the_ui_cookie_never_opens_an_agent_route(ops: ServiceInfo, agent: httpx.Client,
                                                  context: BrowserContext) -> None:
-    page = logged_in(context, agent)
+    page = logged_in(context, ops)
     cookie = next(c for c in context.cookies() if c["name"] == "browserd_ui")
     key = page.evaluate("localStorage.getItem('browserd-ui-key')")
     session = {"Cookie": f"browserd_ui={cookie['value']}", "X-Browserd-UI-Key": key}
@@ -154,7 +159,7 @@ def test_the_ui_cookie_never_opens_an_agent_route(ops: ServiceInfo, agent: httpx
 def test_a_cross_origin_post_to_the_ui_is_refused(ops: ServiceInfo, agent: httpx.Client,
                                                  context: BrowserContext,
                                                  pages: PageServer) -> None:
-    page = logged_in(context, agent)
+    page = logged_in(context, ops)
     key = page.evaluate("localStorage.getItem('browserd-ui-key')")
     # Another local port is same-site, so the person's browser even sends the cookie.
     evil = context.new_page()
@@ -187,10 +192,10 @@ def test_a_cross_origin_post_to_the_ui_is_refused(ops: ServiceInfo, agent: httpx
 
 
 def test_the_tab_list_and_a_thumbnail_appear(context: BrowserContext, agent: httpx.Client,
-                                            pages: PageServer) -> None:
+                                            pages: PageServer, ops: ServiceInfo) -> None:
     target = open_tab(agent, pages.url("/ops_counter.html"))
     try:
-        page = logged_in(context, agent)
+        page = logged_in(context, ops)
         item = tab_item(page, target)
         # The title is page data: shown as text, never as markup.
         expect(item.locator(".tab-title")).to_have_text("Counter <b>not bold</b>")
@@ -225,11 +230,11 @@ def open_live_view(page: Page, target: str) -> None:
 
 
 def test_a_click_and_keys_in_the_live_view_reach_the_page(
-    context: BrowserContext, agent: httpx.Client, pages: PageServer
+    context: BrowserContext, agent: httpx.Client, pages: PageServer, ops: ServiceInfo
 ) -> None:
     target = open_tab(agent, pages.url("/ops_counter.html"))
     try:
-        page = logged_in(context, agent)
+        page = logged_in(context, ops)
         open_live_view(page, target)
         live_click(page, 400, 275)  # the middle of #hit (200..600 x 150..400)
         clicks = poll(lambda: agent.post("/eval", json={
@@ -283,7 +288,7 @@ def test_a_handoff_shows_first_and_a_persons_done_ends_the_agents_wait(
     first = open_tab(agent, pages.url("/hello.html"))
     second = open_tab(agent, pages.url("/ops_verify.html"))
     try:
-        page = logged_in(context, agent)
+        page = logged_in(context, ops)
         r = agent.post("/handoff", json={"targetId": second,
                                          "reason": "Tick <i>I am not a robot</i>"})
         assert r.status_code == 200, r.text
@@ -335,14 +340,14 @@ def test_the_agent_can_withdraw_its_handoff(agent: httpx.Client, pages: PageServ
 
 
 def test_the_docs_screenshot_shows_a_handoff_and_the_live_view(
-    context: BrowserContext, agent: httpx.Client, pages: PageServer
+    context: BrowserContext, agent: httpx.Client, pages: PageServer, ops: ServiceInfo
 ) -> None:
     tabs = [open_tab(agent, pages.url(p)) for p in ("/hello.html", "/ops_counter.html",
                                                      "/ops_verify.html")]
     try:
         agent.post("/handoff", json={"targetId": tabs[2],
                                      "reason": "A CAPTCHA: please tick the box, then Done"})
-        page = logged_in(context, agent)
+        page = logged_in(context, ops)
         for target in tabs:
             page.wait_for_function(
                 """id => { const img = document.querySelector(
@@ -414,7 +419,7 @@ def test_a_failed_browser_shows_its_last_error_and_stderr_tail(
     try:
         with broken.sync_client() as agent:
             poll(lambda: agent.get("/status").json()["state"], until=lambda s: s == "failed")
-            page = logged_in(context, agent)
+            page = logged_in(context, broken)
             expect(page.locator(".profile .state")).to_have_text("failed")
             expect(page.locator(".profile .restarts")).to_have_text("1")
             expect(page.locator(".profile .error")).to_contain_text("giving up")
@@ -428,8 +433,9 @@ def test_a_failed_browser_shows_its_last_error_and_stderr_tail(
 # -- start / stop (last: it stops this module's browser) ---------------------------------------
 
 
-def test_the_stop_and_start_buttons(context: BrowserContext, agent: httpx.Client) -> None:
-    page = logged_in(context, agent)
+def test_the_stop_and_start_buttons(context: BrowserContext, agent: httpx.Client,
+                                    ops: ServiceInfo) -> None:
+    page = logged_in(context, ops)
     page.locator("button[data-action=stop]").click()
     expect(page.locator(".profile .state")).to_have_text("stopped")
     assert agent.get("/status").json()["state"] == "stopped"

@@ -15,7 +15,7 @@ from ...events import EventType
 from ...system import System
 from ..schema import Field, Route
 
-__all__ = ["confirmation_routes"]
+__all__ = ["confirmation_routes", "settle_confirmation"]
 
 
 async def list_confirmations(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -25,9 +25,15 @@ async def list_confirmations(system: System, args: dict[str, Any]) -> dict[str, 
 
 
 async def answer_confirmation(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    if args["approve"] == args["deny"]:
+    return settle_confirmation(system, args["id"], approve=args["approve"], deny=args["deny"])
+
+
+def settle_confirmation(system: System, confirmation_id: str, *, approve: bool,
+                        deny: bool) -> dict[str, Any]:
+    """The person's answer (this route's and the ops page's): the held action's record."""
+    if approve == deny:
         raise BadRequest("give approve: true or deny: true", field="approve")
-    held = system.confirmations.answer(args["id"], approve=args["approve"])
+    held = system.confirmations.answer(confirmation_id, approve=approve)
     if held.state == HeldState.DENIED:  # (an approval is told when the agent's wait runs it)
         system.events.publish(EventType.CONFIRMATION_ENDED, profile=held.profile,
                               confirmation=held.to_json())

@@ -31,7 +31,7 @@ from ...tabrequests import TabRequest, TabRequestState
 from ..fields import REQUIRED_TARGET
 from ..schema import Field, Route
 
-__all__ = ["consent_routes"]
+__all__ = ["consent_routes", "settle_tab_request"]
 
 #: Bound on attaching to an offered page.
 OFFER_DEADLINE_S = 15.0
@@ -101,15 +101,22 @@ async def list_tab_requests(system: System, args: dict[str, Any]) -> dict[str, A
 
 
 async def answer_tab_request(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    return await settle_tab_request(system, args["requestId"], approve=args["approve"],
+                                    deny=args["deny"])
+
+
+async def settle_tab_request(system: System, request_id: str, *, approve: str | None,
+                             deny: bool) -> dict[str, Any]:
+    """The person's answer (this route's and the ops page's): the ended request."""
     board = system.tab_requests
-    request = board.get(args["requestId"])
-    if (args["approve"] is None) == (not args["deny"]):
+    request = board.get(request_id)
+    if (approve is None) == (not deny):
         raise BadRequest("give approve (a targetId) or deny: true", field="approve")
-    if args["deny"]:
+    if approve is None:  # (so deny)
         return _ended(system, board.end(request.request_id, TabRequestState.DENIED))
     bound = system.bind(request.profile, None)
     rt = bound.supervisor.require_runtime()
-    target_id = args["approve"]
+    target_id = approve
     if target_id not in rt.tabs.target_ids():
         with trio.fail_after(OFFER_DEADLINE_S):
             tab = await rt.tabs.registry.offer(target_id)

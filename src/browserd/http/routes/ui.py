@@ -5,11 +5,17 @@ Open (no data in them): ``GET /ui`` (the page), ``/ui/app.js``,
 the session cookie and redirects to ``/ui#key=…``). With a session:
 
 - ``GET /ui/api/state``: the service, its profile(s) with their tabs
-  (handed-off tabs first), the audit tail, media and download usage;
+  (handed-off tabs first), what waits for the person (agents' pending tab
+  requests, with the pages of theirs each could be given; actions held for
+  their confirmation), the audit tail, media and download usage;
 - ``GET /ui/api/thumbnail?targetId=…``: a small JPEG of the tab (204 when
   it cannot be taken now);
 - ``POST /ui/api/browser {action: start|stop|restart}``;
 - ``POST /ui/api/handoff/done {targetId}``: the person is done;
+- ``POST /ui/api/tab-request {requestId, approve: targetId | deny: true}`` and
+  ``POST /ui/api/confirmation {id, approve: true | deny: true}``: the person's
+  answers, as the owner token's ``POST /tabs/requests/<id>`` and ``POST
+  /confirmations/<id>`` give them (the same functions, the same events);
 - ``POST /ui/api/logout``;
 - ``WEBSOCKET /ui/api/live?targetId=…``: the live view
   (:func:`browserd.ui.live.run_live_view`).
@@ -19,11 +25,16 @@ they answer the page. Errors are the usual ``{error, code, hint}`` bodies.
 Every answer carries a strict Content-Security-Policy; changes are written
 to the audit log as ``who=ui:<session label>``; every answer is counted in
 ``/metrics``. Cancellation (the page gone) abandons the work like any route.
+
+The page itself is ``index.html``, ``app.css`` and one script, ``/ui/app.js``:
+the static files :data:`_SCRIPT` names, joined in that order (the gate's open
+paths stay the same however the script is split).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -31,13 +42,14 @@ from typing import Any
 
 import orjson
 import trio
-from quart import Response, request, websocket
+from quart import Response, g, request, websocket
 from quart_trio import QuartTrio
 
 from ... import __version__
 from ...downloads import DownloadState
 from ...errors import BadRequest, BrowserdError, NotFound, Timeout, unwrap_group
 from ...handoff import HandoffOutcome
+from ...profiles.spec import Driver
 from ...supervisor.state import SupervisorState
 from ...system import System
 from ...tabs.actor import TabActor
@@ -45,6 +57,8 @@ from ...ui.gate import WS_PROTOCOL, session_of
 from ...ui.live import run_live_view
 from ...ui.sessions import COOKIE_NAME, UiSession
 from ...ui.thumbnails import may_capture
+from .confirmations import settle_confirmation
+from .consent import settle_tab_request
 
 __all__ = ["CSP", "register_ui"]
 
@@ -59,6 +73,9 @@ STOP_DEADLINE_S = 30.0
 TABS_REFRESH_S = 1.0
 _STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
            "index.html": "text/html; charset=utf-8"}
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+#: The static files served, joined, as ``/ui/app.js`` (helpers first: app.js starts the page).
+_SCRIPT = ("waiting.js", "app.js")
 _LOGIN_FAILED = (b"<!doctype html><meta charset=utf-8><title>browserd: login failed</title>"
                  b"<p>This login link was already used or has expired (links are valid once, "
                  b"for 60 seconds).</p><p>Run <code>browserd ui</code> for a new one.</p>")
@@ -86,9 +103,15 @@ def _audit(session: UiSession | None, what: str, outcome: str, started: float) -
                    outcome, (time.perf_counter() - started) * 1000)
 
 
+def _audit_detail(**values: str) -> None:
+    """What this change was about, for its audit line (ids and verbs, never agent text)."""
+    g.ui_audit_detail = " ".join(f"{k}={_UNSAFE.sub('?', v)[:80]}" for k, v in values.items())
+
+
 def register_ui(app: QuartTrio, system: System) -> None:
     """Add the ops page's routes to ``app``."""
     pages = {name: _static(name) for name in _STATIC}
+    pages["app.js"] = b"\n".join(_static(name) for name in _SCRIPT)
 
     def add(rule: str, handler: UiHandler, methods: tuple[str, ...] = ("GET",),
             audited: bool = False) -> None:
@@ -117,7 +140,9 @@ def register_ui(app: QuartTrio, system: System) -> None:
                 system.metrics.observe_request(rule, request.method, status,
                                                time.perf_counter() - started)
                 if audited:
-                    _audit(session, f"{request.method} {rule}", outcome, started)
+                    detail = g.get("ui_audit_detail")
+                    _audit(session, f"{request.method} {rule}" + (f" {detail}" if detail else ""),
+                           outcome, started)
 
         app.add_url_rule(rule, endpoint="ui" + rule.replace("/", "_") + "_" + "_".join(methods),
                          view_func=view, methods=list(methods))
@@ -139,6 +164,8 @@ def register_ui(app: QuartTrio, system: System) -> None:
     add("/ui/api/thumbnail", thumbnail)
     add("/ui/api/browser", browser_action, ("POST",), audited=True)
     add("/ui/api/handoff/done", handoff_done, ("POST",), audited=True)
+    add("/ui/api/tab-request", tab_request_answer, ("POST",), audited=True)
+    add("/ui/api/confirmation", confirmation_answer, ("POST",), audited=True)
     add("/ui/api/logout", logout, ("POST",), audited=True)
 
     @app.websocket("/ui/api/live")
@@ -215,10 +242,40 @@ async def state(system: System, session: UiSession | None) -> Response:
                       "completed": downloads.completed, "canceled": downloads.canceled,
                       "bytes": sum(r.received_bytes for r in system.downloads.records()
                                    if r.state != DownloadState.CANCELED)},
+        "tabRequests": _pending_tab_requests(system),
+        "confirmations": [{"id": h.confirmation_id, "kind": h.kind, "summary": h.summary,
+                           "target": h.target, "token": h.token, "profile": h.profile,
+                           "createdAt": h.created_at}
+                          for h in system.confirmations.listing(pending_only=True)],
         "audit": system.ui.audit.lines(AUDIT_LINES_SHOWN),
         "liveViews": system.ui.live.count(),
         "session": {"label": session.label if session else None},
     })
+
+
+def _pending_tab_requests(system: System) -> list[dict[str, Any]]:
+    """Pending tab requests, each with ``pages``: what the person may give (None: no browser)."""
+    pages: dict[str, list[dict[str, str]] | None] = {}
+    answer = []
+    for r in system.tab_requests.listing(pending_only=True):
+        if r.profile not in pages:
+            pages[r.profile] = _offerable(system, r.profile)
+        answer.append({"requestId": r.request_id, "profile": r.profile, "token": r.token,
+                       "reason": r.reason, "url": r.url, "createdAt": r.created_at,
+                       "pages": pages[r.profile]})
+    return answer
+
+
+def _offerable(system: System, name: str) -> list[dict[str, str]] | None:
+    """The person's pages of profile ``name`` not offered yet; None when it is not connected."""
+    try:
+        profile = system.profiles.get(name)
+    except BrowserdError:
+        return None  # (deleted since)
+    runtime = profile.supervisor.runtime
+    if runtime is None or profile.spec.driver not in (Driver.LIVE, Driver.EXTENSION):
+        return None
+    return runtime.tabs.registry.offerable()
 
 
 async def thumbnail(system: System, session: UiSession | None) -> Response:
@@ -243,9 +300,16 @@ def _tab_or_none(get: Callable[[str], TabActor], target_id: str | None) -> TabAc
         return None
 
 
-def _target_arg(value: Any) -> str:
+def _target_arg(value: Any, field: str = "targetId") -> str:
     if not isinstance(value, str) or not value or len(value) > 200:
-        raise BadRequest("targetId is required", field="targetId")
+        raise BadRequest(f"{field} is required (a string)", field=field)
+    return value
+
+
+def _flag_arg(body: dict[str, Any], field: str) -> bool:
+    value = body.get(field, False)
+    if not isinstance(value, bool):
+        raise BadRequest(f"{field} must be true or false", field=field)
     return value
 
 
@@ -285,6 +349,29 @@ async def handoff_done(system: System, session: UiSession | None) -> Response:
     if ended is None:
         raise NotFound(f"tab {target_id} has no active handoff")
     return _json({"ok": True, "targetId": target_id, "handoff": ended.to_json()})
+
+
+async def tab_request_answer(system: System, session: UiSession | None) -> Response:
+    """``{requestId, approve: targetId}`` (one of the person's pages) or ``{…, deny: true}``."""
+    body = await _body()
+    request_id = _target_arg(body.get("requestId"), "requestId")
+    given = body.get("approve")
+    approve = None if given is None else _target_arg(given, "approve")
+    deny = _flag_arg(body, "deny")
+    _audit_detail(request=request_id, answer="deny" if approve is None else "approve",
+                  tab=approve or "-")
+    ended = await settle_tab_request(system, request_id, approve=approve, deny=deny)
+    return _json({"ok": True, "tabRequest": ended})
+
+
+async def confirmation_answer(system: System, session: UiSession | None) -> Response:
+    """``{id, approve: true}`` (the agent's wait then runs it) or ``{id, deny: true}``."""
+    body = await _body()
+    confirmation_id = _target_arg(body.get("id"), "id")
+    approve, deny = _flag_arg(body, "approve"), _flag_arg(body, "deny")
+    _audit_detail(confirmation=confirmation_id, answer="approve" if approve else "deny")
+    held = settle_confirmation(system, confirmation_id, approve=approve, deny=deny)
+    return _json({"ok": True, "confirmation": held})
 
 
 # -- live view --------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // The browserd ops page. Everything a page or the agent controls (titles, URLs, reasons,
-// errors, log lines) is shown with textContent, never parsed as HTML.
+// errors, log lines) is shown with textContent, never parsed as HTML. Served after
+// waiting.js (the "Waiting for you" panel) as one script, /ui/app.js.
 'use strict';
 (() => {
   const KEY_STORE = 'browserd-ui-key';
@@ -102,6 +103,7 @@
     $('#service').textContent =
       `${state.service.version} · ${state.service.controlUrl} · up ${duration(state.service.uptimeS)}`;
     $('#audit').textContent = state.audit.slice().reverse().join('\n');
+    BrowserdWaiting.render(state, {el, change});
     const usage = $('#usage');
     usage.replaceChildren(el('h2', {text: 'Storage'}), el('div', {class: 'usage'},
       el('span', {text: `Media: ${state.media.files} files, ${bytes(state.media.bytes)}`}),
