@@ -40,6 +40,7 @@ Tree::
     ├── MethodNotAllowed                   405 METHOD_NOT_ALLOWED
     ├── Conflict                           409 CONFLICT
     │   ├── AmbiguousTarget                409 AMBIGUOUS_TARGET
+    │   ├── Ambiguous                      409 AMBIGUOUS
     │   ├── StaleRef                       409 STALE_REF
     │   ├── DialogOpen                     409 DIALOG_OPEN
     │   ├── AttachOnly                     409 ATTACH_ONLY
@@ -93,6 +94,7 @@ from __future__ import annotations
 
 from .base import BrowserdError, unwrap_group
 from .client import (
+    Ambiguous,
     AmbiguousTarget,
     AttachOnly,
     BadRequest,
@@ -171,18 +173,19 @@ from .server import (
 )
 
 __all__ = [
-    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge", "BrowserDisabled",
-    "BrowserGone", "BrowserNotRunning", "BrowserStarting", "BrowserUnresponsive", "BrowserdError",
-    "CdpError", "CdpUndecodable", "ConfigError", "ConfirmationRequired", "Conflict", "Denied",
-    "DialogOpen", "DriverNotAvailable", "EvalDisabled", "ExecutableNotFound",
-    "ExtensionNotConnected", "Forbidden", "HandoffActive", "InsufficientStorage", "JsException",
-    "LiveBrowserNotFound", "MethodNotAllowed", "MisdirectedHost", "NoDialog", "NoFileChooser",
-    "NoFrame", "NoHistory", "NoMatch", "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly",
-    "PairingFailed", "PortInUse", "ProfileExists", "ProfileInUse", "ProfileNotFound",
-    "ProfileProtected", "ProfileRefused", "ProfileRunning", "RefNotFound", "RelayBusy",
-    "RequestNotFound", "ResultTooLarge", "ScopeExceedsParent", "ScopeRequired", "SecretNotFound",
-    "SecretOrigin", "SessionNotFound", "StaleRef", "StartupError", "TabBroken", "TabBusy",
-    "TabLost", "TabNotFound", "TabRestored", "TargetCrashed", "Timeout", "TokenExpired",
-    "TokenNotFound", "TokenRevoked", "TooManySessions", "Unauthorized", "Unavailable",
-    "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked", "unwrap_group"
+    "Ambiguous", "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
+    "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
+    "BrowserUnresponsive", "BrowserdError", "CdpError", "CdpUndecodable", "ConfigError",
+    "ConfirmationRequired", "Conflict", "Denied", "DialogOpen", "DriverNotAvailable",
+    "EvalDisabled", "ExecutableNotFound", "ExtensionNotConnected", "Forbidden", "HandoffActive",
+    "InsufficientStorage", "JsException", "LiveBrowserNotFound", "MethodNotAllowed",
+    "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame", "NoHistory", "NoMatch",
+    "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly", "PairingFailed", "PortInUse",
+    "ProfileExists", "ProfileInUse", "ProfileNotFound", "ProfileProtected", "ProfileRefused",
+    "ProfileRunning", "RefNotFound", "RelayBusy", "RequestNotFound", "ResultTooLarge",
+    "ScopeExceedsParent", "ScopeRequired", "SecretNotFound", "SecretOrigin", "SessionNotFound",
+    "StaleRef", "StartupError", "TabBroken", "TabBusy", "TabLost", "TabNotFound", "TabRestored",
+    "TargetCrashed", "Timeout", "TokenExpired", "TokenNotFound", "TokenRevoked",
+    "TooManySessions", "Unauthorized", "Unavailable", "UnsupportedMediaType", "UploadBlocked",
+    "UploadFileMissing", "UrlBlocked", "unwrap_group"
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .base import BrowserdError
 
 __all__ = [
-    "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
+    "Ambiguous", "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
     "ConfirmationRequired", "Conflict", "Denied", "DialogOpen", "DriverNotAvailable",
     "EvalDisabled", "Forbidden", "HandoffActive", "JsException", "MethodNotAllowed",
     "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame", "NoHistory", "NoMatch",
@@ -305,3 +305,10 @@ class ConfirmationRequired(BrowserdError):
     status, code = 202, "CONFIRMATION_REQUIRED"
     default_hint = ("the person confirms it on the ops page or with `browserd confirm`; "
                     "POST /wait {confirmation: id} waits and then runs it")
+
+
+class Ambiguous(Conflict):
+    """A role/name locator matched several elements (``details.candidates``: refs)."""
+
+    code = "AMBIGUOUS"
+    default_hint = "give nth (0-based) or exact: true, or act on one of the candidates' refs"

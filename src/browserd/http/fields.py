@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..tabs import settle
 from .schema import Field
 
-__all__ = ["MODIFIERS", "PROFILE", "PROFILE_HEADER", "REF", "REQUIRED_TARGET", "SELECTOR",
+__all__ = ["LOCATOR", "MODIFIERS", "PROFILE", "PROFILE_HEADER", "REF", "REQUIRED_TARGET",
+           "SELECTOR",
            "SESSION", "SESSION_HEADER", "TARGET", "TEXT_TARGET", "WAIT_UNTIL",
            "timeout_field"]
 
@@ -22,6 +23,17 @@ REF = Field(name="ref", type="string", max_length=32, description="a ref from GE
 SELECTOR = Field(name="selector", type="string", max_length=4000, description="a CSS selector")
 TEXT_TARGET = Field(name="text", type="string", max_length=2000,
                     description="visible text of the element (buttons and links first)")
+#: A role/name locator, resolved when the action runs by /find's rules (instead of a ref).
+LOCATOR = (
+    Field(name="role", type="string", max_length=100,
+          description="the element's role (button, link, textbox …), with or without name"),
+    Field(name="name", type="string", max_length=2000,
+          description="part of its accessible name (case-insensitive; whole with exact)"),
+    Field(name="exact", type="boolean", default=False,
+          description="name must match whole"),
+    Field(name="nth", type="integer", minimum=0, maximum=1000,
+          description="which match when several do (0-based; without it: 409 AMBIGUOUS)"),
+)
 MODIFIERS = Field(name="modifiers", type="array", items="string",
                   description="held modifiers: any of Alt, Control, Meta, Shift")
 WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",

@@ -170,6 +170,10 @@ async def resolve_text(tab: TabActor, text: str) -> ElementHandle:
 async def resolve_target(tab: TabActor, target: ElementTarget) -> ElementHandle:
     """Resolve the element ``target`` names (exactly one part given, else BadRequest)."""
     target.check()
+    if target.is_locator:
+        raise BadRequest("a role/name locator names an element for an action "
+                         "(click, type, hover, select, …); here give a ref or a selector",
+                         field="role")
     if target.ref is not None:
         return await resolve_ref(tab, target.ref)
     if target.selector is not None:

@@ -26,7 +26,16 @@ from ...tabs.actions.records import Action
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
 from ..confirmations import wait_for_confirmation
-from ..fields import MODIFIERS, REF, SELECTOR, TARGET, TEXT_TARGET, WAIT_UNTIL, timeout_field
+from ..fields import (
+    LOCATOR,
+    MODIFIERS,
+    REF,
+    SELECTOR,
+    TARGET,
+    TEXT_TARGET,
+    WAIT_UNTIL,
+    timeout_field,
+)
 from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
 from ..handoffs import WaitHandoff, WaitTabRequest, wait_for_handoff, wait_for_tab_request
 from ..schema import Field, Route, parse_args
@@ -39,7 +48,7 @@ GRACE_S = 3.0
 MAX_ACTIONS = 100
 
 _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
-    "click": (REF, SELECTOR, TEXT_TARGET,
+    "click": (REF, SELECTOR, TEXT_TARGET, *LOCATOR,
               Field(name="button", type="string", default="left",
                     enum=("left", "right", "middle")),
               Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
@@ -49,7 +58,7 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
              Field(name="secret", type="string", max_length=64,
                    description="the name of a vault secret to type instead of text (typed "
                                "only on the secret's origin; its value is never answered)"),
-             REF, SELECTOR,
+             REF, SELECTOR, *LOCATOR,
              Field(name="clear", type="boolean", default=False,
                    description="empty the field first"),
              Field(name="submit", type="boolean", default=False,
@@ -60,8 +69,8 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "press": (Field(name="key", type="string", required=True, max_length=100,
                     description='a key ("Enter", "a", "ArrowDown") or chord ("Control+a")'),
               MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
-    "hover": (REF, SELECTOR, TEXT_TARGET, WAIT_UNTIL, timeout_field(15_000)),
-    "select": (REF, SELECTOR, TEXT_TARGET,
+    "hover": (REF, SELECTOR, TEXT_TARGET, *LOCATOR, WAIT_UNTIL, timeout_field(15_000)),
+    "select": (REF, SELECTOR, TEXT_TARGET, *LOCATOR,
                Field(name="values", type="array", items="string", required=True,
                      description="option values or visible labels"),
                WAIT_UNTIL, timeout_field(15_000)),
@@ -95,9 +104,11 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
 }
 
 
-def _target(args: dict[str, Any]) -> ElementTarget:
+def _target(args: dict[str, Any], *, text: bool = True) -> ElementTarget:
     return ElementTarget(ref=args.get("ref"), selector=args.get("selector"),
-                         text=args.get("text"))
+                         text=args.get("text") if text else None, role=args.get("role"),
+                         name=args.get("name"), exact=bool(args.get("exact")),
+                         nth=args.get("nth"))
 
 
 def _action(kind: str, args: dict[str, Any], system: System
@@ -131,11 +142,10 @@ def _action(kind: str, args: dict[str, Any], system: System
         return inp.Select(target=target, values=tuple(args["values"]),
                           wait_until=args["waitUntil"])
     if kind == "type":
-        if args.get("ref") is not None and args.get("selector") is not None:
-            raise BadRequest("give at most one of ref or selector", field="ref")
         typed_into = None
-        if args.get("ref") is not None or args.get("selector") is not None:
-            typed_into = ElementTarget(ref=args.get("ref"), selector=args.get("selector"))
+        if any(args.get(k) is not None for k in ("ref", "selector", "role", "name")):
+            typed_into = _target(args, text=False)  # (text is what to type)
+            typed_into.check()
         if (args.get("text") is None) == (args.get("secret") is None):
             raise BadRequest("give text or secret (a vault secret's name), not both",
                              field="text")

@@ -1,7 +1,7 @@
 """Acting on one element: resolve it, call a function on it, send input while observing.
 
 Every function runs while the caller holds the tab's work slot. Elements
-come from the ref engine (:func:`browserd.tabs.resolve.resolve_target`), so an
+come from the ref engine (:func:`browserd.tabs.locate.resolve_action_target`), so an
 action never lands on another element than the one the ref, selector or
 text named. A JavaScript dialog blocks the renderer, so every input runs
 under :meth:`TabActor.race_dialog`.
@@ -14,8 +14,9 @@ from typing import Any
 
 from ...errors import BrowserdError, CdpError, DialogOpen, JsException, StaleRef
 from ..actor import TabActor
+from ..locate import resolve_action_target
 from ..remote import exception_text
-from ..resolve import ElementHandle, resolve_target
+from ..resolve import ElementHandle
 from ..routing import send_in
 from .effects import observing, race
 from .records import ElementTarget, Progress
@@ -67,8 +68,9 @@ def dialog_before_input(tab: TabActor, what: str) -> DialogOpen:
 
 
 async def resolve_element(tab: TabActor, target: ElementTarget) -> ElementHandle:
-    """The element ``target`` names (ref, selector or text); errors as resolve_target."""
-    return await resolve_target(tab, target)
+    """The element ``target`` names (ref, selector, text or role/name locator); errors as
+    :func:`~browserd.tabs.locate.resolve_action_target`."""
+    return await resolve_action_target(tab, target)
 
 
 async def send_input(tab: TabActor, what: str, progress: Progress,
