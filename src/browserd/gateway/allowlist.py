@@ -29,7 +29,9 @@ ALLOWED: dict[str, frozenset[str]] = {domain: frozenset(methods.split()) for dom
     "Browser": "getVersion getWindowBounds getWindowForTarget grantPermissions "
                "resetPermissions setContentsSize setDownloadBehavior setWindowBounds",
     "CSS": "disable enable",
-    "DOM": "describeNode enable focus getBoxModel getContentQuads getDocument "
+    # (getFrameOwner: where a frame sits in its page — read-only, page-local; browserd's
+    # own tab code uses it to place out-of-process frames)
+    "DOM": "describeNode enable focus getBoxModel getContentQuads getDocument getFrameOwner "
            "getSearchResults performSearch requestNode resolveNode scrollIntoViewIfNeeded "
            "setFileInputFiles",
     "DOMSnapshot": "captureSnapshot",

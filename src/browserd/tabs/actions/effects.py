@@ -28,9 +28,12 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from ...errors import CdpError, unwrap_group
+from ...cdp import CdpSession
+from ...errors import BrowserdError, CdpError, unwrap_group
 from ..actor import TabActor
 from ..inputstate import FileChooser
+from ..routing import send_in, session_by_id
+from ..worlds import world_context
 
 __all__ = [
     "COMMIT_WAIT_S",
@@ -195,7 +198,8 @@ class Observer:
         await self._until(done)
 
     async def settle(self, quiet_s: float = SETTLE_S) -> dict[str, Any]:
-        """Watch for ``quiet_s`` (or until a commit or dialog), then for a pending commit.
+        """Watch until the page turned (:func:`page_turned`: tens of ms) or a commit or
+        dialog — at most ``quiet_s`` — then for a pending commit.
 
         Returns the effects dict. Bounded (``quiet_s`` + :data:`COMMIT_WAIT_S` +
         :data:`DOWNLOAD_GRACE_S` + :data:`POPUP_DECIDE_S`); cancellation
@@ -204,8 +208,22 @@ class Observer:
         tab = self._tab
         async with self.watching():
             with trio.move_on_after(quiet_s):
-                await self._until(lambda: self.committed or tab.dialog is not None
-                                  or tab.closed or tab.crashed)
+                async with trio.open_nursery() as race:
+                    async def ended() -> None:
+                        await self._until(lambda: self.committed or tab.dialog is not None
+                                          or tab.closed or tab.crashed)
+                        race.cancel_scope.cancel()
+
+                    async def quiet() -> None:
+                        # The page has run what the input set off (its handlers, their
+                        # microtasks, zero-delay timers): a navigation it started has
+                        # been requested by now. A page that never answers (busy) is
+                        # waited on for all of quiet_s instead.
+                        if await page_turned(tab):
+                            race.cancel_scope.cancel()
+
+                    race.start_soon(ended)
+                    race.start_soon(quiet)
             if self.requested is not None and tab.dialog is None:
                 with trio.move_on_after(COMMIT_WAIT_S):
                     await self._until(lambda: self.requested is None or bool(self.downloads)
@@ -284,3 +302,36 @@ async def race(tab: TabActor, fn: Callable[[], Awaitable[T]]) -> tuple[T | None,
     """
     result, dialog = await tab.race_dialog(fn)
     return result, dialog is not None
+
+
+#: Twice round the page's task queue: handlers, their microtasks and 0 ms timers have run.
+_TURN_JS = "new Promise(r => setTimeout(() => setTimeout(r, 0), 0))"
+
+
+async def page_turned(tab: TabActor) -> bool:
+    """Wait until the tab's page — its main frame and every out-of-process frame — has run
+    its queued work twice round; False if the main frame cannot say.
+
+    Evaluated in browserd's isolated worlds (the page cannot replace its timers
+    there; they share the page's event loop). A CDP error (the document went
+    away: a navigation) is False for the main frame, and ignored for a child
+    frame that went: the caller keeps watching.
+    """
+    turned = True
+
+    async def turn(session: CdpSession, frame_id: str, main: bool) -> None:
+        nonlocal turned
+        try:
+            context_id = await world_context(tab, session, frame_id)
+            await send_in(tab, session, "Runtime.evaluate",
+                          {"expression": _TURN_JS, "contextId": context_id,
+                           "awaitPromise": True, "returnByValue": True})
+        except (CdpError, BrowserdError):
+            if main:
+                turned = False
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(turn, tab.session, tab.main_frame_id, True)
+        for frame_id, session_id in list(tab.child_sessions.items()):
+            nursery.start_soon(turn, session_by_id(tab, session_id), frame_id, False)
+    return turned

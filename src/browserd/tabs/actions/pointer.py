@@ -21,12 +21,14 @@ non-root in-process frame the owner's box is subtracted.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
+import trio
 
-from ...errors import BadRequest, CdpError, StaleRef
+from ...errors import BadRequest, BrowserdError, CdpError, StaleRef
 from ..actor import TabActor
 from ..geometry import oopif_offset, owner_content_origin
 from ..resolve import ElementHandle
@@ -227,6 +229,10 @@ async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", c
         assert spot.x is not None and spot.y is not None
         base = {"x": spot.x, "y": spot.y, "modifiers": mask}
         await tab.send("Input.dispatchMouseEvent", {**base, "type": "mouseMoved"})
+        if handle.session is not tab.session:
+            # An out-of-process frame: the browser routes the press by the frame's
+            # hit-test data, which follows its drawn frames: let it draw once more.
+            await frames_drawn(tab, handle)
         for count in range(1, click_count + 1):
             one = {**base, "button": button, "clickCount": count}
             progress.sent = True
@@ -272,3 +278,21 @@ async def hover(tab: TabActor, target: ElementTarget, *, progress: Progress | No
             await call_on(tab, handle, _HOVER_DOM_JS)
 
     return await _pointer_action(tab, "hover", progress, handle, act)
+
+
+_DRAWN_JS = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+#: At most this long for a frame to draw (a hidden or busy frame may not draw at all).
+DRAWN_WAIT_S = 0.15
+
+
+async def frames_drawn(tab: TabActor, handle: ElementHandle) -> None:
+    """Wait (at most :data:`DRAWN_WAIT_S`) until the element's frame drew two frames.
+
+    Never raises: a frame that cannot say (gone, busy, hidden) is simply not
+    waited for longer.
+    """
+    with trio.move_on_after(DRAWN_WAIT_S):
+        with contextlib.suppress(BrowserdError):
+            await send_in(tab, handle.session, "Runtime.evaluate",
+                          {"expression": _DRAWN_JS, "contextId": handle.context_id,
+                           "awaitPromise": True, "returnByValue": True})
