@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from . import __version__
 from .cli_confirm import CONFIRM_COMMANDS, add_confirm_commands
 from .cli_extension import EXTENSION_COMMANDS, add_extension_commands
 from .cli_input import GESTURE_COMMANDS, add_gesture_commands
@@ -143,6 +144,7 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     common.add_argument("--session", default=argparse.SUPPRESS,
                         help="a sessionId: see only that session's tabs")
     parser = argparse.ArgumentParser(prog="browserd", description=__doc__, parents=[common])
+    parser.add_argument("--version", action="version", version=f"browserd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     real_add = sub.add_parser
 

@@ -122,3 +122,13 @@ def test_the_served_openapi_builds_a_parser_with_global_profile_and_session() ->
     assert all(f.name not in ("profile", "session") for c in commands for f in c.fields)
     args = build_parser(commands).parse_args(["--profile", "work", "tabs", "--session", "s1"])
     assert (args.profile, args.session) == ("work", "s1")
+
+
+def test_version_is_printed_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    from browserd import __version__
+    from browserd.cli import build_parser
+
+    with pytest.raises(SystemExit) as exited:
+        build_parser(commands=()).parse_args(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"browserd {__version__}"
