@@ -81,7 +81,8 @@ async def test_calls_answer_like_http(rpc: Rpc, pages: PageServer) -> None:
             answer = await rpc.call("eval", {"targetId": tab, "js": "1 + 1"})
             assert answer == {"jsonrpc": "2.0", "id": answer["id"],
                               "result": {"ok": True, "targetId": tab,
-                                         "url": pages.url("/fe_counter.html"), "result": 2}}
+                                         "url": pages.url("/fe_counter.html"), "result": 2,
+                                         "untrusted": ["url", "result"]}}
             snap = await rpc.call("snapshot", {"targetId": tab, "interactive": True})
             assert 'button "Add one"' in snap["result"]["text"]
             cookies = await rpc.call("cookies/get", {})

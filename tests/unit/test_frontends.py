@@ -123,3 +123,15 @@ def test_the_mcp_docs_group_table_is_generated_from_the_route_table() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
     committed = doc.split("<!-- groups:start -->\n", 1)[1].split("\n<!-- groups:end -->", 1)[0]
     assert committed == groups_table(), "docs/mcp.md's table is stale: paste groups_table()"
+
+
+def test_json_answers_name_their_page_fields_as_untrusted() -> None:
+    from browserd.http.provenance import mark_untrusted
+
+    snap = mark_untrusted("/snapshot", {"snapshotId": "s1", "title": "t", "url": "u",
+                                        "text": "x", "stats": {}})
+    assert snap["untrusted"] == ["title", "url", "text"]
+    assert mark_untrusted("/status", {"state": "running"}) == {"state": "running"}
+    assert "untrusted" not in mark_untrusted("/state", {"cookies": [], "origins": []})
+    click = mark_untrusted("/click", {"ok": True, "effects": {"navigated": "http://evil/"}})
+    assert click["untrusted"] == ["effects"]

@@ -23,6 +23,7 @@ from ..redact import loggable_url
 from ..system import System
 from .catalog import Operation
 from .confirmations import hold_if_confirmed
+from .provenance import mark_untrusted
 from .routes.grants import extra_needs
 from .schema import Route, parse_args
 
@@ -86,7 +87,9 @@ async def _invoke(system: System, route: Route, args: dict[str, Any], *, path: s
     except Timeout:
         _nudge_liveness(system)
         raise
-    return result if route.raw_response else system.vault.redactor.redact(result)
+    if route.raw_response:
+        return result
+    return mark_untrusted(route.path, system.vault.redactor.redact(result))
 
 
 def _nudge_liveness(system: System) -> None:

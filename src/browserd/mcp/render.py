@@ -37,7 +37,7 @@ IMAGE_MAX_BYTES = 1024 * 1024
 Content = dict[str, Any]
 """One MCP content item as JSON: ``{type: "text", text}`` or ``{type: "image", data, mimeType}``."""
 
-_QUIET = frozenset({"ok", "stats", "snapshotId"})
+_QUIET = frozenset({"ok", "stats", "snapshotId", "untrusted"})
 #: Operations whose whole answer is the page's (rendered as generic lines, all untrusted).
 PAGE_OPERATIONS = frozenset({"console", "query", "network", "network/get", "cookies/get",
                              "storage/get", "state/get", "downloads"})
