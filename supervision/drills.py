@@ -1,4 +1,4 @@
-"""Fault drills F1-F16: start browserd on a real Chromium, inject one fault, check recovery.
+"""Fault drills F1-F17: start browserd on a real Chromium, inject one fault, check recovery.
 
 (S11, the hostile neighbour, lives in neighbour.py and is registered here.)
 
@@ -1217,6 +1217,68 @@ async def f16(d: Drill) -> None:
     await d.stop(svc)
 
 
+async def f17(d: Drill) -> None:
+    """kill -9 the browser under five agent tabs in two sessions: all come back, and say so."""
+    with serve_pages({"/a.html": PAGE_A, "/b.html": PAGE_B}) as pages:
+        svc = await d.start()
+        sessions = []
+        for name in ("a", "b"):
+            r = await svc.post("/sessions", {"name": name})
+            d.check(r.status == 200, f"POST /sessions: {r.brief()}")
+            sessions.append(r.body.get("sessionId"))
+        if not all(sessions):
+            return
+        opened: dict[str, tuple[str, str]] = {}  # old id -> (session, url)
+        for n, session in enumerate([sessions[0]] * 3 + [sessions[1]] * 2):
+            url = pages.url(f"/{'ab'[n % 2]}.html?tab={n}")
+            r = await svc.post("/tabs/open", {"url": url, "session": session}, timeout=40)
+            d.check(r.status == 200, f"/tabs/open {url} in {session}: {r.brief()}")
+            if r.status == 200:
+                opened[r.body["targetId"]] = (session, url)
+        old_pid = (await svc.status())["pid"]
+        t_kill = time.perf_counter()
+        os.kill(old_pid, signal.SIGKILL)
+        await svc.wait_state("running", timeout=30,
+                             where=lambda s: s.get("pid") not in (None, old_pid))
+        d.figure("recover", time.perf_counter() - t_kill, " s")
+        st = await svc.status()
+        crash = st.get("lastCrash") or {}
+        d.check((crash.get("reason"), crash.get("signal")) == ("killed", 9),
+                f"lastCrash: {crash}")
+        d.check(bool(crash.get("stderrTail")), "lastCrash has no stderr tail")
+        new_of: dict[str, str] = {}
+        for session in sessions:
+            r = await svc.get(f"/tabs?session={session}", timeout=10)
+            d.check(r.status == 200, f"/tabs of session {session}: {r.brief()}")
+            tabs = r.body.get("tabs", [])
+            back = {t.get("restoredFrom"): t.get("url") for t in tabs}
+            want = {old: url for old, (s, url) in opened.items() if s == session}
+            d.check(back == want, f"session {session}: tabs {back}, expected {want}")
+            new_of.update({t["restoredFrom"]: t["targetId"] for t in tabs
+                           if t.get("restoredFrom")})
+        d.figure("restored", f"{len(new_of)}/{len(opened)} tabs in {len(sessions)} sessions")
+        answers: list[float] = []
+        for old, (session, url) in opened.items():
+            r = await svc.post("/eval", {"targetId": old, "js": "1", "session": session})
+            answers.append(r.seconds)
+            d.check((r.status, r.code) == (409, "TAB_RESTORED")
+                    and r.body.get("targetId") == new_of.get(old)
+                    and r.body.get("crash") == crash, f"old id {old}: {r.brief()}")
+            other = sessions[1] if session == sessions[0] else sessions[0]
+            r = await svc.post("/eval", {"targetId": old, "js": "1", "session": other})
+            d.check((r.status, r.code) == (404, "TAB_NOT_FOUND"),
+                    f"old id {old} asked by the other session: {r.brief()}")
+            if old in new_of:
+                r = await svc.post("/eval", {"targetId": new_of[old], "js": "location.href",
+                                             "session": session})
+                d.check(r.status == 200 and r.body.get("result") == url,
+                        f"the reopened tab of {old}: {r.brief()}")
+        if answers:
+            d.figure("old_id_answer", max(answers) * 1000, " ms")
+        await d.invariants(svc, "after fault")
+        await d.stop(svc)
+
+
 # -- the table of drills -------------------------------------------------------------------
 
 
@@ -1289,6 +1351,11 @@ DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
               fn=f16, expectation="/healthz unresponsive within interval + timeout; in-flight "
                                   "and new calls 503 BROWSER_UNRESPONSIVE fast; the group "
                                   "SIGKILLed; restarted (lastCrash hung); works after"),
+    DrillSpec(key="F17", title="kill -9 the browser under agent tabs in two sessions",
+              fast=True, fn=f17,
+              expectation="restarted; all 5 tabs reopened at their URLs in their sessions "
+                          "(restoredFrom); each old id 409 TAB_RESTORED with the new id and "
+                          "lastCrash (signal 9, stderr tail), 404 in the other session"),
     DrillSpec(key="P1", title="kill -9 one profile's browser under load", fast=True, fn=p1,
               expectation="it restarts with a new pid; the other profiles serve every request "
                           "(no error) and keep their browsers"),

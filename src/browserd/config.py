@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from .confirm.rules import ConfirmRule, parse_rules
+from .egress import EgressPolicy
 from .errors import ConfigError
 from .paths import Paths
 from .profiles.spec import ProfileSpec, parse_profile_table
@@ -83,6 +84,8 @@ class Settings:
     confirm: tuple[ConfirmRule, ...] = ()
     allow_remote_control: bool = False
     url_allow: tuple[str, ...] = ()
+    # Egress containment (egress.py): () = off; else the only origins pages may reach.
+    allowed_origins: tuple[str, ...] = ()
     auto_start: bool = True
     media_max_files: int = 200
     media_max_bytes: int = 500 * 1024 * 1024
@@ -112,6 +115,10 @@ class Settings:
     # no answer within the timeout = hung (state unresponsive, restart with reason hung).
     liveness_interval_s: float = 5.0
     liveness_timeout_s: float = 10.0
+    # Tab restore (supervisor/restore.py): after an unplanned restart, reopen the agent's tabs;
+    # their old targetIds answer TAB_RESTORED / TAB_LOST for restored_id_ttl_s.
+    restore_tabs: bool = True
+    restored_id_ttl_s: float = 600.0
 
     # -- derived -------------------------------------------------------------
 
@@ -170,6 +177,7 @@ class Settings:
     def public_dict(self) -> dict[str, Any]:
         return attrs.asdict(self, recurse=False) | {
             "url_allow": list(self.url_allow),
+            "allowed_origins": list(self.allowed_origins),
             "upload_roots": list(self.upload_roots),
             "profiles": {p.name: p.to_record() for p in self.profiles},
         }
@@ -271,6 +279,11 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
     for root in s.upload_roots:
         if not Path(root).expanduser().is_absolute():
             raise fail("upload_roots", f"{root!r} is not an absolute path")
+    if s.allowed_origins:
+        try:
+            EgressPolicy.parse(s.allowed_origins)
+        except ValueError as exc:
+            raise fail("allowed_origins", str(exc)) from None
     if s.network_capture not in ("on-demand", "always"):
         raise fail("network_capture", f"{s.network_capture!r}: use on-demand or always")
     for key in ("media_max_files", "media_max_bytes", "tab_queue_limit",
@@ -282,6 +295,8 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
         raise fail("download_max_age_s", "must be more than 0")
     if s.session_ttl_s <= 0:
         raise fail("session_ttl_s", "must be more than 0")
+    if s.restored_id_ttl_s <= 0:
+        raise fail("restored_id_ttl_s", "must be more than 0")
     for key in ("liveness_interval_s", "liveness_timeout_s"):
         if getattr(s, key) <= 0:
             raise fail(key, "must be more than 0")

@@ -305,11 +305,12 @@ async def test_too_many_sessions_is_429_and_an_idle_session_is_closed(
         assert r.status_code == 404 and r.json()["code"] == "SESSION_NOT_FOUND"
 
 
-async def test_sessions_end_with_their_browser(api: httpx.AsyncClient) -> None:
+async def test_sessions_survive_a_crash_of_their_browser_but_end_with_a_stop(
+        api: httpx.AsyncClient) -> None:
     with trio.fail_after(DEADLINE_S):
         await wait_for(lambda: running(api, "research"), timeout=60)
         sid = (await api.post("/sessions", json={"profile": "research"})).json()["sessionId"]
-        await open_tab(api, "about:blank", profile="research", session=sid)
+        tab = await open_tab(api, "about:blank", profile="research", session=sid)
         pid = (await profiles_by_name(api))["research"]["pid"]
         os.kill(pid, signal.SIGKILL)
 
@@ -318,6 +319,15 @@ async def test_sessions_end_with_their_browser(api: httpx.AsyncClient) -> None:
             return bool(entry["running"] and entry.get("pid") not in (None, pid))
 
         await wait_for(restarted, timeout=60)
+        # an unplanned restart carries the session over and reopens its tab
+        # (tab restore: tests/integration/test_restore.py)
+        listed = (await api.get("/sessions", params={"profile": "research"})).json()
+        assert [s["sessionId"] for s in listed["sessions"]] == [sid]
+        r = await api.get("/tabs", params={"profile": "research", "session": sid})
+        assert [t.get("restoredFrom") for t in r.json()["tabs"]] == [tab], r.text
+        # a planned one (stop, then start) ends it with its browser
+        assert (await api.post("/stop", json={"profile": "research"})).status_code == 200
+        assert (await api.post("/start", json={"profile": "research"})).status_code == 200
         listed = (await api.get("/sessions", params={"profile": "research"})).json()
         assert listed["sessions"] == []
         r = await api.get("/tabs", params={"profile": "research", "session": sid})

@@ -61,6 +61,7 @@ def runtime(*, follower: bool = True) -> BrowserRuntime:
             self.connection = FakeConnection()
             self.registry = FakeRegistry()
             self.downloads = FakeFollower() if follower else None
+            self.navguard: Any = None  # no egress containment here (see test_egress.py)
 
     return cast(BrowserRuntime, Runtime())
 
@@ -106,10 +107,30 @@ async def test_idle_sessions_close_after_their_ttl_and_use_postpones_it(
             sessions.resolve(short.session_id, rt)
         await trio.sleep(4.5)  # t=15.5: used has been idle 9.5 s
         assert sessions.resolve(used.session_id, rt) is used  # touches it again
-        await trio.sleep(10.5)
+        await trio.sleep(1)  # t=16.5: past the TTL from the touch at t=6, not from t=15.5
+        assert conn.disposed() == [short.context_id]
+        assert sessions.idle_s(used.session_id) == pytest.approx(1.0)
+        await trio.sleep(9.5)
         assert conn.disposed() == [short.context_id, used.context_id]
         assert len(sessions) == 0
         assert trio.current_time() - start == pytest.approx(26.0)
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_session_used_only_through_requests_is_never_reaped(
+        tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
+    rt = runtime()
+    sessions = table(tmp_path)
+    conn = cast(FakeConnection, rt.connection)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(sessions.run_reaper, lambda: rt)
+        busy = await sessions.create(rt, name=None, ttl_s=10)
+        for _ in range(10):  # a request naming it every 9 s, for 90 s
+            await trio.sleep(9)
+            assert sessions.resolve(busy.session_id, rt) is busy
+        assert conn.disposed() == [] and len(sessions) == 1
+        await trio.sleep(10.5)  # then nothing: reaped at its TTL after the last request
+        assert conn.disposed() == [busy.context_id]
         nursery.cancel_scope.cancel()
 
 

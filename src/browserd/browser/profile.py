@@ -26,9 +26,9 @@ import attrs
 from ..errors import ProfileInUse, ProfileRefused
 
 __all__ = [
-    "LOCK_NAMES", "MARKER", "LockOwner", "claim_profile", "clear_stale_lock", "on_profile",
-    "pid_alive", "prepare_preferences", "process_argv", "profile_pids", "read_lock",
-    "remove_lock_files", "user_data_dir_arg",
+    "EGRESS_PREFERENCES", "LOCK_NAMES", "MARKER", "LockOwner", "claim_profile",
+    "clear_stale_lock", "on_profile", "pid_alive", "prepare_preferences", "process_argv",
+    "profile_pids", "read_lock", "remove_lock_files", "user_data_dir_arg",
 ]
 
 MARKER = ".browserd-profile"
@@ -95,8 +95,20 @@ def _nested(data: dict[str, Any], *keys: str) -> dict[str, Any]:
     return data
 
 
-def prepare_preferences(directory: Path, *, name: str, color: str) -> None:
-    """Seed name/colour on first launch (kept after) and mark a clean exit."""
+#: Preferences of a profile with egress containment (browserd.egress): WebRTC
+#: may not use UDP that does not go through a proxy (no STUN, no direct peers), and
+#: no preconnect / DNS prefetch (they open connections no request is made for).
+EGRESS_PREFERENCES = (("webrtc", "ip_handling_policy", "disable_non_proxied_udp"),
+                      ("net", "network_prediction_options", 2))
+
+
+def prepare_preferences(directory: Path, *, name: str, color: str,
+                        contain_egress: bool = False) -> None:
+    """Seed name/colour on first launch (kept after) and mark a clean exit.
+
+    ``contain_egress`` sets :data:`EGRESS_PREFERENCES` (and removes them, when
+    they have browserd's values, from a profile that no longer has it).
+    """
     prefs_path = directory / "Default" / "Preferences"
     prefs = _read_json(prefs_path)
     marker = _read_json(directory / MARKER)
@@ -123,6 +135,11 @@ def prepare_preferences(directory: Path, *, name: str, color: str) -> None:
     profile["exit_type"] = "Normal"
     profile["exited_cleanly"] = True
     _nested(prefs, "session")["restore_on_startup"] = 5  # open the New Tab page, not last session
+    for section, key, value in EGRESS_PREFERENCES:
+        if contain_egress:
+            _nested(prefs, section)[key] = value
+        elif _nested(prefs, section).get(key) == value:
+            del _nested(prefs, section)[key]
     _write_json_atomic(prefs_path, prefs)
 
 

@@ -52,6 +52,8 @@ class EventType(enum.StrEnum):
     TAB_CLOSED = "tab.closed"
     TAB_NAVIGATED = "tab.navigated"
     TAB_CRASHED = "tab.crashed"
+    TAB_RESTORED = "tab.restored"
+    TAB_LOST = "tab.lost"
     DIALOG_OPENED = "dialog.opened"
     DIALOG_CLOSED = "dialog.closed"
     DOWNLOAD_STARTED = "download.started"

@@ -95,6 +95,8 @@ def settings_for(base: Settings, spec: ProfileSpec, gateway_port: int | None) ->
         # An extension profile has no browser endpoint a gateway could serve.
         cdp_gateway=base.cdp_gateway and spec.driver != Driver.EXTENSION,
         approval_timeout_s=spec.approval_timeout_s or DEFAULT_APPROVAL_TIMEOUT_S,
+        allowed_origins=(base.allowed_origins if spec.allowed_origins is None
+                         else spec.allowed_origins),
     )
 
 
@@ -209,14 +211,16 @@ class ProfileManager:
         settings = settings_for(self.settings, spec, gateway_port)
         events = self._events.sink(spec.name) if self._events is not None else None
         downloads = download_store_for(settings, self.paths, events=events)
+        sessions = SessionTable(max_sessions=self.settings.max_sessions)
         if spec.driver == Driver.EXTENSION:
             # No page guards over the relay (see browserd.relay.subtree).
             supervisor = BrowserSupervisor(settings, self.paths, events=events,
                                            subtree=extension_subtree(self.relay))
         else:
+            # A crash's restore carries the sessions over (supervisor/restore.py).
             supervisor = BrowserSupervisor(settings, self.paths, url_policy=self.url_policy,
-                                           downloads=downloads, events=events)
-        sessions = SessionTable(max_sessions=self.settings.max_sessions)
+                                           downloads=downloads, events=events,
+                                           sessions=sessions)
         profile = Profile(spec=spec, settings=settings, supervisor=supervisor,
                           sessions=sessions, downloads=downloads, gateway_port=gateway_port,
                           is_default=spec.origin == ProfileOrigin.DEFAULT)

@@ -5,10 +5,20 @@ its own cookies, storage and tabs) and registers it as a tab scope, so a
 request naming the session sees only that context's tabs. A session ends
 when it is deleted, when it has been idle (no request named it) for its
 ``ttl_s``, or when the browser it lives in ends: a restarted browser has
-none of the old contexts, so its sessions are gone (``SESSION_NOT_FOUND``).
+none of the old contexts, so its sessions are gone (``SESSION_NOT_FOUND``) —
+unless the restart was a crash whose tabs are restored
+(:mod:`browserd.supervisor.restore`): then the table is *held* from the
+crash on (:meth:`SessionTable.hold`: nothing is pruned) and each session is
+*carried* into the new browser before any request can reach it
+(:meth:`SessionTable.carry`: the same ``sessionId``, a new context with its
+download behavior set; its cookies and storage start empty) until the
+restore ends the hold (:meth:`SessionTable.release`).
 A session's context downloads into the profile's downloads directory, as the
 default context does (set before the session is handed out); the download
-records name the session.
+records name the session. A session made with ``allowed_origins`` has its
+own egress policy (:mod:`browserd.egress`), registered with the
+navigation guard for its context before the session is handed out (and
+again when it is carried over); it can only narrow the profile's policy.
 
 :class:`SessionTable` is one profile's sessions. Its bookkeeping is plain
 code over ``trio.current_time()`` (unit-tested with trio's MockClock);
@@ -20,13 +30,14 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 import trio
 
-from ..errors import BrowserdError, SessionNotFound, TooManySessions
+from ..egress import EgressPolicy
+from ..errors import BadRequest, BrowserdError, SessionNotFound, TooManySessions
 from ..supervisor.runtime import BrowserRuntime
 from ..tabs.registry import TabRegistry
 
@@ -48,10 +59,15 @@ class Session:
     ttl_s: float
     created_at: float  # wall clock, for display
     registry: TabRegistry = attrs.field(repr=False, eq=False)
+    egress: EgressPolicy | None = None  # its own allowed origins (None: the profile's)
 
     def to_json(self, *, idle_s: float, tabs: int) -> dict[str, Any]:
-        return {"sessionId": self.session_id, "name": self.name, "ttlS": self.ttl_s,
-                "createdAt": self.created_at, "idleS": round(idle_s, 3), "tabs": tabs}
+        out: dict[str, Any] = {
+            "sessionId": self.session_id, "name": self.name, "ttlS": self.ttl_s,
+            "createdAt": self.created_at, "idleS": round(idle_s, 3), "tabs": tabs}
+        if self.egress is not None:
+            out["allowedOrigins"] = self.egress.to_json()
+        return out
 
 
 class SessionTable:
@@ -62,6 +78,7 @@ class SessionTable:
         self._sessions: dict[str, Session] = {}
         self._last_used: dict[str, float] = {}  # trio time of the last request
         self._creating = 0
+        self._held = False  # a crashed browser's sessions wait to be carried over
         self._changed = trio.Event()
 
     # -- plain bookkeeping ----------------------------------------------------------
@@ -81,7 +98,12 @@ class SessionTable:
         return session
 
     def prune(self, runtime: BrowserRuntime | None) -> None:
-        """Forget every session that does not live in ``runtime`` (the browser restarted)."""
+        """Forget every session that does not live in ``runtime`` (the browser restarted).
+
+        Not while held (:meth:`hold`): those sessions wait for :meth:`carry`.
+        """
+        if self._held:
+            return
         for session_id, session in list(self._sessions.items()):
             if runtime is None or session.registry is not runtime.registry:
                 log.info("session %s ended with its browser", session_id)
@@ -121,39 +143,74 @@ class SessionTable:
     # -- changes in the browser ------------------------------------------------------
 
     async def create(self, runtime: BrowserRuntime, *, name: str | None,
-                     ttl_s: float) -> Session:
+                     ttl_s: float, allowed_origins: Sequence[str] | None = None) -> Session:
         """Make a session: a new browser context in ``runtime``, registered as a scope.
 
-        Raises TooManySessions at ``max_sessions`` (sessions being created
+        ``allowed_origins``: its egress policy (see :func:`session_egress`).
+        Raises BadRequest for a list that is invalid or would widen the
+        profile's, TooManySessions at ``max_sessions`` (sessions being created
         count), or the CDP error; a context made before a failure is
         disposed again. Cancellation while creating disposes it too.
         """
+        egress = session_egress(runtime, allowed_origins)
         self.prune(runtime)
         if len(self._sessions) + self._creating >= self.max_sessions:
             raise TooManySessions(f"this profile already has {self.max_sessions} sessions")
         self._creating += 1
-        context_id: str | None = None
         try:
-            conn = runtime.connection
-            with trio.fail_after(CDP_DEADLINE_S):
-                result = await conn.send("Target.createBrowserContext", {"disposeOnDetach": False})
-                context_id = str(result["browserContextId"])
-                session_id = "s" + secrets.token_hex(8)
-                runtime.registry.add_scope(context_id, session_id)
-                await _confine_downloads(runtime, context_id)
+            session_id = "s" + secrets.token_hex(8)
+            context_id = await _new_context(runtime, session_id, egress)
             session = Session(session_id=session_id, name=name, context_id=context_id,
-                              ttl_s=ttl_s, created_at=time.time(), registry=runtime.registry)
+                              ttl_s=ttl_s, created_at=time.time(), registry=runtime.registry,
+                              egress=egress)
             self._sessions[session_id] = session
             self._last_used[session_id] = trio.current_time()
             self._notify()
             log.info("session %s created (context %s)", session_id, context_id)
             return session
-        except BaseException:
-            if context_id is not None:
-                await _dispose(runtime, context_id)
-            raise
         finally:
             self._creating -= 1
+
+    def hold(self) -> None:
+        """Keep every session until :meth:`carry` or :meth:`release` (its browser crashed
+        and its tabs will be restored). Never blocks, never raises."""
+        self._held = True
+
+    def release(self) -> None:
+        """End a hold: the restore is over (the carried sessions live on in the new
+        browser) or abandoned (stopped, failed); from now on sessions of an earlier
+        browser are pruned as usual."""
+        self._held = False
+
+    async def carry(self, runtime: BrowserRuntime) -> dict[str, str]:
+        """Give each session a new browser context in ``runtime``; old context → new.
+
+        The same ``sessionId`` (and name, TTL, idle time) in a new context,
+        registered as its scope with the profile's download behavior, as
+        :meth:`create` makes one. A session whose context cannot be made
+        (the browser refuses, or each CDP call's ``CDP_DEADLINE_S`` passes)
+        is forgotten and logged, never raised. The hold stays until
+        :meth:`release` (the restorer's, once the browser is about to be
+        served), so a request meanwhile (no runtime yet) prunes nothing;
+        cancelled, the sessions not carried by then are pruned after the release.
+        """
+        moved: dict[str, str] = {}
+        for session_id, session in list(self._sessions.items()):
+            if session.registry is runtime.registry:
+                continue
+            try:
+                context_id = await _new_context(runtime, session_id, session.egress)
+            except (BrowserdError, trio.TooSlowError) as exc:
+                log.warning("session %s could not be carried over: %s", session_id, exc)
+                self._forget(session_id)
+                continue
+            self._sessions[session_id] = attrs.evolve(
+                session, context_id=context_id, registry=runtime.registry)
+            moved[session.context_id] = context_id
+            self._notify()
+            log.info("session %s carried over (context %s -> %s)", session_id,
+                     session.context_id, context_id)
+        return moved
 
     async def close(self, session_id: str, runtime: BrowserRuntime | None) -> bool:
         """End a session: dispose its context (which closes its tabs). False if unknown.
@@ -187,6 +244,58 @@ class SessionTable:
                     log.warning("closing idle session %s: %s", session_id, exc.message)
 
 
+def session_egress(runtime: BrowserRuntime, allowed_origins: Sequence[str] | None
+                   ) -> EgressPolicy | None:
+    """A session's egress policy: ``allowed_origins``, within the profile's if it has one.
+
+    None when ``allowed_origins`` is None. Raises BadRequest (field
+    ``allowedOrigins``) for an invalid list, one that would widen the
+    profile's policy, or a browser without the navigation guard (the user's
+    own browser: nothing would enforce it).
+    """
+    if allowed_origins is None:
+        return None
+    guard = runtime.navguard
+    if guard is None:
+        raise BadRequest("this profile's browser has no page guards (the user's own "
+                         "browser): allowedOrigins cannot be enforced there",
+                         field="allowedOrigins")
+    profile = guard.egress.default
+    try:
+        return (profile.narrowed(allowed_origins) if profile is not None
+                else EgressPolicy.parse(allowed_origins))
+    except ValueError as exc:
+        raise BadRequest(f"allowedOrigins: {exc}", field="allowedOrigins") from None
+
+
+async def _new_context(runtime: BrowserRuntime, session_id: str,
+                       egress: EgressPolicy | None = None) -> str:
+    """A new browser context, the scope of ``session_id``, its downloads confined and
+    its egress policy (if any) registered with the guard before any page of it exists.
+
+    Each CDP call is bounded by ``CDP_DEADLINE_S`` (trio.TooSlowError); raises
+    the CDP error. A context made before a failure (or a cancellation) is
+    disposed again.
+    """
+    context_id: str | None = None
+    try:
+        with trio.fail_after(CDP_DEADLINE_S):
+            result = await runtime.connection.send("Target.createBrowserContext",
+                                                   {"disposeOnDetach": False})
+            context_id = str(result["browserContextId"])
+            if egress is not None:
+                if runtime.navguard is None:  # fail closed: nothing would enforce it
+                    raise BadRequest("no page guards to contain the session's egress")
+                runtime.navguard.egress.set_context(context_id, egress)
+            runtime.registry.add_scope(context_id, session_id)
+            await _confine_downloads(runtime, context_id)
+        return context_id
+    except BaseException:
+        if context_id is not None:
+            await _dispose(runtime, context_id)
+        raise
+
+
 async def _confine_downloads(runtime: BrowserRuntime, context_id: str) -> None:
     """Give a new context the profile's download behavior before any page of it exists.
 
@@ -210,3 +319,5 @@ async def _dispose(runtime: BrowserRuntime, context_id: str) -> None:
         except BrowserdError as exc:
             log.info("disposing browser context %s: %s", context_id, exc.message)
     runtime.registry.remove_scope(context_id)
+    if runtime.navguard is not None:
+        runtime.navguard.egress.drop_context(context_id)

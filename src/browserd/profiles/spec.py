@@ -12,6 +12,10 @@ gateway on ``cdp_port``) and ``cdp`` (attach to a browser at ``cdp_url``).
 ``live`` attaches to the user's own running browser (found by its
 ``DevToolsActivePort``); ``extension`` drives the tabs the user shares
 through browserd's browser extension (over the relay).
+
+``allowed_origins`` (launch and cdp drivers: the ones with page guards)
+turns egress containment on for the profile's pages
+(:mod:`browserd.egress`); None leaves the service-wide setting.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from ..browser.live import LiveBrowser, parse_live_browser
+from ..egress import EgressPolicy
 from ..errors import BadRequest, ConfigError, DriverNotAvailable
 
 __all__ = [
@@ -41,7 +46,7 @@ PROFILE_PALETTE = ("#0066CC", "#2E8B57", "#8A2BE2", "#D2691E", "#C71585", "#008B
                    "#B8860B", "#4B0082")
 _TABLE_KEYS = frozenset({"driver", "color", "headless", "executable", "cdp_port", "cdp_url",
                          "live_browser", "user_data_dir", "approval_timeout_s",
-                         "live_fallback"})
+                         "live_fallback", "allowed_origins"})
 _LIVE_KEYS = ("live_browser", "user_data_dir", "approval_timeout_s", "live_fallback")
 #: How long a live profile waits, by default, for the user to allow remote debugging.
 DEFAULT_APPROVAL_TIMEOUT_S = 60.0
@@ -83,6 +88,8 @@ class ProfileSpec:
     approval_timeout_s: float | None = None
     live_fallback: str | None = None
     """live: the profile requests go to while the user's browser is not reachable."""
+    allowed_origins: tuple[str, ...] | None = None
+    """launch/cdp: the only origins its pages may reach (None: the service's setting)."""
 
     def to_record(self) -> dict[str, Any]:
         """The persisted form (``POST /profiles``): only what was given."""
@@ -91,6 +98,8 @@ class ProfileSpec:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.allowed_origins is not None:
+            out["allowed_origins"] = list(self.allowed_origins)
         return out
 
 
@@ -168,8 +177,26 @@ def build_spec(name: str, values: Mapping[str, Any], *, origin: ProfileOrigin,
     return ProfileSpec(
         name=name, origin=origin, driver=driver, color=color, headless=headless,
         executable=executable, cdp_port=None if port is None else _check_port(port, where),
-        cdp_url=cdp_url, **live,
+        cdp_url=cdp_url, allowed_origins=_allowed_origins(driver, values, where), **live,
     )
+
+
+def _allowed_origins(driver: Driver, values: Mapping[str, Any], where: str
+                     ) -> tuple[str, ...] | None:
+    """``allowed_origins`` validated (BadRequest): a list of origin patterns, guarded drivers."""
+    given = values.get("allowed_origins")
+    if given is None:
+        return None
+    if driver not in (Driver.LAUNCH, Driver.CDP):
+        raise BadRequest(f"{where}: allowed_origins needs browserd's page guards (drivers "
+                         "'launch' and 'cdp'); the user's own browser is not contained")
+    if not isinstance(given, list | tuple) or not all(isinstance(o, str) for o in given):
+        raise BadRequest(f"{where}: allowed_origins must be a list of origin patterns")
+    try:
+        EgressPolicy.parse(given)
+    except ValueError as exc:
+        raise BadRequest(f"{where}: allowed_origins: {exc}") from None
+    return tuple(given)
 
 
 def _live_values(driver: Driver, values: Mapping[str, Any], *, name: str,

@@ -9,6 +9,10 @@ Started by each attempt before its tab registry, in this order:
    each new one paused until its document requests are intercepted and its
    context's download behavior is set (the follower's ``ensure_context``).
 
+With ``allowed_origins`` (the profile's setting) the guard also contains
+every page's egress (:mod:`browserd.egress`, :mod:`browserd.tabs.contain`); sessions add narrower
+policies for their contexts through ``navguard.egress``.
+
 So no tab exists before both are up. Both are children of the attempt
 (``one_for_all``): if either fails the attempt fails and restarts. They end
 (cancelled) when the block exits.
@@ -24,6 +28,8 @@ import trio
 
 from ..cdp import CdpConnection
 from ..downloads import DownloadFollower, DownloadStore
+from ..egress import EgressPolicy, EgressScopes
+from ..tabs.contain import Containment
 from ..tabs.navguard import NavGuard
 from ..urlpolicy import UrlPolicy
 
@@ -41,8 +47,10 @@ class PageGuards:
 @asynccontextmanager
 async def open_page_guards(
     connection: CdpConnection, *, url_policy: UrlPolicy | None, downloads: DownloadStore | None,
+    allowed_origins: tuple[str, ...] = (),
 ) -> AsyncIterator[PageGuards]:
-    """Start the follower (with ``downloads``), then the guard (with ``url_policy``).
+    """Start the follower (with ``downloads``), then the guard (with ``url_policy``
+    and, when ``allowed_origins`` is not empty, egress containment).
 
     Raises BrowserdError when either cannot be set up (bounded by their own
     deadlines); on exit both are cancelled.
@@ -53,9 +61,11 @@ async def open_page_guards(
             follower = await nursery.start(DownloadFollower(connection, downloads).run)
         navguard: NavGuard | None = None
         if url_policy is not None:
+            egress = EgressScopes(EgressPolicy.parse(allowed_origins) if allowed_origins else None)
             navguard = await nursery.start(NavGuard(
                 connection, url_policy,
-                on_attach=follower.ensure_context if follower is not None else None).run)
+                on_attach=follower.ensure_context if follower is not None else None,
+                egress=egress, contain=Containment).run)
         try:
             yield PageGuards(navguard=navguard, downloads=follower)
         finally:

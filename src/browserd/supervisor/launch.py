@@ -38,7 +38,8 @@ async def prepare_launch(settings: Settings, exe: Executable, profile_dir: Path,
     claim_profile(profile_dir)
     await pid_record.stop_leftover(profile_dir)
     clear_stale_lock(profile_dir)
-    prepare_preferences(profile_dir, name=settings.profile, color=settings.color)
+    prepare_preferences(profile_dir, name=settings.profile, color=settings.color,
+                        contain_egress=bool(settings.allowed_origins))
     return LaunchSpec(
         executable=exe.path,
         profile_dir=profile_dir,

@@ -8,8 +8,10 @@ from ..browser.process import BrowserProcess
 from ..cdp import CdpConnection
 from ..downloads import DownloadFollower
 from ..tabs.capture_gate import CaptureGate
+from ..tabs.commits import CommitLog
 from ..tabs.navguard import NavGuard
 from ..tabs.registry import TabRegistry
+from ..tabs.restored import RestoreLedger
 from ..tabs.scope import TabScope
 from .liveness import LivenessProbe
 
@@ -27,6 +29,9 @@ class BrowserRuntime:
     scope here, a session's in :meth:`scoped`; ``registry`` is every tab of
     the browser. ``liveness`` is the connection's probe (set by the
     supervisor when it serves the runtime; None in tests that build one).
+    ``commits`` is the connection's :class:`~browserd.tabs.commits.CommitLog`
+    and ``restored`` the supervisor's restore ledger, which every scope asks
+    about ids it does not know (both None where tabs are never restored).
     """
 
     connection: CdpConnection
@@ -39,11 +44,13 @@ class BrowserRuntime:
     navguard: NavGuard | None = None
     downloads: DownloadFollower | None = None
     liveness: LivenessProbe | None = None
+    commits: CommitLog | None = None
+    restored: RestoreLedger | None = None
     tabs: TabScope = attrs.field()
 
     @tabs.default
     def _default_scope(self) -> TabScope:
-        return TabScope(self.registry)
+        return TabScope(self.registry, restored=self.restored)
 
     def nudge_liveness(self) -> None:
         """A request on this browser timed out: probe it now (is it hung?).
@@ -57,4 +64,5 @@ class BrowserRuntime:
 
     def scoped(self, context: str | None) -> BrowserRuntime:
         """This runtime as a session (browser context ``context``) sees it."""
-        return attrs.evolve(self, tabs=TabScope(self.registry, context))
+        return attrs.evolve(self, tabs=TabScope(self.registry, context,
+                                                restored=self.restored))

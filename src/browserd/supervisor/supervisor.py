@@ -21,6 +21,8 @@ which runs the liveness probe (:mod:`.liveness`): a hung browser is
 ``unresponsive``, then restarted (reason ``hung``, within the budget; an attached
 one is reconnected, never killed). A running browser's end is told by the crash
 account (:mod:`.crash`): ``/status.lastCrash`` and a ``browser.crashed`` event.
+After such a crash the next browser reopens the agent's tabs and carries its
+sessions over before it is ``running`` (:mod:`.restore`, ``restore_tabs``).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from ..errors import (
 from ..events import EventSink, EventType
 from ..paths import Paths
 from ..tabs.capture_gate import CaptureGate
+from ..tabs.commits import CommitLog
 from ..tabs.registry import open_tab_registry
 from .crash import CrashWatch
 from .guards import open_page_guards
@@ -65,6 +68,7 @@ from .launch import prepare_launch, run_launched_browser
 from .leftovers import PidRecord
 from .liveness import AbortableTransport, LivenessPolicy, LivenessProbe
 from .policy import RestartHistory, RestartPolicy
+from .restore import SessionCarrier, TabRestorer
 from .runtime import BrowserRuntime
 from .state import SupervisorState
 
@@ -116,6 +120,7 @@ class BrowserSupervisor:
         downloads: DownloadStore | None = None,
         events: EventSink | None = None,
         liveness: LivenessPolicy | None = None,
+        sessions: SessionCarrier | None = None,
     ) -> None:
         self.settings = settings
         # browser.state here; tab.* / dialog.* / console.error from the registry and its tabs.
@@ -137,6 +142,9 @@ class BrowserSupervisor:
         self.runtime: BrowserRuntime | None = None
         self.last_error: BrowserdError | None = None
         self.crashes = CrashWatch()  # .last: /status.lastCrash
+        # After a crash: the tabs to reopen, the sessions to carry over, the old ids' ledger.
+        self.restorer = TabRestorer(settings, url_policy=url_policy, sessions=sessions,
+                                    events=events)
         self.restarts = 0
         self.spawns = 0
         self._tries = 0  # attempts begun by the loop (a start after a failure waits for one)
@@ -253,6 +261,8 @@ class BrowserSupervisor:
         self._wake.set()
 
     def _set_state(self, state: SupervisorState) -> None:
+        if state in _DOWN:  # no restore after a stop or a failure
+            self.restorer.abandon()
         if state != self.state:
             log.info("browser state %s -> %s", self.state, state)
             if self.events is not None:
@@ -412,11 +422,13 @@ class BrowserSupervisor:
             else open_cdp_connection(str(ws_url), handshake_timeout_s=handshake_timeout_s)
         )
         async with opened as conn:
+            commits = CommitLog.tapping(conn)  # before any page attaches
             with trio.fail_after(10):
                 version = await conn.send("Browser.getVersion")
             async with open_page_guards(
                 conn, url_policy=None if live else self.url_policy,
                 downloads=None if live else self.downloads,
+                allowed_origins=self.settings.allowed_origins,
             ) as guards, open_tab_registry(
                 conn, settings=self.settings, headless=self.headless and process is not None,
                 navguard=guards.navguard, events=self.events, consent=live,
@@ -434,6 +446,7 @@ class BrowserSupervisor:
                     captures=CaptureGate.with_capacity(self.settings.max_concurrent_captures),
                     navguard=guards.navguard,
                     downloads=guards.downloads,
+                    commits=commits, restored=self.restorer.ledger,
                 ), abortable=pipe)
 
     async def serve_runtime(self, runtime: BrowserRuntime, *,
@@ -444,12 +457,14 @@ class BrowserSupervisor:
         the calls in flight with BROWSER_UNRESPONSIVE (else BROWSER_GONE).
         Raises the connection's close reason (BrowserGone when it has none) or
         BrowserUnresponsive (hung); cancellation ends it at once. How it ended
-        is noted for the crash account.
+        is noted for the crash account. After a crash, the tabs are restored
+        (:meth:`TabRestorer.restore`) before the state is ``running``.
         """
         probe = LivenessProbe(runtime.connection, self.liveness,
                               on_unresponsive=self._on_unresponsive, abortable=abortable)
         runtime = attrs.evolve(runtime, liveness=probe)
         self.crashes.serving(runtime)
+        await self.restorer.restore(runtime)
         self.mark_running(runtime)
         try:
             await probe.run()
@@ -477,6 +492,7 @@ class BrowserSupervisor:
         if crash is None:
             return error
         log.warning("browser crashed: %s (%d tabs)", crash.describe(), crash.tabs_affected)
+        self.restorer.crashed(self.crashes.served, crash)
         if self.events is not None:
             self.events.publish(EventType.BROWSER_CRASHED, **crash.event_data())
         return crash.as_error(error)

@@ -35,6 +35,17 @@ Blocks are kept per target in a bounded list (:class:`BlockRecord`, URLs
 shown as ``scheme://host:port/path`` only) for ``/navigate``'s 403
 ``redirectedFrom`` and for input actions' ``effects.blocked``.
 
+Egress containment: a page whose browser context has an egress policy
+(:class:`~browserd.egress.EgressScopes`: the profile's ``allowed_origins``,
+or its session's) gets ``Fetch`` for *every* request
+(:data:`~browserd.egress.FETCH_ALL`) on this same session, and each paused
+request to an origin the policy does not allow is failed the same way
+(reason ``"egress"``, noted in the ledger the network ring reads). The
+``contain`` factory (:class:`browserd.tabs.contain.Containment`) does the
+rest before the page runs (WebSocket rules, APIs Fetch cannot hold, child
+targets, whose Fetch it switches on through the guard). Judging a contained
+page's request fails closed.
+
 Cancellation: cancelling :meth:`NavGuard.run` stops guarding; requests
 paused at that moment are released by Chromium when the session detaches.
 """
@@ -51,6 +62,15 @@ import attrs
 import trio
 
 from ..cdp import CdpConnection, CdpSession
+from ..egress import (
+    EGRESS,
+    FETCH_ALL,
+    ContainmentFactory,
+    EgressPolicy,
+    EgressScopes,
+    PageContainment,
+    note_blocked,
+)
 from ..errors import BadUrl, BrowserdError, BrowserGone, Timeout, UrlBlocked
 from ..redact import loggable_url
 from ..urlpolicy import UrlPolicy
@@ -85,6 +105,8 @@ def navigation_verdict(policy: UrlPolicy, url: str) -> str | None:
     if scheme in ("http", "https"):
         try:
             parts = urlsplit(url[:4096])
+            if len(url) > 4096 and not (parts.path or parts.query or parts.fragment):
+                return "invalid"  # the authority itself was cut: its port is unknown
             probe = f"{scheme}://{parts.netloc}/"
         except ValueError:
             return "invalid"
@@ -110,9 +132,12 @@ class BlockRecord:
     reason: str
     main_frame: bool
     redirected_from: str | None  # display form of the first URL of the redirect chain
+    resource_type: str | None = None  # not the page's own navigation: Chromium's type
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"url": self.url, "reason": self.reason}
+        if self.resource_type is not None:
+            out["resourceType"] = self.resource_type
         if self.redirected_from is not None:
             out["redirectedFrom"] = self.redirected_from
         if self.target_id and self.opener_id:
@@ -134,6 +159,7 @@ class _Guarded:
     # requestId -> first URL of its redirect chain (newest CHAINS_KEPT requests)
     chains: collections.OrderedDict[str, str] = attrs.field(factory=collections.OrderedDict)
     main_seen: bool = False  # a main-frame request was let through
+    egress: EgressPolicy | None = None  # its context's policy (None: not contained)
 
 
 class NavGuard:
@@ -142,9 +168,13 @@ class NavGuard:
     def __init__(
         self, connection: CdpConnection, policy: UrlPolicy, *,
         on_attach: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+        egress: EgressScopes | None = None, contain: ContainmentFactory | None = None,
     ) -> None:
         self.connection = connection
         self.policy = policy
+        #: Egress policies by browser context (sessions add theirs before their pages exist).
+        self.egress = egress if egress is not None else EgressScopes()
+        self._contain = contain
         self._on_attach = on_attach
         self._targets: dict[str, _Guarded] = {}
         self._blocks: collections.deque[BlockRecord] = collections.deque(maxlen=BLOCKS_KEPT)
@@ -260,7 +290,8 @@ class NavGuard:
         guarded = _Guarded(target_id=target_id, opener_id=info.get("openerId") or None,
                            session_id=str(session_id), scope=trio.CancelScope(),
                            decided=self._decision(target_id),
-                           ready=_event_for(self._ready, target_id))
+                           ready=_event_for(self._ready, target_id),
+                           egress=self.egress.policy_for(info.get("browserContextId")))
         self._targets[target_id] = guarded
         return guarded
 
@@ -268,13 +299,23 @@ class NavGuard:
         target_id = guarded.target_id
         session = self.connection.session(guarded.session_id)
         paused = session.subscribe(frozenset({"Fetch.requestPaused"}), buffer=10000)
+        containment = None if guarded.egress is None or self._contain is None else (
+            self._contain(
+                self.connection, guarded.session_id, guarded.egress,
+                lambda url, kind: self._judge(guarded.egress, url, kind),
+                lambda url, reason, kind, _id: self._record(
+                    guarded, url=url, reason=reason, main=False, first=None, kind=kind),
+                _enable_fetch_all))
         try:
             with guarded.scope:
                 try:
-                    await self._set_up(session, info, waiting)
+                    await self._set_up(session, info, waiting, guarded.egress is not None,
+                                       containment)
                     guarded.guarding = True
                     guarded.ready.set()
                     async with trio.open_nursery() as nursery:
+                        if containment is not None:
+                            nursery.start_soon(containment.run)
                         async for event in paused:
                             nursery.start_soon(self._answer, session, guarded, event.params)
                 except BrowserdError as exc:
@@ -290,21 +331,30 @@ class NavGuard:
                             pass
         finally:
             self.connection.unsubscribe(paused)
+            if containment is not None:
+                containment.close()
             guarded.guarding = False
             guarded.decided.set()
             guarded.ready.set()
             if self._targets.get(target_id) is guarded:
                 del self._targets[target_id]
 
-    async def _set_up(self, session: CdpSession, info: dict[str, Any], waiting: bool) -> None:
-        """Fetch on, the attach hook run, then the page resumed (always, bounded).
+    async def _set_up(self, session: CdpSession, info: dict[str, Any], waiting: bool,
+                      contained: bool, containment: PageContainment | None) -> None:
+        """Fetch on (every request when contained, and the containment set up), the
+        attach hook run, then the page resumed (always, bounded).
 
         Raises BrowserdError (Timeout after 5 s) when the set-up failed; the
         page is resumed all the same and the caller closes it.
         """
         try:
             with trio.move_on_after(SETUP_DEADLINE_S) as scope:
-                await session.send("Fetch.enable", {"patterns": _DOCUMENT_PATTERNS})
+                if contained:
+                    await _enable_fetch_all(session)
+                else:
+                    await session.send("Fetch.enable", {"patterns": _DOCUMENT_PATTERNS})
+                if containment is not None:
+                    await containment.set_up()
                 if self._on_attach is not None:
                     await self._on_attach(info)
             if scope.cancelled_caught:
@@ -317,25 +367,33 @@ class NavGuard:
         """Judge one paused request and continue or fail it (bounded; errors logged)."""
         request_id = str(p.get("requestId", ""))
         url = str((p.get("request") or {}).get("url", ""))
-        main = p.get("frameId") == guarded.target_id
+        kind = str(p.get("resourceType") or "Document")
+        document = kind == "Document"
+        main = document and p.get("frameId") == guarded.target_id
         first = guarded.chains.pop(str(p.get("redirectedRequestId") or ""), None)
         verdict: str | None = None
         try:
-            verdict = navigation_verdict(self.policy, url)
+            verdict = self._judge(guarded.egress, url, kind)
         except Exception:  # never leave a request paused because judging broke
-            log.exception("navguard: judging a request failed; letting it through")
+            log.exception("navguard: judging a request failed; %s",
+                          "stopping it" if guarded.egress else "letting it through")
+            verdict = EGRESS if guarded.egress is not None else None
         try:
             with trio.move_on_after(ANSWER_DEADLINE_S):
                 if verdict is None:
-                    guarded.chains[request_id] = first or url
-                    while len(guarded.chains) > CHAINS_KEPT:
-                        guarded.chains.popitem(last=False)
+                    if document:
+                        guarded.chains[request_id] = first or url
+                        while len(guarded.chains) > CHAINS_KEPT:
+                            guarded.chains.popitem(last=False)
                     await session.send("Fetch.continueRequest", {"requestId": request_id})
                     if main:
                         guarded.main_seen = True
                         guarded.decided.set()
                     return
-                self._record(guarded, url=url, reason=verdict, main=main, first=first)
+                if verdict == EGRESS:
+                    note_blocked(p.get("networkId"))
+                self._record(guarded, url=url, reason=verdict, main=main, first=first,
+                             kind=None if main else kind.lower())
                 await session.send("Fetch.failRequest", {"requestId": request_id,
                                                          "errorReason": "BlockedByClient"})
                 if main and guarded.opener_id and not guarded.main_seen:
@@ -345,15 +403,33 @@ class NavGuard:
         except BrowserdError as exc:
             log.info("navguard: answering a paused request failed: %s", exc.message)
 
+    def _judge(self, egress: EgressPolicy | None, url: str, kind: str) -> str | None:
+        """Why a paused request must be stopped (URL policy for documents, then egress)."""
+        verdict = navigation_verdict(self.policy, url) if kind == "Document" else None
+        if verdict is None and egress is not None:
+            verdict = egress.verdict(url)
+        return verdict
+
     def _record(self, guarded: _Guarded, *, url: str, reason: str, main: bool,
-                first: str | None) -> None:
+                first: str | None, kind: str | None = None) -> None:
+        """Keep one block; ``kind`` (the resource type) marks a block of anything but the
+        page's own navigation, and a repeat of such a block replaces the older record."""
         self._seq += 1
         record = BlockRecord(
             seq=self._seq, target_id=guarded.target_id, opener_id=guarded.opener_id,
             url=loggable_url(url), reason=reason, main_frame=main,
             redirected_from=loggable_url(first) if first is not None else None,
+            resource_type=kind,
         )
+        if kind is not None:
+            key = (record.target_id, record.url, reason, kind)
+            for old in [b for b in self._blocks
+                        if (b.target_id, b.url, b.reason, b.resource_type) == key]:
+                self._blocks.remove(old)
         self._blocks.append(record)
+        if kind is not None and kind != "document":
+            log.info("navguard: blocked a %s request to %s (%s)", kind, record.url, reason)
+            return
         log.warning("navguard: blocked %s request to %s (%s)%s",
                     "a main-frame" if main else "a subframe", record.url, reason,
                     f" redirected from {record.redirected_from}" if first else "")
@@ -363,6 +439,11 @@ class NavGuard:
         if len(self.closed_popups) > 1000:
             self.closed_popups.pop()
         await self.connection.send("Target.closeTarget", {"targetId": guarded.target_id})
+
+
+async def _enable_fetch_all(session: CdpSession) -> None:
+    """Fetch on for every request of ``session`` (a contained page's, or its child's)."""
+    await session.send("Fetch.enable", {"patterns": list(FETCH_ALL)})
 
 
 def _event_for(events: collections.OrderedDict[str, trio.Event], target_id: str) -> trio.Event:

@@ -18,15 +18,23 @@ Page content is untrusted: URLs, headers and post data are capped per
 entry (:data:`URL_CAP`, :data:`HEADERS_CAP`, :data:`POST_DATA_CAP`) and
 header values are kept out of ``repr`` so they cannot reach a log line by
 accident (Authorization, Cookie and Set-Cookie carry secrets).
+
+A WebSocket is one entry too (``resourceType: "websocket"``), pending while
+it is open. A request the navigation guard stopped for egress containment
+(:mod:`browserd.egress`; Chromium reports it as an ``inspector``
+block, or a WebSocket as offline) has ``blockedReason: "egress"``.
 """
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
+
+from ..egress import blocked_reason
 
 __all__ = ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS", "POST_DATA_CAP",
            "RESOURCE_TYPES", "URL_CAP", "NetworkControls", "NetworkEntry", "NetworkLog",
@@ -51,10 +59,15 @@ NETWORK_ENABLE: Mapping[str, int] = {
 tab (5 MiB per response) for ``GET /network/{id}``; post data up to the ring's cap
 comes inline with the request event."""
 
+_WS_EVENTS = frozenset({
+    "Network.webSocketCreated", "Network.webSocketWillSendHandshakeRequest",
+    "Network.webSocketHandshakeResponseReceived", "Network.webSocketFrameError",
+    "Network.webSocketClosed",
+})
 NETWORK_EVENTS = frozenset({
     "Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished",
     "Network.loadingFailed", "Network.requestServedFromCache",
-})
+}) | _WS_EVENTS
 
 RESOURCE_TYPES = ("document", "stylesheet", "image", "media", "font", "script", "texttrack",
                   "xhr", "fetch", "prefetch", "eventsource", "websocket", "manifest",
@@ -351,6 +364,9 @@ class NetworkLog:
         if not isinstance(request_id, str):
             return
         key = (session_id, request_id)
+        if method in _WS_EVENTS:
+            self._on_websocket(key, method, params)
+            return
         if method == "Network.requestWillBeSent":
             self._on_request(key, params)
             return
@@ -369,7 +385,7 @@ class NetworkLog:
             hop.finished = True
             del self._live[key]
         elif method == "Network.loadingFailed":
-            blocked = params.get("blockedReason")
+            blocked = blocked_reason(request_id) or params.get("blockedReason")
             text = str(params.get("errorText") or "")[:500]
             if not text and blocked:
                 text = f"blocked ({blocked})"
@@ -414,6 +430,41 @@ class NetworkLog:
         self._bytes += hop.measure()
         self._live[key] = hop
         self._hops[new_id] = hop
+        self._evict()
+
+    def _on_websocket(self, key: tuple[str | None, str], method: str,
+                      p: Mapping[str, Any]) -> None:
+        """One WebSocket event: an entry per socket, pending until it closes."""
+        hop = self._live.get(key)
+        if method == "Network.webSocketCreated":
+            url = str(p.get("url") or "")
+            hop = _Hop(id=self._next_id, request_id=key[1], session_id=key[0], method="GET",
+                       url=url[:URL_CAP], url_truncated=len(url) > URL_CAP,
+                       resource_type="websocket", frame_id=None, started_at=time.time(),
+                       start_ts=0.0, request_headers={}, post_data=None, has_post_data=False)
+            self._next_id += 1
+            self._bytes += hop.measure()
+            self._live[key] = self._hops[hop.id] = hop
+            self._evict()
+            return
+        if hop is None or hop.resource_type != "websocket":
+            return
+        timestamp = _float(p.get("timestamp"))
+        if method == "Network.webSocketWillSendHandshakeRequest":
+            hop.start_ts = timestamp or hop.start_ts
+            hop.request_headers = _cap_headers((p.get("request") or {}).get("headers"))
+        elif method == "Network.webSocketHandshakeResponseReceived":
+            hop.take_response(p.get("response") or {})
+        elif method == "Network.webSocketFrameError" and hop.status is None:
+            hop.failed = True  # it never opened
+            hop.error_text = str(p.get("errorMessage") or "failed")[:500]
+            hop.blocked_reason = blocked_reason(key[1])
+        elif method == "Network.webSocketClosed":
+            hop.end_ts = timestamp
+            hop.start_ts = hop.start_ts or timestamp or 0.0
+            hop.finished = True
+            del self._live[key]
+        self._bytes += hop.measure()
         self._evict()
 
     def _evict(self) -> None:

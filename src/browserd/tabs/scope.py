@@ -7,6 +7,12 @@ copy: every call is the registry's, with the scope's browser context
 (404 TAB_NOT_FOUND) and never sees it listed. A scope may also *hide* tabs
 (:meth:`TabScope.hiding`): the person's tabs granted to another agent token
 are not this token's, listed or named.
+
+After a crash whose tabs were restored (:mod:`browserd.tabs.restored`), an
+id the registry does not know is looked up in the restore ledger, within the
+scope: a reopened tab's old id is 409 TAB_RESTORED (with the new id), a lost
+one's 410 TAB_LOST, for ``restored_id_ttl_s``; listed tabs that were reopened
+carry ``restoredFrom``. Another scope's old ids stay 404 TAB_NOT_FOUND.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from ..cdp import CdpConnection
 from ..errors import TabNotFound
 from .actor import TabActor, TabInfo
 from .registry import TabRegistry
+from .restored import RestoreLedger
 
 __all__ = ["TabScope"]
 
@@ -23,14 +30,17 @@ class TabScope:
     """The registry as seen by one scope (``context``: a session's browser context)."""
 
     def __init__(self, registry: TabRegistry, context: str | None = None,
-                 hidden: frozenset[str] = frozenset()) -> None:
+                 hidden: frozenset[str] = frozenset(), *,
+                 restored: RestoreLedger | None = None) -> None:
         self.registry = registry
         self.context = context
         self.hidden = hidden
+        self.restored = restored
 
     def hiding(self, hidden: frozenset[str]) -> TabScope:
         """This scope without the tabs ``hidden`` (targetIds), as if they did not exist."""
-        return TabScope(self.registry, self.context, self.hidden | hidden) if hidden else self
+        return TabScope(self.registry, self.context, self.hidden | hidden,
+                        restored=self.restored) if hidden else self
 
     def _shown(self, tab: TabActor) -> TabActor:
         if tab.target_id in self.hidden:
@@ -45,8 +55,15 @@ class TabScope:
     def has_spare(self) -> bool:
         return self.context is None and self.registry.has_spare
 
+    def _restored_or(self, error: TabNotFound, target_id: str) -> TabNotFound:
+        """TabRestored / TabLost for an old id of this scope (raised), else ``error``."""
+        if self.restored is not None:
+            self.restored.check(target_id, self.context)
+        return error
+
     def infos(self) -> list[TabInfo]:
-        return [i for i in self.registry.infos(self.context) if i.target_id not in self.hidden]
+        infos = [i for i in self.registry.infos(self.context) if i.target_id not in self.hidden]
+        return infos if self.restored is None else self.restored.annotate(infos, self.context)
 
     def active_id(self) -> str | None:
         active = self.registry.active_id(self.context)
@@ -56,11 +73,22 @@ class TabScope:
         return [t for t in self.registry.target_ids(self.context) if t not in self.hidden]
 
     def get(self, target_id: str) -> TabActor:
-        """Exact id or unique prefix of a tab of this scope; TabNotFound otherwise."""
-        return self._shown(self.registry.get(target_id, self.context))
+        """Exact id or unique prefix of a tab of this scope; TabNotFound otherwise
+        (TabRestored / TabLost for an old id of a crashed browser's tab)."""
+        try:
+            tab = self.registry.get(target_id, self.context)
+        except TabNotFound as exc:
+            raise self._restored_or(exc, target_id) from None
+        return self._shown(tab)
 
     async def resolve(self, target_id: str | None, *, use: bool = True) -> TabActor:
-        return self._shown(await self.registry.resolve(target_id, use=use, scope=self.context))
+        try:
+            tab = await self.registry.resolve(target_id, use=use, scope=self.context)
+        except TabNotFound as exc:
+            if target_id is None:
+                raise
+            raise self._restored_or(exc, target_id) from None
+        return self._shown(tab)
 
     async def open(self, url: str = "about:blank") -> TabActor:
         return await self.registry.open(url, scope=self.context)

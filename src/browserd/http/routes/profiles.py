@@ -49,9 +49,13 @@ async def create_session(system: System, args: dict[str, Any]) -> dict[str, Any]
     runtime = system.supervisor.require_runtime()
     ttl_s = float(args["ttlS"] if args["ttlS"] is not None else system.settings.session_ttl_s)
     with trio.fail_after(SESSION_DEADLINE_S):
-        session = await system.profile.sessions.create(runtime, name=args["name"], ttl_s=ttl_s)
-    return {"sessionId": session.session_id, "name": session.name, "ttlS": session.ttl_s,
-            "profile": system.profile.name}
+        session = await system.profile.sessions.create(
+            runtime, name=args["name"], ttl_s=ttl_s, allowed_origins=args.get("allowedOrigins"))
+    out: dict[str, Any] = {"sessionId": session.session_id, "name": session.name,
+                           "ttlS": session.ttl_s, "profile": system.profile.name}
+    if session.egress is not None:
+        out["allowedOrigins"] = session.egress.to_json()
+    return out
 
 
 async def delete_session(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +109,11 @@ def profile_routes() -> list[Route]:
               fields=(Field(name="name", type="string", max_length=64),
                       Field(name="ttlS", type="number", minimum=1, maximum=7 * 86400,
                             description="close after this many idle seconds "
-                            "(default session_ttl_s, 1800)")),
+                            "(default session_ttl_s, 1800)"),
+                      Field(name="allowedOrigins", type="array", items="string",
+                            description="egress containment: the only origins its pages may "
+                            "reach (scheme://host[:port], *.domain, port *); within the "
+                            "profile's allowed_origins when it has them")),
               summary="Create a session: its own browser context (cookies, storage, tabs)"),
         Route(path="/sessions/<sessionId>", methods=("DELETE",), handler=delete_session,
               tag="sessions", scope="profile", path_params=("sessionId",),
