@@ -1,5 +1,5 @@
 """Fault drills for browserd: each starts browserd on a real Chromium, injects one fault
-(RELIABILITY.md F1-F15) and checks recovery and the invariants.
+(F1-F18) and checks recovery and the invariants.
 
 Run them with ``python -m supervision [--only F1,F3] [--fast]``; the fast subset also
 runs in CI through tests/integration/test_drills.py.

@@ -149,7 +149,7 @@ class ProfileNotFound(NotFound):
 class SessionNotFound(NotFound):
     code = "SESSION_NOT_FOUND"
     default_hint = ("GET /sessions lists the live sessions; sessions end when idle past "
-                    "their ttlS, when deleted, and when the browser restarts")
+                    "their ttlS, when deleted, and when the browser is stopped")
 
 
 class TokenNotFound(NotFound):
