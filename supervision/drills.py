@@ -1301,6 +1301,42 @@ async def s11(d: Drill) -> None:
     await hostile_neighbour(d)
 
 
+FLOOD_LINES_FULL, FLOOD_LINES_FAST = 200_000, 60_000
+FLOOD_PAGE = """<!doctype html><title>flood</title><script>
+for (let i = 0; i < {n}; i++) console.log('line ' + i);
+for (let i = 0; i < 500; i++) fetch('/flood.html?req=' + i).catch(() => {{}});
+document.title = 'flooded';
+</script>"""
+
+
+async def f18(d: Drill) -> None:
+    """A page floods events while it loads; its tab keeps answering; drops are counted."""
+    lines = FLOOD_LINES_FAST if d.fast else FLOOD_LINES_FULL
+    svc = await d.start()
+    with serve_pages({"/flood.html": FLOOD_PAGE.format(n=lines)}) as pages:
+        tab = await svc.open_tab("about:blank")
+        t0 = time.perf_counter()
+        r = await svc.post("/navigate", {"targetId": tab, "url": pages.url("/flood.html"),
+                                         "timeoutMs": 120_000}, timeout=150)
+        d.figure("flood_load", time.perf_counter() - t0, " s")
+        d.check(r.status == 200, f"/navigate to the flood: {r.brief()}")
+        title = await svc.eval("document.title", target=tab, timeout_ms=60_000)
+        d.check(title.status == 200 and title.body.get("result") == "flooded",
+                f"/eval after the flood: {title.brief()}")
+        snap = await svc.get(f"/snapshot?targetId={tab}", timeout=60)
+        d.check(snap.status == 200 and "flood" in str(snap.body.get("title")),
+                f"/snapshot after the flood: {snap.brief()}")
+        console = await svc.get(f"/console?targetId={tab}", timeout=30)
+        dropped = console.body.get("dropped") if console.status == 200 else None
+        d.check(isinstance(dropped, int) and dropped >= lines - 500,
+                f"/console dropped {dropped} of {lines} lines (500 kept): {console.brief()}")
+        if isinstance(dropped, int):
+            d.figure("console_dropped", dropped, "")
+        tabs = await svc.tabs()
+        d.check(any(t["targetId"] == tab and not t.get("broken") for t in tabs),
+                f"the tab is listed and not broken: {tabs}")
+
+
 async def p1(d: Drill) -> None:
     """kill -9 one profile's browser while the other profiles serve a load."""
     from .profiles_drill import profile_kill
@@ -1356,6 +1392,10 @@ DRILLS: dict[str, DrillSpec] = {s.key: s for s in [
               expectation="restarted; all 5 tabs reopened at their URLs in their sessions "
                           "(restoredFrom); each old id 409 TAB_RESTORED with the new id and "
                           "lastCrash (signal 9, stderr tail), 404 in the other session"),
+    DrillSpec(key="F18", title="a page floods events while it loads", fast=True, fn=f18,
+              expectation="the tab answers /eval and /snapshot after 200,000 console lines "
+                          "and 500 fetches (60,000 in the fast run); drops counted; never "
+                          "BROWSER_GONE or broken"),
     DrillSpec(key="P1", title="kill -9 one profile's browser under load", fast=True, fn=p1,
               expectation="it restarts with a new pid; the other profiles serve every request "
                           "(no error) and keep their browsers"),

@@ -5,7 +5,7 @@ one injected fault, recovery and the invariants checked, a graceful stop)
 and fails with the drill's report. ``python -m supervision`` runs them all. Latency
 limits are not judged here (only recorded): a loaded CI machine is slow, not broken.
 
-Six fast drills stay out of the suite, for its time, because suite tests show
+Eight fast drills stay out of the suite, for its time, because suite tests show
 the same behaviour more cheaply: F3 (SIGTERM: ``test_lifecycle``'s
 ``test_sigterm_exits_zero_after_closing_the_browser``), F8 (a hung renderer:
 ``test_input``'s hung-page click), F9 (a dialog never hangs a call: the dialog
@@ -13,7 +13,8 @@ tests of ``test_snapshot``, ``test_hostile`` and ``test_navigation``), F11 (a cr
 loop backs off and gives up: ``test_profiles``' crash loop and
 ``tests/unit/test_supervisor.py``), P1 (one profile killed while the others
 serve: ``test_profiles``) and F16 (a SIGSTOPped browser is found, refused fast
-and replaced: ``test_crash_account``'s real-Chromium SIGSTOP test).
+and replaced: ``test_crash_account``'s real-Chromium SIGSTOP test), F17 (tabs
+restored after a kill -9: ``test_restore``) and F18 (an event flood: ``test_flood``).
 ``python -m supervision`` runs them with the rest.
 """
 
