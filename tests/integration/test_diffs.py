@@ -62,3 +62,35 @@ async def test_adding_items_answers_only_the_new_lines(
     r = await api.get("/snapshot", params={"targetId": tab, "since": diff["snapshotId"],
                                            "interactive": "true"})
     assert r.json()["full"] is True
+
+
+SPA = """<!doctype html><title>late app</title><div id="app">Loading…</div>
+<script>
+window.addEventListener('load', () => {
+  // A burst of fetches, then the UI is drawn, a little at a time.
+  Promise.all([1, 2, 3].map(i => fetch('/diffs/todos?i=' + i))).then(() => {
+    let n = 0;
+    const draw = () => {
+      const b = document.createElement('button');
+      b.textContent = 'Launcher ' + (++n);
+      document.getElementById('app').append(b);
+      if (n < 5) setTimeout(draw, 60); else document.getElementById('app').firstChild.remove();
+    };
+    setTimeout(draw, 80);
+  });
+});
+</script>"""
+add_route("/diffs/spa", html_route(SPA))
+
+
+async def test_the_first_snapshot_after_navigate_reads_an_app_that_draws_late(
+        api: httpx.AsyncClient, pages: PageServer, tab: str) -> None:
+    r = await api.post("/navigate", json={"targetId": tab, "url": pages.url("/diffs/spa")})
+    assert r.status_code == 200, r.text
+    snap = (await api.get("/snapshot", params={"targetId": tab})).json()
+    assert snap["settled"] is True, snap
+    assert all(f'button "Launcher {n}"' in snap["text"] for n in range(1, 6)), snap["text"]
+    assert "Loading" not in snap["text"]
+    # settleMs 0 reads at once (no wait, settled as asked).
+    fast = (await api.get("/snapshot", params={"targetId": tab, "settleMs": 0})).json()
+    assert fast["settled"] is True

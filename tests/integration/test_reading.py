@@ -235,7 +235,7 @@ async def test_snapshot_answer_is_lean(api: httpx.AsyncClient, tab: str,
         await navigate(api, tab, pages.url("/read_index.html"))
         body = await snap(api, tab)
         assert set(body) == {"snapshotId", "targetId", "url", "title", "format", "loadState",
-                             "text", "truncated", "stats", "hint"}
+                             "settled", "text", "truncated", "stats", "hint", "untrusted"}
         assert body["truncated"] is True and len(body["text"]) <= 20_000
         for word in ("root", "/find", "maxChars"):
             assert word in body["hint"]
@@ -347,8 +347,8 @@ async def test_find_on_a_2000_link_page(api: httpx.AsyncClient, tab: str,
                                            "name": "Link 1234", "exact": "true"})
         assert r.status_code == 200, r.text
         body = r.json()
-        assert set(body) == {"targetId", "url", "loadState", "count", "matches", "truncated",
-                             "stats"}
+        assert set(body) == {"targetId", "url", "loadState", "settled", "count", "matches",
+                             "truncated", "stats", "untrusted"}
         assert body["count"] == 1 and body["truncated"] is False
         match = body["matches"][0]
         assert match["role"] == "link" and match["name"] == "Link 1234"

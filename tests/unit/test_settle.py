@@ -71,8 +71,10 @@ async def test_after_settling_adds_the_load_state_to_the_answer() -> None:
             async def read() -> dict[str, Any]:
                 return {"count": 0}
 
-            assert await settle.after_settling(tab, 5000, read) == {
+            answer = await settle.after_settling(tab, 5000, read)
+            assert {k: answer[k] for k in ("count", "loadState")} == {
                 "count": 0, "loadState": "load"}
+            assert isinstance(answer["settled"], bool)
 
 
 async def test_an_action_that_did_not_navigate_gets_no_load_state() -> None:

@@ -72,9 +72,9 @@ PINNED = {
                            "walker_error"],
     "browserd.tabs.snapshots": ["ARIA_MAX_CHARS", "FORMATS", "READ_TEXT_CHARS",
                                 "READ_TOTAL_CHARS", "find", "take_snapshot"],
-    "browserd.tabs.settle": ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling",
+    "browserd.tabs.settle": ["DEFAULT_SETTLE_MS", "QUIET_MS", "WAIT_UNTIL", "after_settling",
                              "settle_after_commit", "settle_after_input", "settle_document",
-                             "wait_load_state"],
+                             "settle_read", "wait_load_state"],
     "browserd.tabs.history": ["go_back", "go_forward", "reload"],
     "browserd.tabs.actions": [
         "ACTION_KINDS", "KEY_ACTIONS", "LOAD_STATES", "MODIFIER_BITS", "MOUSE_ACTIONS", "Action",

@@ -4,9 +4,14 @@ Two waits, both bounded and both reporting where the document got to
 (``loadState``: ``"loading"``, ``"domcontentloaded"`` or ``"load"``) instead
 of failing when their time runs out:
 
-- :func:`settle_document` — before a snapshot, find, query or DOM read: a
+- :func:`settle_read` — before a snapshot, find, query or DOM read: a
   document still ``loading`` is waited for up to ``settleMs`` until
-  ``domcontentloaded``, so what is read is never silently a partial page;
+  ``domcontentloaded``, and then until its DOM has been quiet (no mutation
+  for :data:`QUIET_MS`) — a page that draws its UI after load (an app that
+  fetches, then renders) is read whole; the answer's ``settled: false`` says
+  when the time ran out first. A page that has been quiet for a while costs
+  nothing: a mutation observer in browserd's world remembers the last change;
+  :func:`settle_document` is the load-state part alone;
 - :func:`settle_after_input` — after an input action whose effects show a
   navigation: the new document is waited for until ``waitUntil``
   (``domcontentloaded`` by default; ``load``; ``commit`` and ``none`` do not
@@ -31,11 +36,13 @@ import trio
 
 from ..errors import BrowserdError
 from .actor import TabActor
+from .routing import send_in
 from .state import LoadState
-from .worlds import world_evaluate
+from .worlds import world_context, world_evaluate
 
-__all__ = ["DEFAULT_SETTLE_MS", "WAIT_UNTIL", "after_settling", "settle_after_commit",
-           "settle_after_input", "settle_document", "wait_load_state"]
+__all__ = ["DEFAULT_SETTLE_MS", "QUIET_MS", "WAIT_UNTIL", "after_settling",
+           "settle_after_commit", "settle_after_input", "settle_document", "settle_read",
+           "wait_load_state"]
 
 WAIT_UNTIL = ("domcontentloaded", "load", "commit", "none")
 """What an input action may wait for after it navigated (``waitUntil``)."""
@@ -45,6 +52,34 @@ _PROBE_S = 1.0
 """The longest one readyState probe may take (a busy renderer answers late)."""
 _RECHECK_S = 0.1
 """How often the state is re-read when no tab event arrives."""
+QUIET_MS = 150
+"""A DOM without a mutation for this long is drawn (``settleMs`` bounds the wait)."""
+#: In browserd's world: install (once per document) an observer of the page's DOM, then
+#: resolve when neither the DOM changed nor a response arrived for Q ms (a response is
+#: what an app draws from; requests still in flight are not visible from here). Before the observer existed, the document is
+#: taken as changing until Q ms after its load event (a page read later is quiet at once).
+_QUIET_JS = """((Q) => {
+  const S = globalThis.__browserdQuiet || (globalThis.__browserdQuiet = (() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    const s = {last: Math.max(nav && nav.loadEventEnd || 0, performance.now() - 10 * Q)};
+    if (document.readyState !== 'complete') s.last = performance.now();
+    new MutationObserver(() => { s.last = performance.now(); }).observe(document,
+      {subtree: true, childList: true, attributes: true, characterData: true});
+    return s;
+  })());
+  const lastResponse = () => {
+    let end = 0;
+    for (const e of performance.getEntriesByType('resource')) end = Math.max(end, e.responseEnd);
+    return end;
+  };
+  return new Promise(resolve => {
+    const check = () => {
+      const idle = performance.now() - Math.max(S.last, lastResponse());
+      if (idle >= Q) resolve(true); else setTimeout(check, Math.max(10, Q - idle));
+    };
+    check();
+  });
+})(%d)"""
 
 
 async def _ready_state(tab: TabActor) -> LoadState | None:
@@ -106,14 +141,39 @@ async def settle_document(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS) 
                                  until=trio.current_time() + settle_ms / 1000)
 
 
+async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS
+                      ) -> tuple[LoadState, bool]:
+    """Before a read: the load state (as :func:`settle_document`), then DOM quiet.
+
+    Answers ``(load_state, settled)``: ``settled`` is False when ``settle_ms``
+    ran out before the document was parsed and quiet (or the page could not
+    say: a dialog, a busy renderer). ``settle_ms`` 0 reads at once (settled).
+    Never raises for a slow page; cancellation ends the wait.
+    """
+    if settle_ms <= 0:
+        return tab.load_state, True
+    until = trio.current_time() + settle_ms / 1000
+    state = await settle_document(tab, settle_ms=settle_ms)
+    if state.rank < LoadState.DOMCONTENTLOADED.rank or tab.dialog is not None:
+        return state, False
+    with trio.move_on_after(max(0.0, until - trio.current_time())):
+        try:
+            context_id = await world_context(tab, tab.session, tab.main_frame_id)
+            await send_in(tab, tab.session, "Runtime.evaluate",
+                          {"expression": _QUIET_JS % QUIET_MS, "contextId": context_id,
+                           "awaitPromise": True, "returnByValue": True})
+            return tab.load_state, True
+        except BrowserdError:
+            return tab.load_state, False  # the document changed under us: read what is
+    return tab.load_state, False
+
+
 async def after_settling(tab: TabActor, settle_ms: int,
                          read: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-    """Settle the document (up to ``settle_ms``), then ``read``; its answer with ``loadState``.
-
-    Errors and cancellation of ``read`` pass through unchanged.
-    """
-    load_state = await settle_document(tab, settle_ms=settle_ms)
-    return {**await read(), "loadState": load_state.value}
+    """Settle the document (up to ``settle_ms``), then ``read``; its answer with
+    ``loadState`` and ``settled``. Errors and cancellation of ``read`` pass through."""
+    load_state, settled = await settle_read(tab, settle_ms=settle_ms)
+    return {**await read(), "loadState": load_state.value, "settled": settled}
 
 
 async def settle_after_input(tab: TabActor, result: MutableMapping[str, Any], *,

@@ -1,6 +1,6 @@
 """The page answers an agent reads: /snapshot (aria, read, domSnapshot) and /find.
 
-Both settle first (:func:`browserd.tabs.settle.settle_document`): a document
+Both settle first (:func:`browserd.tabs.settle.settle_read`): a document
 still ``loading`` is waited for up to ``settleMs`` until it has been parsed,
 and every answer carries ``loadState``, so a partial page is never silent.
 
@@ -39,7 +39,7 @@ from ..snapshot import (
 from .actor import TabActor
 from .diffs import diff_lines
 from .refs import Scope, run_walker, walk_scope, walk_tree, walker_error
-from .settle import DEFAULT_SETTLE_MS, settle_document
+from .settle import DEFAULT_SETTLE_MS, settle_read
 from .worlds import decode_value, world_evaluate
 
 __all__ = ["ARIA_MAX_CHARS", "FORMATS", "READ_TEXT_CHARS", "READ_TOTAL_CHARS", "find",
@@ -92,7 +92,7 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
     """
     if format not in FORMATS:
         raise BadRequest(f"unknown snapshot format {format!r}", field="format")
-    load_state = await settle_document(tab, settle_ms=settle_ms)
+    load_state, settled = await settle_read(tab, settle_ms=settle_ms)
     started = time.perf_counter()
     scope = await walk_scope(tab, root)
     snapshot_id = tab.refs.next_snapshot_id()
@@ -100,7 +100,8 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
         tab, scope.session, scope.frame_id, "JSON.stringify([location.href, document.title])"))
     url, title = (str(info[0]), str(info[1])) if isinstance(info, list) else (tab.url, "")
     out: dict[str, Any] = {"snapshotId": snapshot_id, "targetId": tab.target_id, "url": url,
-                           "title": title, "format": format, "loadState": load_state.value}
+                           "title": title, "format": format, "loadState": load_state.value,
+                           "settled": settled}
     if format == "domSnapshot":
         out.update(await _dom_walk(tab, scope, limit=limit))
         return out
@@ -193,7 +194,7 @@ async def find(tab: TabActor, *, role: str | None = None, name: str | None = Non
     """
     opts = FindOptions(role=role, name=name, text=text, exact=exact, limit=limit,
                        line_chars=line_chars)  # validates before any page work
-    load_state = await settle_document(tab, settle_ms=settle_ms)
+    load_state, settled = await settle_read(tab, settle_ms=settle_ms)
     started = time.perf_counter()
     scope = await walk_scope(tab, root)
     opts = attrs.evolve(opts, next_ref=tab.refs.next_ref, root_ref=scope.root_ref,
@@ -204,5 +205,5 @@ async def find(tab: TabActor, *, role: str | None = None, name: str | None = Non
     stats = {**dict(reply.get("stats") or {}),
              "totalMs": round((time.perf_counter() - started) * 1000, 1)}
     return {"targetId": tab.target_id, "url": tab.url, "loadState": load_state.value,
-            "count": int(reply.get("count") or 0), "matches": matches,
+            "settled": settled, "count": int(reply.get("count") or 0), "matches": matches,
             "truncated": bool(reply.get("truncated")), "stats": stats}
