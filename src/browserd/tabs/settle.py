@@ -56,8 +56,9 @@ QUIET_MS = 150
 """A DOM without a mutation for this long is drawn (``settleMs`` bounds the wait)."""
 #: In browserd's world: install (once per document) an observer of the page's DOM, then
 #: resolve when neither the DOM changed nor a response arrived for Q ms (a response is
-#: what an app draws from; requests still in flight are not visible from here). Before the observer existed, the document is
-#: taken as changing until Q ms after its load event (a page read later is quiet at once).
+#: what an app draws from; requests still in flight are not visible from here). Before
+#: the observer existed, the document is taken as changing until Q ms after its load
+#: event (a page read later is quiet at once).
 _QUIET_JS = """((Q) => {
   const S = globalThis.__browserdQuiet || (globalThis.__browserdQuiet = (() => {
     const nav = performance.getEntriesByType('navigation')[0];
