@@ -50,7 +50,9 @@ ALLOWED: dict[str, frozenset[str]] = {domain: frozenset(methods.split()) for dom
     "Network": "deleteCookies emulateNetworkConditions emulateNetworkConditionsByRule enable "
                "getCookies getResponseBody overrideNetworkState setAttachDebugStack "
                "setCacheDisabled setExtraHTTPHeaders setUserAgentOverride",
-    "Page": "addScriptToEvaluateOnNewDocument bringToFront captureScreenshot "
+    # (crash: only the client's own tab's renderer — renderers are never shared across
+    # browser contexts; the fault drills inject F7 with it)
+    "Page": "addScriptToEvaluateOnNewDocument bringToFront captureScreenshot crash "
             "createIsolatedWorld enable getFrameTree getLayoutMetrics getNavigationHistory "
             "getResourceTree handleJavaScriptDialog navigate navigateToHistoryEntry printToPDF "
             "reload screencastFrameAck setDownloadBehavior setFontFamilies "
