@@ -86,6 +86,8 @@ case "$MODE" in
   test)
     ensure_browser
     ensure_python test
+    # `ip netns`: the non-loopback TLS test makes a network namespace of its own.
+    command -v ip >/dev/null || apt_install iproute2
     say "ruff";  "$VENV/bin/ruff" check src tests supervision bench
     # mypy's cache outside the clone, as uv's is: a fresh clone type-checks in
     # ~1 s instead of ~10 (mypy checks every cached module against its source).

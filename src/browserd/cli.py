@@ -108,14 +108,27 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _token(args: argparse.Namespace) -> str:
+def _token(args: argparse.Namespace) -> str | None:
     from .token import load_or_create_token, rotate_token
 
-    path = Paths.resolve().token_file
+    paths = Paths.resolve()
+    path = paths.token_file
     token = rotate_token(path) if args.rotate else load_or_create_token(path)
     if args.rotate:
         print("token rotated; restart browserd for it to take effect", file=sys.stderr)
-    return token
+    if not args.remote:
+        return token
+    # {controlUrl, token, fingerprint} for a client elsewhere (docs/operations.md).
+    from .config import is_loopback_host, load_settings
+    from .tls import remote_credentials
+
+    overrides = {"control_url": args.control_url} if args.control_url else None
+    settings = load_settings(paths, overrides=overrides)
+    print(orjson.dumps(remote_credentials(settings, paths, token)).decode())
+    if is_loopback_host(settings.control_host):
+        print(f"note: {settings.control_url} is loopback: reachable from this host only "
+              "(or through a tunnel)", file=sys.stderr)
+    return None
 
 
 def _service(args: argparse.Namespace) -> Any:
@@ -172,6 +185,8 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
 
     token = sub.add_parser("token", help="print the API token")
     token.add_argument("--rotate", action="store_true", help="replace it with a new one")
+    token.add_argument("--remote", action="store_true",
+                       help="print JSON {controlUrl, token, fingerprint} for a remote client")
 
     svc = sub.add_parser("service", help="install as a LaunchAgent / systemd --user unit")
     svc.add_argument("action", choices=("install", "uninstall"))

@@ -5,6 +5,17 @@ is ever sent, the listener must prove it holds the same token: ``GET
 /healthz?challenge=<nonce>`` answers ``proof = HMAC-SHA256(token, nonce)``.
 A program squatting on the control port cannot produce it, so it never
 learns the token.
+
+An ``https://`` control URL is reached over TLS. With a pin (``tls_fingerprint``
+/ ``BROWSERD_TLS_FINGERPRINT``: the SHA-256 of the server's certificate, as
+``browserd token --remote`` prints it) every connection checks the peer's
+certificate against the pin right after the handshake and before any HTTP is
+sent (the proof request included): a mismatch is TLS_PIN_MISMATCH. Without a
+pin the certificate must verify against the system's trust store (a
+self-signed one does not: the refusal says to pin). A plain ``http://`` URL
+off loopback is refused (the token would cross the network in clear). The
+token is ``BROWSERD_TOKEN`` when set, else the local token file. Nothing here
+launches anything.
 """
 
 from __future__ import annotations
@@ -12,15 +23,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import http.client
+import os
 import secrets
+import ssl
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import orjson
 
-from .config import Settings, load_settings
-from .errors import BrowserdError, Unavailable
+from .config import Settings, is_loopback_host, load_settings
+from .errors import BrowserdError, ConfigError, Unavailable
 from .paths import Paths
+from .tls import check_pin, normalize_fingerprint, pinned_context
 
 __all__ = ["Client", "ClientError", "healthz_proof"]
 
@@ -49,10 +63,26 @@ class ClientError(BrowserdError):
 class Client:
     """Talks to one browserd. Each call is one HTTP request with a timeout."""
 
-    def __init__(self, base_url: str, token: str, *, timeout: float = 60.0) -> None:
+    def __init__(self, base_url: str, token: str, *, timeout: float = 60.0,
+                 fingerprint: str | None = None) -> None:
+        """``fingerprint``: the pin of an https:// server's certificate (None: the system's
+        trust store decides). Raises ConfigError for a bad pin or http:// off loopback."""
         parts = urlsplit(base_url)
         self.host = parts.hostname or "127.0.0.1"
-        self.port = parts.port or 80
+        self.tls = parts.scheme == "https"
+        self.port = parts.port or (443 if self.tls else 80)
+        if not self.tls and not is_loopback_host(self.host):
+            raise ConfigError(
+                f"refusing to send the token to {base_url} over plain HTTP (not loopback)",
+                hint="use an https:// URL and pin the certificate: BROWSERD_TLS_FINGERPRINT "
+                     "from `browserd token --remote` on the server")
+        try:
+            self.fingerprint = None if fingerprint is None else normalize_fingerprint(fingerprint)
+        except ValueError as exc:
+            raise ConfigError(f"tls_fingerprint: {exc}") from None
+        # (loading the system's CA bundle costs ~30 ms of CPU: only for an https:// URL)
+        self._context = None if not self.tls else (
+            pinned_context() if self.fingerprint is not None else ssl.create_default_context())
         self.base_url = base_url
         self._token = token
         self.timeout = timeout
@@ -66,18 +96,47 @@ class Client:
                       *, timeout: float = 60.0) -> Client:
         paths = paths or Paths.resolve()
         settings = settings or load_settings(paths)
+        token = os.environ.get("BROWSERD_TOKEN", "").strip()
         try:
-            token = paths.token_file.read_text().strip()
+            token = token or paths.token_file.read_text().strip()
         except OSError:
             raise Unavailable(
                 f"no token at {paths.token_file}: is browserd installed and started?",
-                hint="start it with `browserd serve` (or `browserd service install`)",
+                hint="start it with `browserd serve` (or `browserd service install`); for a "
+                     "remote browserd set BROWSERD_TOKEN",
             ) from None
-        return cls(settings.control_url, token, timeout=timeout)
+        return cls(settings.control_url, token, timeout=timeout,
+                   fingerprint=settings.tls_fingerprint)
+
+    def _connect(self) -> http.client.HTTPConnection:
+        """A connection; over TLS the certificate checked (pin or trust store) before use."""
+        if not self.tls:
+            return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        conn = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
+                                           context=self._context)
+        try:
+            conn.connect()
+            if self.fingerprint is not None:
+                check_pin(conn.sock, self.fingerprint, self.base_url)
+        except ssl.SSLCertVerificationError as exc:
+            conn.close()
+            raise Unavailable(
+                f"the certificate of {self.base_url} does not verify against the system's "
+                f"trust store ({exc.verify_message}); the token was not sent",
+                hint="pin it: set BROWSERD_TLS_FINGERPRINT (or tls_fingerprint) to the "
+                     "fingerprint `browserd token --remote` prints on the server") from None
+        except OSError as exc:
+            conn.close()
+            raise Unavailable(f"browserd does not answer at {self.base_url}: {exc}",
+                              hint="start it with `browserd serve`") from None
+        except BrowserdError:  # TLS_PIN_MISMATCH: closed with nothing sent
+            conn.close()
+            raise
+        return conn
 
     def _raw(self, method: str, path: str, body: bytes | None, headers: dict[str, str]
              ) -> tuple[int, bytes, str]:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        conn = self._connect()
         try:
             conn.request(method, path, body=body, headers=headers)
             resp = conn.getresponse()
@@ -101,7 +160,7 @@ class Client:
         """This client sending ``token`` instead (the owner's, or a minted one), after the
         listener was proven with this client's own token. Raises what :meth:`verify` raises."""
         self.verify()
-        other = Client(self.base_url, token, timeout=self.timeout)
+        other = Client(self.base_url, token, timeout=self.timeout, fingerprint=self.fingerprint)
         other._verified = True
         other.profile, other.session = self.profile, self.session
         return other

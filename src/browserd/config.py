@@ -38,6 +38,7 @@ __all__ = [
 DEFAULT_CONTROL_PORT = 18791
 FORBIDDEN_PORTS = frozenset({9222})
 _COLOR_RE = re.compile(r"#[0-9a-fA-F]{6}")  # always used with fullmatch
+_FINGERPRINT_RE = re.compile(r"[0-9a-fA-F]{64}")
 _PROFILE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -83,6 +84,13 @@ class Settings:
     #: (:mod:`browserd.confirm.rules`); empty: none is held.
     confirm: tuple[ConfirmRule, ...] = ()
     allow_remote_control: bool = False
+    # TLS (tls.py): tls = "self-signed" (made and kept under <config>/tls/) or the operator's
+    # tls_cert + tls_key; either needs an https:// control_url. tls_fingerprint: the client's
+    # pin of the served certificate (SHA-256 of its DER; BROWSERD_TLS_FINGERPRINT).
+    tls: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_fingerprint: str | None = None
     url_allow: tuple[str, ...] = ()
     # Egress containment (egress.py): () = off; else the only origins pages may reach.
     allowed_origins: tuple[str, ...] = ()
@@ -243,8 +251,23 @@ def _validate(s: Settings, sources: Mapping[str, str] | None = None) -> None:
     if s.vault_key not in ("auto", "file"):
         raise fail("vault_key", f"must be 'auto' or 'file', got {s.vault_key!r}")
     parts = urlsplit(s.control_url)
-    if parts.scheme != "http" or not parts.hostname:
-        raise fail("control_url", f"must be http://HOST:PORT, got {s.control_url!r}")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise fail("control_url", f"must be http(s)://HOST:PORT, got {s.control_url!r}")
+    if s.tls not in (None, "self-signed"):
+        raise fail("tls", f"{s.tls!r}: use \"self-signed\", or set tls_cert and tls_key")
+    if (s.tls_cert is None) != (s.tls_key is None):
+        raise fail("tls_cert" if s.tls_cert is None else "tls_key",
+                   "tls_cert and tls_key go together (the certificate and its private key)")
+    if s.tls is not None and s.tls_cert is not None:
+        raise fail("tls", "tls = \"self-signed\" and tls_cert/tls_key: choose one")
+    for key in ("tls_cert", "tls_key"):
+        value = getattr(s, key)
+        if value is not None and not Path(value).expanduser().is_absolute():
+            raise fail(key, f"{value!r} is not an absolute path")
+    if s.tls_fingerprint is not None and not _FINGERPRINT_RE.fullmatch(
+            s.tls_fingerprint.replace(":", "")):
+        raise fail("tls_fingerprint", "the SHA-256 of the server's certificate: 64 hex digits, "
+                   "colons allowed (`browserd token --remote` on the server prints it)")
     try:
         parts.port  # noqa: B018 - raises on a bad port
     except ValueError:

@@ -14,7 +14,8 @@ Service (one_for_one)
 SIGTERM/SIGINT: every profile's browser is stopped through its ladder first, then the
 event hub ends every /events stream and /ws connection, the HTTP server drains
 (bounded), and the process exits 0. A refusal at start
-(config, token file mode, control or gateway port taken, non-loopback without opt-in)
+(config, token file mode, control or gateway port taken, non-loopback without opt-in or
+without TLS, TLS files that do not load)
 exits non-zero with the reason on stderr.
 """
 
@@ -50,6 +51,7 @@ from .redact import RedactingFilter
 from .relay import PairingStore, RelayDoor, RelayHub
 from .supervisor.budgets import HTTP_DRAIN_S
 from .system import System
+from .tls import check_tls_settings, served_fingerprint, server_tls, tls_enabled
 from .token import load_or_create_token
 from .uploads import UploadPolicy
 from .vault import Redactor, SecretFilter, Vault, load_vault_key
@@ -102,13 +104,22 @@ def _redact_logs(redactor: Redactor) -> None:
 
 
 def check_bind_policy(settings: Settings) -> None:
-    """Loopback by default; anything else needs ``allow_remote_control = true``."""
+    """Loopback by default; anything else needs ``allow_remote_control = true`` and TLS
+    (the token never crosses a network in clear); TLS and https:// go together."""
     if not is_loopback_host(settings.control_host) and not settings.allow_remote_control:
         raise ConfigError(
             f"refusing to listen on non-loopback {settings.control_host}",
             hint="set allow_remote_control = true in config.toml if you really mean it "
-            "(the token is always required)",
+            "(the token is always required, and so is TLS off loopback)",
         )
+    if not is_loopback_host(settings.control_host) and not tls_enabled(settings):
+        raise ConfigError(
+            f"refusing to serve non-loopback {settings.control_host} over plain HTTP: the "
+            "token would cross the network in clear (allow_remote_control does not change that)",
+            hint='use an https:// control_url with tls = "self-signed" (or tls_cert and '
+            "tls_key); clients pin the certificate: `browserd token --remote`",
+        )
+    check_tls_settings(settings)
 
 
 async def run_service(
@@ -118,6 +129,9 @@ async def run_service(
     """Run until SIGTERM/SIGINT or cancellation. Raises a BrowserdError on refusals."""
     check_bind_policy(settings)
     token = load_or_create_token(paths.token_file)
+    tls = server_tls(settings, paths)  # made (self-signed) or checked before anything binds
+    if tls is not None:
+        log.info("TLS: %s (SHA-256 fingerprint %s)", tls.cert, served_fingerprint(tls))
     log.info("paths: %s", paths.as_dict())
     host, port = settings.control_host, settings.control_port
     if not port_is_free(port, host if host != "localhost" else "127.0.0.1"):
@@ -191,13 +205,16 @@ async def _serve(system: System, front: FrontDoor, *, relay: RelayHub,
     config.accesslog = None
     config.graceful_timeout = DRAIN_S
     config.keep_alive_timeout = 30
+    tls = server_tls(settings, system.paths)
+    if tls is not None:
+        tls.apply(config)  # the /ws, /events and /mcp lanes are then wss:// and https:// too
     shutdown = trio.Event()
     http_done = trio.Event()
     async with trio.open_nursery() as nursery:
         await nursery.start(profiles.run)
         await nursery.start(_serve_http, app, config, shutdown, http_done)
-        log.info("browserd listening on http://%s:%d (cdp port %d: %s); profiles: %s",
-                 host, port, settings.effective_cdp_port,
+        log.info("browserd listening on %s://%s:%d (cdp port %d: %s); profiles: %s",
+                 "https" if tls else "http", host, port, settings.effective_cdp_port,
                  "CDP gateway" if settings.gateway_active else "no gateway",
                  ", ".join(f"{p.name}" + (f" (cdp port {p.gateway_port})"
                                           if p.gateway_port else "")

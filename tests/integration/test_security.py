@@ -668,50 +668,20 @@ async def test_s7_non_loopback_bind_without_opt_in_refuses_to_start(tmp_path: Pa
         assert not profile.exists(), "nothing was launched"
 
 
-def _non_loopback_address() -> str | None:
-    """This host's address on its default route, if it has one."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("192.0.2.1", 9))
-            address = str(s.getsockname()[0])
-        except OSError:
-            return None
-    return None if address.startswith("127.") or address == "0.0.0.0" else address
-
-
-async def test_s7_remote_bind_with_opt_in_still_requires_the_token(tmp_path: Path) -> None:
+async def test_s7_remote_bind_over_plain_http_refuses_even_with_opt_in(tmp_path: Path) -> None:
+    """``allow_remote_control`` opens a non-loopback bind only over TLS: plain HTTP would
+    carry the token in clear. (Over TLS, off loopback, the token is still required:
+    tests/integration/test_tls.py, in a network namespace of its own.)"""
     port = free_port_pair()
-    with socket.socket() as probe:
-        try:
-            probe.bind(("0.0.0.0", port))
-        except OSError as exc:
-            pytest.skip(f"cannot bind 0.0.0.0 here: {exc}")
-    env = {"BROWSERD_CONTROL_URL": f"http://0.0.0.0:{port}",
-           "BROWSERD_ALLOW_REMOTE_CONTROL": "1", "BROWSERD_ENABLED": "0"}
+    env = _serve_env(tmp_path / "home", f"http://0.0.0.0:{port}",
+                     BROWSERD_ALLOW_REMOTE_CONTROL="1", BROWSERD_ENABLED="0")
     with trio.fail_after(40):
-        info = await trio.to_thread.run_sync(functools.partial(
-            start_service, tmp_path / "home", env=env, port=port, wait_browser=False))
-        try:
-            bases = [info.base_url]
-            lan = _non_loopback_address()
-            if lan is not None:
-                bases.append(f"http://{lan}:{port}")
-            for base in bases:
-                async with httpx.AsyncClient(base_url=base, timeout=10,
-                                             verify=LOOPBACK_TLS) as anon:
-                    for method, path in (("GET", "/tabs"), ("GET", "/status"),
-                                         ("POST", "/tabs/open"), ("POST", "/stop")):
-                        r = await anon.request(method, path, json={"url": "about:blank"}
-                                               if path == "/tabs/open" else None)
-                        assert r.status_code in (401, 421), (base, path, r.status_code)
-                        assert r.status_code == 401 or base != info.base_url
-                        assert_hardened(r)
-            async with info.client() as api:
-                status = (await api.get("/status")).json()
-            assert status["controlUrl"] == f"http://0.0.0.0:{port}"
-            assert status["state"] == "disabled"
-        finally:
-            await trio.to_thread.run_sync(stop_service, info)
+        r = await trio.run_process([sys.executable, "-m", "browserd", "serve"], env=env,
+                                   capture_stdout=True, capture_stderr=True, check=False)
+    err = r.stderr.decode(errors="replace")
+    assert r.returncode != 0, err
+    assert "plain HTTP" in err and 'tls = "self-signed"' in err, err
+    assert not _listening(port) and not _listening(port + 1)
 
 
 # -- S8: another Chrome on our DevTools port ------------------------------------------

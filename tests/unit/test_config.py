@@ -180,7 +180,7 @@ BAD_VALUES: list[tuple[str, str, Any, str]] = [
     (ENV, "profile", ".hidden", "profile"),
     (TOML, "profile", "clawd\n", "profile"),
     (ENV, "profile", "p" * 65, "profile"),
-    (ENV, "control_url", "https://127.0.0.1:18791", "control_url"),
+    (ENV, "control_url", "ftp://127.0.0.1:18791", "control_url"),  # (https: tests/unit/test_tls.py)
     (TOML, "control_url", "ws://127.0.0.1:18791", "control_url"),
     (CLI, "control_url", "127.0.0.1:18791", "control_url"),
     (ENV, "control_url", "http://:18791", "control_url"),

@@ -58,6 +58,7 @@ Tree::
     ├── BodyTooLarge                       413 BODY_TOO_LARGE
     ├── UnsupportedMediaType               415 UNSUPPORTED_MEDIA_TYPE
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
+    │   └── TlsPinMismatch                 421 TLS_PIN_MISMATCH
     ├── ResultTooLarge                     422 RESULT_TOO_LARGE
     ├── TabBusy                            429 TAB_BUSY
     ├── TooManySessions                    429 TOO_MANY_SESSIONS
@@ -138,6 +139,7 @@ from .client import (
     TabLost,
     TabNotFound,
     TabRestored,
+    TlsPinMismatch,
     TokenExpired,
     TokenNotFound,
     TokenRevoked,
@@ -185,7 +187,8 @@ __all__ = [
     "ProfileRunning", "RefNotFound", "RelayBusy", "RequestNotFound", "ResultTooLarge",
     "ScopeExceedsParent", "ScopeRequired", "SecretNotFound", "SecretOrigin", "SessionNotFound",
     "StaleRef", "StartupError", "TabBroken", "TabBusy", "TabLost", "TabNotFound", "TabRestored",
-    "TargetCrashed", "Timeout", "TokenExpired", "TokenNotFound", "TokenRevoked",
+    "TargetCrashed", "Timeout", "TlsPinMismatch", "TokenExpired", "TokenNotFound",
+    "TokenRevoked",
     "TooManySessions", "Unauthorized", "Unavailable", "UnsupportedMediaType", "UploadBlocked",
     "UploadFileMissing", "UrlBlocked", "unwrap_group"
 ]

@@ -13,7 +13,8 @@ __all__ = [
     "ProfileProtected", "ProfileRunning", "RefNotFound", "RelayBusy", "RequestNotFound",
     "ResultTooLarge", "ScopeExceedsParent", "ScopeRequired", "SecretNotFound", "SecretOrigin",
     "SessionNotFound", "StaleRef", "TabBusy", "TabLost", "TabNotFound", "TabRestored",
-    "TokenExpired", "TokenNotFound", "TokenRevoked", "TooManySessions", "Unauthorized",
+    "TlsPinMismatch", "TokenExpired", "TokenNotFound", "TokenRevoked", "TooManySessions",
+    "Unauthorized",
     "UnsupportedMediaType", "UploadBlocked", "UploadFileMissing", "UrlBlocked"
 ]
 
@@ -269,6 +270,16 @@ class UnsupportedMediaType(BrowserdError):
 
 class MisdirectedHost(BrowserdError):
     status, code = 421, "MISDIRECTED_HOST"
+
+
+class TlsPinMismatch(MisdirectedHost):
+    """The listener's TLS certificate is not the pinned one (raised by the client, which
+    then sends nothing: no request, no token)."""
+
+    code = "TLS_PIN_MISMATCH"
+    default_hint = ("compare BROWSERD_TLS_FINGERPRINT (or tls_fingerprint) with what "
+                    "`browserd token --remote` prints on the server; a new certificate "
+                    "needs the new pin")
 
 
 class TabBusy(BrowserdError):

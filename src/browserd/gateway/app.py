@@ -58,6 +58,7 @@ from ..supervisor.runtime import BrowserRuntime
 from ..system import System
 from ..tabs.actor import TabInfo
 from ..tabs.scope import TabScope
+from ..tls import server_tls
 from .client import ClientGone, GatewayClient, attach_root
 
 log = logging.getLogger(__name__)
@@ -115,13 +116,14 @@ class GatewayApp:
         self._admit(scope)
         path = str(scope.get("path", "")).rstrip("/")
         host = _host(scope)
+        ws = "wss" if scope.get("scheme") == "https" else "ws"  # the gateway on TLS: wss
         if path == "/json/version":
             runtime = self._system.supervisor.require_runtime()
             return {
                 "Browser": runtime.version,
                 "Protocol-Version": PROTOCOL_VERSION,
                 "User-Agent": runtime.user_agent,
-                "webSocketDebuggerUrl": f"ws://{host}/devtools/browser/{self.browser_id}",
+                "webSocketDebuggerUrl": f"{ws}://{host}/devtools/browser/{self.browser_id}",
             }
         if path in ("/json", "/json/list"):
             runtime = self._system.supervisor.require_runtime()
@@ -131,7 +133,7 @@ class GatewayApp:
                 "title": info.title,
                 "type": "page",
                 "url": info.url,
-                "webSocketDebuggerUrl": f"ws://{host}/devtools/page/{info.target_id}",
+                "webSocketDebuggerUrl": f"{ws}://{host}/devtools/page/{info.target_id}",
             } for info in self._listed(runtime, self._reach(scope, runtime))]
         raise NotFound("no such CDP gateway route",
                        hint="GET /json/version, GET /json/list, or a /devtools/… WebSocket")
@@ -315,6 +317,9 @@ async def serve_gateway(
     config.accesslog = None
     config.graceful_timeout = DRAIN_S
     config.websocket_max_message_size = MAX_CLIENT_MESSAGE_BYTES
+    tls = server_tls(system.settings, system.paths)
+    if tls is not None:
+        tls.apply(config)  # the control API's certificate: https:// and wss:// here too
     try:
         await hypercorn_serve(app, config, shutdown_trigger=shutdown.wait,
                               task_status=task_status)

@@ -10,7 +10,10 @@ Checks, in order (http scopes; websockets get a-d):
 a. ``Host`` must be ``127.0.0.1:PORT``, ``localhost:PORT`` or ``[::1]:PORT``
    (PORT = the control port; case-insensitive; exactly one header). Anything
    else, or none, is 421 MISDIRECTED_HOST: this is what defeats DNS rebinding.
-b. ``Origin``, when present, must be ``http://`` + one of those hosts; any
+   Over TLS (the connection's ASGI ``scheme`` is ``https``/``wss``) port 443
+   may be left out, as port 80 may over plain HTTP.
+b. ``Origin``, when present, must be ``http://`` + one of those hosts
+   (``https://`` over TLS: the scheme of the connection it came in on); any
    other (``null``, another port, another site) is 403 FORBIDDEN_ORIGIN, and
    so is ``Sec-Fetch-Site: cross-site`` or ``same-site`` (another local port
    is "same-site").
@@ -221,9 +224,12 @@ class Guard:
         hosts = (f"127.0.0.1:{control_port}", f"localhost:{control_port}",
                  f"[::1]:{control_port}")
         self._hosts = frozenset(hosts) | {h.lower() for h in extra_hosts}
+        bare = {h.rsplit(":", 1)[0] for h in self._hosts}  # the default port left out
+        self._tls_hosts = self._hosts | (bare if control_port == 443 else set())
         if control_port == 80:
             self._hosts |= {"127.0.0.1", "localhost", "[::1]"}
         self._origins = frozenset(f"http://{h}" for h in self._hosts)
+        self._tls_origins = frozenset(f"https://{h}" for h in self._tls_hosts)
         self._open_paths = frozenset(open_paths)
         self._max_body = max_body_bytes
         self._clock = clock
@@ -262,14 +268,17 @@ class Guard:
     def _check_request(self, scope: Scope) -> _Refusal | None:
         """Checks a-d, shared by http and websocket; None means "let it through"."""
         port = self._port
+        tls = scope.get("scheme") in ("https", "wss")
         hosts = header_values(scope, b"host")
-        if len(hosts) != 1 or hosts[0].lower() not in self._hosts:
+        if len(hosts) != 1 or hosts[0].lower() not in (self._tls_hosts if tls else self._hosts):
             return _Refusal.of(MisdirectedHost(
                 "this request is not addressed to browserd's control host",
-                hint=f"use http://127.0.0.1:{port} (or localhost / [::1] with port {port})",
+                hint=f"use http{'s' if tls else ''}://127.0.0.1:{port} (or localhost / [::1] "
+                     f"with port {port})",
             ))
         origins = header_values(scope, b"origin")
-        if len(origins) > 1 or (origins and origins[0].lower() not in self._origins):
+        allowed = self._tls_origins if tls else self._origins
+        if len(origins) > 1 or (origins and origins[0].lower() not in allowed):
             return _Refusal.of(Forbidden(
                 "cross-origin requests are refused",
                 hint="browserd's API serves local programs, not web pages",
