@@ -29,10 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
 import secrets
-import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -54,6 +52,7 @@ from ..errors import (
     TokenRevoked,
     Unauthorized,
 )
+from ..privatefile import read_private, write_private
 from ..token import tokens_equal
 from .scopes import AGENT_SCOPES, OWNER, Principal, check_scopes
 
@@ -312,21 +311,17 @@ class TokenStore:
 
     def _commit(self, records: dict[str, TokenRecord]) -> None:
         if self._path is not None:
-            _write_private_json(self._path, {"version": 1, "tokens": [
-                r.stored() for r in records.values()]})
+            write_private(self._path, orjson.dumps({"version": 1, "tokens": [
+                r.stored() for r in records.values()]}, option=orjson.OPT_INDENT_2))
         self._records = records
         self._by_digest = {r.digest: r.name for r in records.values()}
 
     def _load(self, path: Path) -> None:
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
+        raw = read_private(path)
+        if raw is None:
             return
-        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 or st.st_uid != os.getuid():
-            raise ConfigError(f"{path} must be a regular file of yours with mode 0600",
-                              hint=f"chmod 600 {path}")
         try:
-            data = orjson.loads(path.read_bytes())
+            data = orjson.loads(raw)
             records = [TokenRecord.load(raw) for raw in data["tokens"]]
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"cannot read the token store {path}: {exc}",
@@ -359,23 +354,3 @@ def _within_parent(by: Principal, scopes: frozenset[str] | None,
                                      field="expiresInS")
         expires_at = by.expires_at if expires_at is None else expires_at
     return scopes, profiles, sessions, expires_at
-
-
-def _write_private_json(path: Path, data: Any) -> None:
-    """Replace ``path`` with ``data`` as JSON: a 0600 temp file, fsynced, renamed over it."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0),
-                     0o600)
-        try:
-            view = memoryview(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise ConfigError(f"cannot write the token store {path}: {exc.strerror}") from None
