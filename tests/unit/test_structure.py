@@ -49,7 +49,7 @@ PINNED = {
     "browserd.supervisor": ["BrowserSupervisor"],
     "browserd.supervisor.runtime": ["BrowserRuntime"],
     "browserd.supervisor.policy": ["REFUSALS", "RestartHistory", "RestartPolicy"],
-    "browserd.supervisor.state": ["SupervisorState"],
+    "browserd.supervisor.state": ["SupervisorState", "SupervisorStatistics"],
     "browserd.supervisor.budgets": ["BROWSER_STOP_S", "HTTP_DRAIN_S", "SERVICE_STOP_S",
                                     "SUPERVISOR_STOP_S"],
     "browserd.supervisor.guards": ["PageGuards", "open_page_guards"],

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import enum
+from typing import Any
 
-__all__ = ["SupervisorState"]
+import attrs
+
+__all__ = ["SupervisorState", "SupervisorStatistics"]
 
 
 class SupervisorState(enum.StrEnum):
@@ -34,3 +37,17 @@ class SupervisorState(enum.StrEnum):
     """A stop was asked; the attempt is being torn down."""
     FAILED = "failed"
     """A refusal, or the restart budget ran out; ``last_error`` says why."""
+
+
+@attrs.frozen(kw_only=True)
+class SupervisorStatistics:
+    """A snapshot of the supervisor for ``/status``."""
+
+    state: SupervisorState
+    restarts: int
+    spawns: int
+    last_error: dict[str, Any] | None
+    pid: int | None
+    version: str | None
+    uptime_s: float | None
+    last_crash: dict[str, Any] | None = None

@@ -12,14 +12,12 @@ the reason and the browser's stderr tail. Refusals that a retry cannot fix
 (port taken, profile in use, no executable) go straight to ``failed``.
 
 States: :class:`SupervisorState` (disabled, stopped, starting, running,
-unresponsive, restarting, stopping, failed). The policy is data
-(:class:`RestartPolicy`, :class:`~.liveness.LivenessPolicy`); the pid record
-and leftover browsers are in :mod:`.leftovers`.
-
-Every attempt serves its browser through :meth:`BrowserSupervisor.serve_runtime`,
-which runs the liveness probe (:mod:`.liveness`): a hung browser is
-``unresponsive``, then restarted (reason ``hung``, within the budget; an attached
-one is reconnected, never killed). A running browser's end is told by the crash
+unresponsive, restarting, stopping, failed). Policy is data
+(:class:`RestartPolicy`, :class:`~.liveness.LivenessPolicy`); pid records and
+leftovers: :mod:`.leftovers`. Every attempt serves its browser through
+:meth:`BrowserSupervisor.serve_runtime`, which runs the liveness probe: a hung
+browser is ``unresponsive``, then restarted (reason ``hung``; an attached one is
+reconnected, never killed). A running browser's end is told by the crash
 account (:mod:`.crash`): ``/status.lastCrash`` and a ``browser.crashed`` event.
 After such a crash the next browser reopens the agent's tabs and carries its
 sessions over before it is ``running`` (:mod:`.restore`, ``restore_tabs``).
@@ -70,7 +68,7 @@ from .liveness import AbortableTransport, LivenessPolicy, LivenessProbe
 from .policy import RestartHistory, RestartPolicy
 from .restore import SessionCarrier, TabRestorer
 from .runtime import BrowserRuntime
-from .state import SupervisorState
+from .state import SupervisorState, SupervisorStatistics
 
 if TYPE_CHECKING:
     from ..downloads import DownloadStore
@@ -78,7 +76,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BrowserSupervisor", "SupervisorStatistics"]
+__all__ = ["BrowserSupervisor", "SupervisorStatistics"]  # (the record lives in .state)
 
 #: States in which a browser is (or is about to be) up.
 _UP = frozenset({SupervisorState.RUNNING, SupervisorState.STARTING, SupervisorState.RESTARTING,
@@ -89,20 +87,6 @@ _WITH_ERROR = frozenset({SupervisorState.RESTARTING, SupervisorState.FAILED,
                          SupervisorState.UNRESPONSIVE})
 #: States in which no attempt runs.
 _DOWN = frozenset({SupervisorState.STOPPED, SupervisorState.DISABLED, SupervisorState.FAILED})
-
-
-@attrs.frozen(kw_only=True)
-class SupervisorStatistics:
-    """A snapshot of the supervisor for ``/status``."""
-
-    state: SupervisorState
-    restarts: int
-    spawns: int
-    last_error: dict[str, Any] | None
-    pid: int | None
-    version: str | None
-    uptime_s: float | None
-    last_crash: dict[str, Any] | None = None
 
 
 class BrowserSupervisor:
