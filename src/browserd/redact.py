@@ -35,11 +35,11 @@ def loggable_url(url: str) -> str:
     logs and for the URLs in answers about what a page did (blocked
     navigations). Never raises: an unparsable value becomes a placeholder.
     """
-    shown = _shorten(url[:PARSED_CHARS])
+    shown = _shorten(url[:PARSED_CHARS], cut=len(url) > PARSED_CHARS)
     return shown if len(shown) <= SHOWN_CHARS else shown[:SHOWN_CHARS - 1] + "…"
 
 
-def _shorten(url: str) -> str:
+def _shorten(url: str, *, cut: bool = False) -> str:
     try:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
@@ -47,6 +47,9 @@ def _shorten(url: str) -> str:
             return f"{scheme}:[…]"
         path = parts.path
         if parts.netloc or url[len(scheme) + 1:].startswith("//"):
+            if cut and not (path or parts.query or parts.fragment):
+                # The authority itself was cut: what was read may be userinfo, not a host.
+                return f"{scheme}://[…]" if scheme else "//[…]"
             host = parts.hostname or ""
             if ":" in host:
                 host = f"[{host}]"

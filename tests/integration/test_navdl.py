@@ -22,7 +22,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -31,6 +31,7 @@ from supervision import harness
 from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
+from tests.integration.helpers import html_route
 
 pytestmark = pytest.mark.chromium
 
@@ -371,6 +372,54 @@ async def test_meta_refresh_form_post_and_redirect_link_are_stopped(
             f"http://127.0.0.1:{navdl_service.port}/navblocked-{tag}"], effects
         if selector == "#redirect":
             assert effects["blocked"][0]["redirectedFrom"] == pages.url("/r/1")
+    assert not arrived(navdl_service, tag)
+
+
+async def test_a_blocked_url_is_reported_without_userinfo_query_or_fragment(
+        api, tab, pages, navdl_service):
+    """/navigate's 403 and effects.blocked[] show scheme://host:port/path only."""
+    tag = secrets.token_hex(4)
+    secret_target = (f"http://user:pw@127.0.0.1:{navdl_service.port}/navblocked-{tag}"
+                     "?token=s3cret#access_token=s3cret")
+    shown = blocked_url(navdl_service, tag)
+    to = quote(secret_target, safe="")
+    with trio.fail_after(40):
+        r = await api.post("/navigate", json={"targetId": tab,
+                                              "url": pages.url("/r/1") + "?to=" + to})
+        assert r.status_code == 403, r.text
+        assert (r.json()["url"], r.json()["redirectedFrom"]) == (shown, pages.url("/r/1"))
+        assert "s3cret" not in r.text and "user" not in r.json()["url"]
+        r = await api.post("/navigate", json={
+            "targetId": tab, "url": pages.url("/nav_attack.html") + "?to=" + to})
+        assert r.status_code == 200, r.text
+        r = await api.post("/click", json={"targetId": tab, "selector": "#meta"})
+        assert r.status_code == 200, r.text
+        assert [b["url"] for b in r.json()["effects"].get("blocked", [])] == [shown], r.text
+        assert "s3cret" not in r.text
+    assert not arrived(navdl_service, tag)
+
+
+_FRAME_PAGE = b"""<!doctype html><title>frames</title>
+<button id="frame" onclick="const f = document.createElement('iframe');
+  f.src = new URLSearchParams(location.search).get('to'); document.body.append(f)">frame</button>
+"""
+
+
+async def test_an_iframe_navigation_to_a_blocked_url_is_stopped(api, tab, pages, navdl_service):
+    """A frame's document request is judged like the page's own (the page itself goes on)."""
+    add_route("/navdl/frames.html", html_route(_FRAME_PAGE))
+    tag = secrets.token_hex(4)
+    target = blocked_url(navdl_service, tag)
+    with trio.fail_after(40):
+        r = await api.post("/navigate", json={
+            "targetId": tab, "url": pages.url("/navdl/frames.html") + "?to=" + quote(target)})
+        assert r.status_code == 200, r.text
+        r = await api.post("/click", json={"targetId": tab, "selector": "#frame"})
+        assert r.status_code == 200, r.text
+        blocked = r.json()["effects"].get("blocked", [])
+        assert blocked == [{"url": target, "reason": "port", "resourceType": "document"}], blocked
+        r = await api.post("/eval", json={"targetId": tab, "js": "location.pathname"})
+        assert r.json()["result"] == "/navdl/frames.html"  # the page itself stays
     assert not arrived(navdl_service, tag)
 
 

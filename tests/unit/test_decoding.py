@@ -93,3 +93,15 @@ def test_an_undecodable_reply_fails_its_own_command_at_once() -> None:
     assert "DOM.getDocument" in info.value.message
     assert proto.statistics().undecodable == 1
     assert proto.statistics().pending == 1
+
+
+def test_the_reply_id_is_read_from_the_first_64_bytes_only() -> None:
+    assert decoding.reply_id(b" " * 56 + b'{"id":7}') == 7  # 64 bytes
+    assert decoding.reply_id(b" " * 57 + b'{"id":7}') is None  # its "}" is the 65th
+
+
+def test_bytes_holding_the_repairs_own_marks_are_left_alone() -> None:
+    for mark in (b"\x00", b"\x01", b"\x02"):
+        data = b'"\\ud800' + mark + b'\\\\"'
+        assert decoding.repair_surrogate_escapes(data) == data
+    assert decoding.repair_surrogate_escapes(b'"plain"') == b'"plain"'

@@ -188,11 +188,19 @@ async def test_a_browser_that_ignores_sigterm_is_killed_and_reaped(
     fake_browser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_ladder: None
 ) -> None:
     monkeypatch.setattr(process_module, "TERM_WAIT_S", 0.5)
+    # The ladder's own SIGKILL, not the process-group sweep after it, must end the
+    # browser: the ladder then reaps it within KILL_WAIT_S, so its exit code is known
+    # when stop() returns. (Without that SIGKILL the ladder waits out KILL_WAIT_S and
+    # the sweep kills the browser after the last wait: stop() returns before the exit.)
+    monkeypatch.setattr(process_module, "KILL_WAIT_S", 10.0)
     monkeypatch.setenv("FAKE_BROWSER_MODE", "ignore-term")
-    step, pid, code = await stop_fake(fake_browser, tmp_path)
-    assert step == "sigkill"
-    assert code == -signal.SIGKILL, "not reaped after SIGKILL"
-    assert not alive(pid)
+    spec = spec_for(fake_browser, tmp_path)
+    async with trio.open_nursery() as nursery:
+        proc: BrowserProcess = await nursery.start(supervise, spec)
+        step = await proc.stop()
+        assert step == "sigkill"
+        assert proc.returncode == -signal.SIGKILL, "not reaped after the ladder's SIGKILL"
+    assert not alive(proc.pid)
 
 
 async def test_stopping_twice_is_harmless(

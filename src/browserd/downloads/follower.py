@@ -229,6 +229,8 @@ class DownloadFollower:
         """Cancel in the browser (bounded), mark the record, delete what was written."""
         record = self.store.finish(guid, DownloadState.CANCELED, reason=reason)
         if guid in self._cancelling:
+            # Canceled already; the browser may have finished writing meanwhile.
+            await self.store.discard(guid)
             return
         self._cancelling.add(guid)
         log.warning("download %s canceled: %s (%d of %d bytes)", guid, reason.value,

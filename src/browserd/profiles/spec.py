@@ -146,7 +146,8 @@ def _check_cdp_url(value: object, where: str) -> str:
 
 def build_spec(name: str, values: Mapping[str, Any], *, origin: ProfileOrigin,
                where: str) -> ProfileSpec:
-    """Validate one profile's values (snake_case keys). Raises BadRequest subclasses."""
+    """Validate one profile's name and values (snake_case keys). Raises BadRequest subclasses."""
+    check_profile_name(name, error=BadRequest)  # also for names read back from the store
     driver = parse_driver(values.get("driver", "launch"), where=where)
     color = values.get("color")
     if color is not None and not (isinstance(color, str) and _COLOR_RE.fullmatch(color)):
