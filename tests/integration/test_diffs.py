@@ -74,9 +74,9 @@ window.addEventListener('load', () => {
       const b = document.createElement('button');
       b.textContent = 'Launcher ' + (++n);
       document.getElementById('app').append(b);
-      if (n < 5) setTimeout(draw, 60); else document.getElementById('app').firstChild.remove();
+      if (n < 5) setTimeout(draw, 30); else document.getElementById('app').firstChild.remove();
     };
-    setTimeout(draw, 80);
+    setTimeout(draw, 30);
   });
 });
 </script>"""

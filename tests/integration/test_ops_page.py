@@ -344,9 +344,10 @@ def test_the_docs_screenshot_shows_a_handoff_and_the_live_view(
 ) -> None:
     tabs = [open_tab(agent, pages.url(p)) for p in ("/hello.html", "/ops_counter.html",
                                                      "/ops_verify.html")]
+    reason = "A CAPTCHA: please tick the box, then Done"
     try:
-        agent.post("/handoff", json={"targetId": tabs[2],
-                                     "reason": "A CAPTCHA: please tick the box, then Done"})
+        r = agent.post("/handoff", json={"targetId": tabs[2], "reason": reason})
+        assert r.status_code == 200, r.text
         page = logged_in(context, ops)
         for target in tabs:
             page.wait_for_function(
@@ -354,6 +355,18 @@ def test_the_docs_screenshot_shows_a_handoff_and_the_live_view(
                      `li.tab[data-target-id="${id}"] img.thumb`);
                    return img && img.complete && img.naturalWidth > 0; }""", arg=target)
         open_live_view(page, tabs[2])
+        # What the screenshot shows: the handed-over tab first, with its reason, the two
+        # others without a banner, and the live view of the handed-over tab.
+        first_item = page.locator("li.tab").first
+        expect(first_item).to_have_attribute("data-target-id", tabs[2])
+        expect(first_item.locator(".handoff-banner .reason")).to_have_text(reason)
+        for target in tabs[:2]:
+            expect(tab_item(page, target)).to_have_count(1)
+            expect(tab_item(page, target).locator(".handoff-banner")).to_have_count(0)
+        expect(page.locator("#live")).to_be_visible()
+        expect(page.locator("#live-title")).to_have_text("Verify you are human")
+        assert agent.post("/click", json={"targetId": tabs[2], "selector": "body"}
+                          ).json()["code"] == "HANDOFF_ACTIVE"
         if os.environ.get("BROWSERD_UPDATE_DOCS") == "1":
             page.screenshot(path=str(DOCS_SCREENSHOT), full_page=True)
     finally:

@@ -54,15 +54,20 @@ _RECHECK_S = 0.1
 """How often the state is re-read when no tab event arrives."""
 QUIET_MS = 150
 """A DOM without a mutation for this long is drawn (``settleMs`` bounds the wait)."""
+YOUNG_MS = 500
+"""A document read within this long of its load event waits until then at least."""
 #: In browserd's world: install (once per document) an observer of the page's DOM, then
 #: resolve when neither the DOM changed nor a response arrived for Q ms (a response is
 #: what an app draws from; requests still in flight are not visible from here). Before
 #: the observer existed, the document is taken as changing until Q ms after its load
-#: event (a page read later is quiet at once).
-_QUIET_JS = """((Q) => {
+#: event, and a young one until Y ms after it (a page read later is quiet at once).
+_QUIET_JS = """((Q, Y) => {
   const S = globalThis.__browserdQuiet || (globalThis.__browserdQuiet = (() => {
     const nav = performance.getEntriesByType('navigation')[0];
-    const s = {last: Math.max(nav && nav.loadEventEnd || 0, performance.now() - 10 * Q)};
+    // A young document (its load event < Y ms ago) counts as changing until Y ms after
+    // it: an app typically fetches right after load, and draws from the answers.
+    const loaded = nav && nav.loadEventEnd || 0;
+    const s = {last: Math.max(loaded + Y - Q, performance.now() - 10 * Q)};
     if (document.readyState !== 'complete') s.last = performance.now();
     new MutationObserver(() => { s.last = performance.now(); }).observe(document,
       {subtree: true, childList: true, attributes: true, characterData: true});
@@ -80,7 +85,7 @@ _QUIET_JS = """((Q) => {
     };
     check();
   });
-})(%d)"""
+})(%d, %d)"""
 
 
 async def _ready_state(tab: TabActor) -> LoadState | None:
@@ -161,7 +166,8 @@ async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS
         try:
             context_id = await world_context(tab, tab.session, tab.main_frame_id)
             await send_in(tab, tab.session, "Runtime.evaluate",
-                          {"expression": _QUIET_JS % QUIET_MS, "contextId": context_id,
+                          {"expression": _QUIET_JS % (QUIET_MS, YOUNG_MS),
+                           "contextId": context_id,
                            "awaitPromise": True, "returnByValue": True})
             return tab.load_state, True
         except BrowserdError:
