@@ -233,3 +233,15 @@ async def test_mcp_isolated_works_in_a_session_of_its_own_that_ends_with_it(
     assert ended["revokedAt"] is not None
     r = await api.get("/tabs", params={"session": session})
     assert r.status_code == 404 and r.json()["code"] == "SESSION_NOT_FOUND", r.text
+
+
+async def test_a_profile_limited_token_gets_its_profiles_events_only(
+        service: ServiceInfo, api: httpx.AsyncClient) -> None:
+    limited = await mint(api, owner_token(service), name=unique("oneprofile"),
+                         scopes=["read"], profiles=[service.profile])
+    r = await api.get("/events", params={"profile": "elsewhere"},
+                      headers=bearer(limited["token"]))
+    assert r.status_code == 404 and r.json()["code"] == "PROFILE_NOT_FOUND", r.text
+    r = await api.get("/status", params={"profile": "elsewhere"},
+                      headers=bearer(limited["token"]))
+    assert r.status_code == 404, r.text

@@ -1096,3 +1096,17 @@ def test_authorize_checks_what_the_arguments_add() -> None:
         authorize(agent({"files"}), act, upload, what="POST /act")
     assert info.value.details == {"scope": "act"}
     authorize(agent({"act", "files"}), act, upload, what="POST /act")
+
+
+def test_a_limited_token_subscribes_to_its_own_profiles_events_only() -> None:
+    from browserd.errors import ProfileNotFound
+    from browserd.principals import Principal
+
+    one = Principal(kind="agent", name="a", profiles=frozenset({"work"}))
+    assert one.events_profile(None) == "work" and one.events_profile("work") == "work"
+    with pytest.raises(ProfileNotFound):
+        one.events_profile("clawd")
+    two = Principal(kind="agent", name="b", profiles=frozenset({"work", "home"}))
+    with pytest.raises(BadRequest):
+        two.events_profile(None)
+    assert Principal(kind="agent", name="c").events_profile(None) is None

@@ -33,6 +33,7 @@ from .. import jsontext
 from ..errors import BadRequest, BrowserdError, MethodNotAllowed
 from ..events import Event, EventHub, Subscription, parse_types, sse_comment, sse_event, sse_retry
 from ..events.sse import HEARTBEAT
+from ..principals import principal_of
 from .connections import abort_connection
 from .guard import Receive, Scope, Send
 
@@ -94,6 +95,9 @@ def open_subscription(hub: EventHub, scope: Scope) -> Subscription:
         raise BadRequest(str(exc), field="types",
                          hint="types are names like tab.opened, or tab.* for a group") from None
     profile = query.get("profile") or None
+    principal = principal_of(scope)
+    if principal is not None:  # a token limited to some profiles sees only their events
+        profile = principal.events_profile(profile)
     return hub.subscribe(last_id=_last_event_id(scope, query), types=types, profile=profile)
 
 

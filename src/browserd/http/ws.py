@@ -250,6 +250,7 @@ class _Connection:
         if self._subscription is not None:
             self._subscription.close()
         hub = self._system.events
+        profile = self._principal.events_profile(profile)  # a limited token: its profiles
         sub = hub.subscribe(last_id=last_id, types=types, profile=profile)
         self._subscription = sub
         assert self._nursery is not None

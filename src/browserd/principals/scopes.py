@@ -23,7 +23,7 @@ from typing import Literal
 
 import attrs
 
-from ..errors import BadRequest, OwnerOnly, ScopeRequired
+from ..errors import BadRequest, OwnerOnly, ProfileNotFound, ScopeRequired
 
 __all__ = ["AGENT_SCOPES", "OWNER", "OWNER_SCOPE", "PUBLIC_SCOPE", "SCOPES", "Principal",
            "check_scopes", "require"]
@@ -93,6 +93,24 @@ class Principal:
         if self.sessions is None:
             return True
         return session is not None and session in self.sessions
+
+    def events_profile(self, asked: str | None) -> str | None:
+        """The profile an event subscription of this principal covers (None: every one).
+
+        A token limited to some profiles sees only their events: its one
+        profile when it asks for none; ProfileNotFound for one outside them;
+        BadRequest when it has several and names none.
+        """
+        if self.profiles is None:
+            return asked
+        if asked is not None:
+            if asked not in self.profiles:
+                raise ProfileNotFound(f"no profile {asked!r}")
+            return asked
+        if len(self.profiles) == 1:
+            return next(iter(self.profiles))
+        raise BadRequest("this token sees several profiles: name one to subscribe to",
+                         field="profile")
 
     def default_session(self) -> str | None:
         """The session a request without one works in: the token's only session, if one."""
