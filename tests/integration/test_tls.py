@@ -170,6 +170,35 @@ def test_a_remote_style_cli_uses_the_env_token_and_pin(svc: TlsService, tmp_path
     assert r.returncode == 1 and b"BROWSERD_TLS_FINGERPRINT" in r.stderr
 
 
+async def test_the_mcp_stdio_bridge_connects_with_the_pin(svc: TlsService, tmp_path: Path) -> None:
+    """`browserd mcp` on a remote-style home: the token from the env, the pin, tools answer."""
+    from mcp import Client as McpClient
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = serve_env(tmp_path / "mcp-home", svc.url, BROWSERD_TOKEN=svc.token,
+                    BROWSERD_TLS_FINGERPRINT=svc.pin)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "browserd", "mcp"],
+                                   env={**env, "PYTHONPATH": os.pathsep.join(sys.path)})
+    with trio.fail_after(60), open(tmp_path / "mcp.log", "a") as errlog:
+        async with McpClient(stdio_client(params, errlog=errlog)) as client:
+            result = await client.call_tool("tabs", {})
+            assert not result.is_error, result
+    env["BROWSERD_TLS_FINGERPRINT"] = "00" * 32  # a wrong pin: refused, whichever way
+    params = StdioServerParameters(command=sys.executable, args=["-m", "browserd", "mcp"],
+                                   env={**env, "PYTHONPATH": os.pathsep.join(sys.path)})
+    refused = ""
+    with trio.fail_after(60), open(tmp_path / "mcp.log", "a") as errlog:
+        try:
+            async with McpClient(stdio_client(params, errlog=errlog)) as client:
+                result = await client.call_tool("tabs", {})
+                assert result.is_error, result
+                refused = str(result.content)
+        except Exception:  # the bridge refused to start: it said why on stderr
+            refused = (tmp_path / "mcp.log").read_text()
+    assert "TLS_PIN_MISMATCH" in refused or "fingerprint" in refused.lower(), refused
+
+
 @pytest.mark.chromium
 def test_token_remote_prints_the_fingerprint_of_the_certificate_served(
         svc: TlsService) -> None:
