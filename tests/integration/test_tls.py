@@ -170,11 +170,11 @@ def test_a_remote_style_cli_uses_the_env_token_and_pin(svc: TlsService, tmp_path
     assert r.returncode == 1 and b"BROWSERD_TLS_FINGERPRINT" in r.stderr
 
 
-async def test_the_mcp_stdio_bridge_connects_with_the_pin(svc: TlsService, tmp_path: Path) -> None:
+async def test_the_mcp_stdio_bridge_connects_with_the_pin(svc: TlsService,
+                                                          tmp_path: Path) -> None:
     """`browserd mcp` on a remote-style home: the token from the env, the pin, tools answer."""
     from mcp import Client as McpClient
-    from mcp.client.stdio import StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     env = serve_env(tmp_path / "mcp-home", svc.url, BROWSERD_TOKEN=svc.token,
                     BROWSERD_TLS_FINGERPRINT=svc.pin)
