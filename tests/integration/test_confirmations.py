@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -25,11 +26,25 @@ SHOP = """<!doctype html><title>shop</title>
   String(Number(document.getElementById('paid').textContent) + 1)">Pay now</button>
 <button onclick="document.title = 'looked'">Look</button>"""
 add_route("/confirm/shop", html_route(SHOP))
+add_route("/confirm/files", html_route(
+    '<!doctype html><a href="/confirm/report" download="report.txt">Get report</a>'))
+
+
+def _report(req: Any) -> None:
+    body = b"quarterly numbers\n"
+    req.send_response(200)
+    req.send_header("Content-Type", "text/plain")
+    req.send_header("Content-Length", str(len(body)))
+    req.end_headers()
+    req.wfile.write(body)
+
+
+add_route("/confirm/report", _report)
 
 
 @pytest.fixture(scope="module")
 def held_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
-    rules = [{"kind": "click", "name": "pay|buy|delete"}]
+    rules = [{"kind": "click", "name": "pay|buy|delete"}, {"kind": "download"}]
     info = start_service(tmp_path_factory.mktemp("confirm"),
                          env={"BROWSERD_CONFIRM": json.dumps(rules)})
     yield info
@@ -117,3 +132,33 @@ async def test_a_denied_click_is_403_denied_and_never_runs(
     r = await agent.post("/wait", json={"confirmation": held["id"]},
                          headers={"Authorization": f"Bearer {minted['token']}"})
     assert r.status_code == 404, r.text
+
+
+async def test_a_downloaded_file_reaches_the_agent_only_after_the_person_approves(
+        held_service: ServiceInfo, agent: httpx.AsyncClient, pages: PageServer) -> None:
+    r = await agent.post("/tabs/open", json={"url": pages.url("/confirm/files")})
+    tab = r.json()["targetId"]
+
+    async def click() -> None:
+        await trio.sleep(0.2)
+        r = await agent.post("/click", json={"targetId": tab, "role": "link",
+                                             "name": "Get report"})
+        assert r.status_code == 200, r.text
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(click)
+        r = await agent.post("/wait", json={"targetId": tab, "download": True,
+                                            "timeoutMs": 20_000})
+    assert r.status_code == 200, r.text
+    download = r.json()["download"]["id"]
+    r = await agent.get(f"/downloads/{download}")
+    assert r.status_code == 202 and r.json()["code"] == "CONFIRMATION_REQUIRED", r.text
+    held = r.json()["confirmation"]
+    assert held["kind"] == "download" and "report.txt" in held["summary"]
+    r = await agent.post(f"/confirmations/{held['id']}", json={"approve": True},
+                         headers=person(held_service))
+    assert r.status_code == 200, r.text
+    r = await agent.post("/wait", json={"confirmation": held["id"], "timeoutMs": 5000})
+    assert r.status_code == 200 and r.json()["result"]["released"] is True, r.text
+    r = await agent.get(f"/downloads/{download}")
+    assert r.status_code == 200 and r.content == b"quarterly numbers\n", r.text

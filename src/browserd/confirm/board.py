@@ -67,6 +67,17 @@ class ConfirmationBoard:
         self._held: dict[str, Held] = {}
         self._runners: dict[str, Runner] = {}
         self._answered: dict[str, trio.Event] = {}
+        #: (token, download id) the person let a token fetch.
+        self._released: set[tuple[str, str]] = set()
+
+    def release(self, download_id: str, *, token: str) -> dict[str, Any]:
+        """The person approved a held download: ``token`` may now fetch its file."""
+        self._released.add((token, download_id))
+        return {"ok": True, "id": download_id, "released": True,
+                "hint": f"GET /downloads/{download_id} now serves the file"}
+
+    def released(self, download_id: str, *, token: str) -> bool:
+        return (token, download_id) in self._released
 
     def hold(self, *, kind: str, summary: str, target: dict[str, Any], token: str,
              profile: str, runner: Runner) -> Held:

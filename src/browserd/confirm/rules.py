@@ -25,9 +25,10 @@ from ..textmatch import glob_match
 
 __all__ = ["KINDS", "ConfirmRule", "parse_rules"]
 
-#: What a rule's ``kind`` may name (``submit``: type with submit, Enter, /login).
+#: What a rule's ``kind`` may name (``submit``: type with submit, Enter, /login;
+#: ``download``: handing a downloaded file to the agent — its name is the file name).
 KINDS = frozenset({"click", "type", "press", "submit", "select", "drag", "upload", "dialog",
-                   "navigate", "eval"})
+                   "navigate", "eval", "download"})
 _NAME_MAX = 500
 
 

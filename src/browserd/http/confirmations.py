@@ -71,11 +71,29 @@ def _name(tab: TabActor | None, step: dict[str, Any]) -> str | None:
     return text if isinstance(text, str) and "secret" not in step else None
 
 
+def _download_step(system: System, download_id: str) -> tuple[str | None, str | None]:
+    """(origin, name) of a download: its page's origin and its suggested file name."""
+    try:
+        record = system.downloads.get(download_id)
+    except BrowserdError:
+        return None, None  # the route answers 404
+    return origin_of(record.url), record.suggested_filename
+
+
 async def hold_if_confirmed(system: System, route: Route, args: dict[str, Any],
                             run: Callable[[], Awaitable[Any]]) -> None:
-    """Raise ConfirmationRequired (202) holding ``run`` when a ``confirm`` rule matches."""
+    """Raise ConfirmationRequired (202) holding ``run`` when a ``confirm`` rule matches.
+
+    A ``download`` rule holds the *file*: the download itself happened in the
+    browser (into browserd's own directory), but ``GET /downloads/<id>`` gives
+    it to the agent only once the person approved (the approval releases it
+    to that token; the agent's ``/wait {confirmation}`` answers when it may fetch).
+    """
     rules = system.settings.confirm
     if not rules or system.principal.is_owner:
+        return
+    if route.path == "/downloads/<id>":
+        await _hold_download(system, str(args.get("id", "")))
         return
     steps = _steps(route, args)
     if not steps:
@@ -101,6 +119,29 @@ async def hold_if_confirmed(system: System, route: Route, args: dict[str, Any],
                                   target_id=held.target["targetId"], confirmation=held.to_json())
             raise ConfirmationRequired(f"held for the person's confirmation: {what}",
                                        confirmation=held.to_json(), rule=rule.to_json())
+
+
+async def _hold_download(system: System, download_id: str) -> None:
+    board, token = system.confirmations, system.principal.name
+    if board.released(download_id, token=token):
+        return
+    origin, name = _download_step(system, download_id)
+    rule = first_match(system.settings.confirm, kind="download", origin=origin, name=name)
+    if rule is None:
+        return
+    what = "download" + (f" {name[:80]!r}" if name else "") + (f" from {origin}" if origin
+                                                               else "")
+
+    async def release() -> dict[str, Any]:
+        return board.release(download_id, token=token)
+
+    held = board.hold(kind="download", summary=what, profile=system.profile.name,
+                      target={"download": download_id, "name": name, "origin": origin,
+                              "route": "/downloads/<id>"}, token=token, runner=release)
+    system.events.publish(EventType.CONFIRMATION_REQUESTED, profile=held.profile,
+                          confirmation=held.to_json())
+    raise ConfirmationRequired(f"held for the person's confirmation: {what}",
+                               confirmation=held.to_json(), rule=rule.to_json())
 
 
 async def wait_for_confirmation(system: System, confirmation_id: str,
