@@ -34,6 +34,8 @@ class Follow:
         self.peer = peer
         self.store = store
         self.free: int | Exception = 1 << 40
+        self.follower: DownloadFollower | None = None
+        self.barriers: list[str] = []
 
     def free_space(self) -> int:
         if isinstance(self.free, Exception):
@@ -55,7 +57,9 @@ class Follow:
         return path
 
     def cancels(self) -> list[str]:
-        return [p["guid"] for p in self.peer.sent("Browser.cancelDownload")]
+        """The downloads canceled in the browser (but the barriers of :meth:`settled`)."""
+        return [p["guid"] for p in self.peer.sent("Browser.cancelDownload")
+                if p["guid"] not in self.barriers]
 
     async def until(self, condition: Callable[[], bool]) -> None:
         while not condition():
@@ -63,10 +67,12 @@ class Follow:
 
     async def settled(self) -> None:
         """Every event sent so far was handled (a barrier download is canceled after them)."""
-        barrier = GUIDS[-1]
+        barrier = f"ffff{len(self.barriers):04x}-0000-4000-8000-000000000000"
+        self.barriers.append(barrier)
         await self.begin(barrier)
         await self.progress(barrier, 0, CAP + 1)
-        await self.until(lambda: barrier in self.cancels())
+        await self.until(lambda: any(p["guid"] == barrier for p in self.peer.sent(
+            "Browser.cancelDownload")))
         for _ in range(3):
             await trio.testing.wait_all_tasks_blocked()
             await trio.sleep(0.01)
@@ -85,6 +91,7 @@ async def following(tmp_path: Path, *, enabled: bool = True, locate: bool = True
                                         locate=(lambda f: "T" if f == "F" else None)
                                         if locate else None)
             await nursery.start(follower.run)
+            follow.follower = follower
             yield follow
             nursery.cancel_scope.cancel()
 
@@ -115,7 +122,7 @@ async def test_a_download_of_exactly_the_cap_completes(tmp_path: Path) -> None:
         assert record.suggested_filename == "n" * 1000  # page text, bounded
         assert record.target_id == "T"
         await f.settled()
-        assert f.cancels() == [GUIDS[-1]]
+        assert f.cancels() == []
 
 
 async def test_one_byte_over_the_cap_is_canceled_and_its_file_deleted(tmp_path: Path) -> None:
@@ -142,6 +149,7 @@ async def test_a_size_that_does_not_fit_the_free_space_is_canceled_at_once(
         await f.progress(GUIDS[1], 0, 0)  # size unknown: nothing to compare yet
         await f.begin(GUIDS[2])
         await f.progress(GUIDS[2], 10, 60)  # already receiving: the browser's to end
+        await f.settled()  # (all three judged with that much free)
         f.free = 0
         await f.begin(GUIDS[3])
         await f.progress(GUIDS[3], 0, 1)
@@ -149,7 +157,7 @@ async def test_a_size_that_does_not_fit_the_free_space_is_canceled_at_once(
         assert f.store.get(GUIDS[3]).reason is CancelReason.NO_SPACE
         f.free = 1 << 40
         await f.settled()
-        assert f.cancels() == [GUIDS[3], GUIDS[-1]]
+        assert f.cancels() == [GUIDS[3]]
         for guid in GUIDS[:3]:
             assert f.store.get(guid).state is DownloadState.IN_PROGRESS
 
@@ -247,4 +255,40 @@ async def test_odd_byte_counts_read_as_zero(tmp_path: Path) -> None:
         assert f.store.get(GUIDS[0]).total_bytes == 0
         await f.begin("not-a-guid")
         await f.settled()
-        assert [r.id for r in f.store.records()] == [GUIDS[0], GUIDS[-1]]
+        assert [r.id for r in f.store.records() if r.id not in f.barriers] == [GUIDS[0]]
+
+
+async def test_the_free_space_at_its_start_is_kept_for_each_download(tmp_path: Path) -> None:
+    async with following(tmp_path) as f:
+        f.free = CAP + NO_SPACE_MARGIN - 1  # could not hold a download of the cap
+        await f.begin(GUIDS[0])
+        await f.until(lambda: bool(f.store.records()))
+        f.free = 1 << 40
+        await f.begin(GUIDS[1])  # a second download starts meanwhile, on a roomy disk
+        await f.until(lambda: len(f.store.records()) == 2)
+        await f.progress(GUIDS[0], 10, 0)
+        await f.progress(GUIDS[0], 10, 0, "canceled")
+        await f.until(lambda: f.store.get(GUIDS[0]).finished)
+        assert f.store.get(GUIDS[0]).reason is CancelReason.NO_SPACE
+
+
+async def test_a_size_unknown_download_is_not_canceled_for_space_before_it_has_one(
+        tmp_path: Path) -> None:
+    async with following(tmp_path) as f:
+        f.free = 0
+        await f.begin(GUIDS[0])
+        await f.progress(GUIDS[0], 0, 0)
+        await f.settled()  # judged with no free space at all
+        assert f.store.get(GUIDS[0]).state is DownloadState.IN_PROGRESS
+
+
+async def test_a_download_is_canceled_in_the_browser_context_of_its_tab(tmp_path: Path) -> None:
+    async with following(tmp_path) as f:
+        assert f.follower is not None
+        await f.follower.ensure_context({"browserContextId": "CTX", "targetId": "T"})
+        assert f.peer.sent("Browser.setDownloadBehavior")[-1]["browserContextId"] == "CTX"
+        await f.begin(GUIDS[0])  # frame F is tab T's
+        await f.progress(GUIDS[0], CAP + 1, 0)
+        await f.until(lambda: GUIDS[0] in f.cancels())
+        assert f.peer.sent("Browser.cancelDownload")[0] == {"guid": GUIDS[0],
+                                                           "browserContextId": "CTX"}

@@ -19,6 +19,8 @@ import pytest
 import trio
 import trio.testing
 
+from browserd.egress import EgressPolicy, EgressScopes
+from browserd.tabs.contain import Containment
 from browserd.tabs.navguard import NavGuard, navigation_verdict
 from browserd.urlpolicy import UrlPolicy
 from tests.fakecdp import FakeCdpPeer, connected
@@ -159,6 +161,15 @@ def test_an_authority_longer_than_what_is_read_is_refused_not_guessed() -> None:
     assert navigation_verdict(POLICY, "https://a.test?" + "q" * 10_000) is None
     assert navigation_verdict(POLICY, "https://a.test#" + "f" * 10_000) is None
     assert navigation_verdict(POLICY, "https://" + "a" * 10_000) == "invalid"
+    # Right at the edge: an authority of 4096 characters and no more is read whole ...
+    whole = "http://" + "u" * (4096 - 7 - 7) + "@a.test"
+    assert len(whole) == 4096 and navigation_verdict(POLICY, whole) is None
+    # ... one more character, and it is cut: the port unknown, the URL refused.
+    cut = "http://" + "u" * (4097 - 7 - 16) + "@127.0.0.1:18791"
+    assert len(cut) == 4097 and navigation_verdict(POLICY, cut) == "invalid"
+    assert navigation_verdict(POLICY, whole + "/") == "invalid"  # the "/" is beyond 4096
+    assert navigation_verdict(POLICY, "https://a.test") is None  # short, no path: fine
+    assert navigation_verdict(POLICY, "http://127.0.0.1:18791") == "port"
 
 
 async def test_the_waiter_for_a_page_never_seen_is_woken_when_it_is_forgotten() -> None:
@@ -205,3 +216,26 @@ async def test_a_repeated_subframe_block_replaces_the_older_record() -> None:
         assert await pause(peer, "R5", BLOCKED) == "failRequest"
         main = [b for b in guard.blocks_since(mark, target_id="T1") if b.main_frame]
         assert len(main) == 2
+
+
+async def test_the_url_policy_stands_even_where_the_egress_policy_allows() -> None:
+    """A contained page whose allowed origins include browserd's own port is still kept
+    from it: egress narrows what the URL policy lets through, it never widens it."""
+    scopes = EgressScopes()
+    scopes.set_context("C1", EgressPolicy.parse(["http://127.0.0.1:*", "https://a.test"]))
+    peer = FakeCdpPeer()
+    with trio.fail_after(10):
+        async with connected(peer) as conn, trio.open_nursery() as nursery:
+            guard = NavGuard(conn, POLICY, egress=scopes, contain=Containment)
+            await nursery.start(guard.run)
+            await peer.emit("Target.attachedToTarget", {
+                "sessionId": "S1", "waitingForDebugger": True,
+                "targetInfo": {"targetId": "T1", "type": "page", "browserContextId": "C1"}})
+            assert await guard.wait_guarded("T1")
+            mark = guard.mark()
+            assert await pause(peer, "R1", "https://a.test/") == "continueRequest"
+            assert await pause(peer, "R2", BLOCKED) == "failRequest"
+            assert await pause(peer, "R3", "https://evil.test/") == "failRequest"
+            assert [(b.url, b.reason) for b in guard.blocks_since(mark, target_id="T1")] == [
+                (BLOCKED, "port"), ("https://evil.test/", "egress")]
+            nursery.cancel_scope.cancel()
