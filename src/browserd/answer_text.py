@@ -1,13 +1,32 @@
 """Plain-text renderings of route answers shared by every text front end (CLI, MCP).
 
 Pure functions of decoded JSON answers: no I/O, never raise on odd shapes.
+
+**Page boundaries.** Page-provided text (titles, URLs, snapshot text, find
+matches, eval values, console lines, effects) is put between
+``<<page:NONCE>>`` and ``<</page:NONCE>>`` lines by :func:`page_block`, with
+one random nonce per answer (:func:`new_nonce`): a page that writes text
+mimicking browserd's own words cannot close the boundary, as it cannot know
+the nonce. MCP answers always carry it; the CLI when asked or when its
+output is not a terminal.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
-__all__ = ["format_matches"]
+__all__ = ["format_matches", "new_nonce", "page_block"]
+
+
+def new_nonce() -> str:
+    """A boundary nonce for one answer (random: a page cannot guess it)."""
+    return secrets.token_hex(6)
+
+
+def page_block(text: str, nonce: str | None) -> str:
+    """``text`` between the page boundary lines of ``nonce`` (None: ``text`` as it is)."""
+    return text if nonce is None else f"<<page:{nonce}>>\n{text}\n<</page:{nonce}>>"
 
 
 def format_matches(r: dict[str, Any]) -> str:

@@ -5,7 +5,9 @@
 one command for a route's several methods, files, friendlier arguments);
 every other subcommand is one API route, generated from the route table
 (:mod:`browserd.cli_routes`), so the CLI covers the whole API. Human-readable output by default
-(:mod:`browserd.cli_format`), ``--json`` for scripts; a failure prints the
+(:mod:`browserd.cli_format`), with the page's text between ``<<page:NONCE>>``
+lines when stdout is not a terminal (``--boundary on|off`` to choose);
+``--json`` for scripts; a failure prints the
 error's message (and hint) to stderr and exits 1. A reader that goes away
 (``browserd snapshot | head -1``) ends the command quietly with status 0.
 """
@@ -150,6 +152,9 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print JSON")
+    common.add_argument("--boundary", choices=("auto", "on", "off"), default=argparse.SUPPRESS,
+                        help="mark page text with <<page:NONCE>> lines: on, off, or auto "
+                             "(default: on when stdout is not a terminal)")
     common.add_argument("--control-url", default=argparse.SUPPRESS,
                         help="where the service listens (default from settings)")
     common.add_argument("--profile", default=argparse.SUPPRESS,
@@ -258,6 +263,7 @@ def _run(argv: Sequence[str]) -> int:
     args.control_url = getattr(args, "control_url", None)
     args.profile = getattr(args, "profile", None)
     args.session = getattr(args, "session", None)
+    args.boundary = getattr(args, "boundary", "auto")
     try:
         if args.command == "serve":
             return _serve(args)
@@ -296,9 +302,11 @@ def _run(argv: Sequence[str]) -> int:
         print(orjson.dumps(result).decode() if not isinstance(result, str)
               else orjson.dumps({"result": result}).decode())
     else:
+        from .answer_text import new_nonce
         from .cli_format import human
 
-        print(human(result))
+        marked = args.boundary == "on" or (args.boundary == "auto" and not sys.stdout.isatty())
+        print(human(result, new_nonce() if marked else None))
     sys.stdout.flush()
     return 0
 

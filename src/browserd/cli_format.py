@@ -4,6 +4,11 @@
 snapshots, captures, action effects, history moves, scrolls, find, query
 and DOM reads, console lines, downloads); anything else is printed as
 indented JSON. ``--json`` bypasses all of this. Page content is printed as data, never interpreted.
+
+With a ``nonce``, what the page provided (tab titles and URLs, snapshot and
+DOM text, find matches, eval values, console lines, network data, effects)
+is printed between the page boundary lines of that nonce
+(:func:`browserd.answer_text.page_block`), browserd's own words outside it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from .answer_text import format_matches
+from .answer_text import format_matches, page_block
 from .cli_network import format_network
 
 __all__ = ["human"]
@@ -32,14 +37,14 @@ def _format_status(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _format_tabs(r: dict[str, Any]) -> str:
+def _format_tabs(r: dict[str, Any], nonce: str | None = None) -> str:
     if not r.get("running"):
         return "browser not running"
     if not r["tabs"]:
         return "no tabs"
-    return "\n".join(
+    return page_block("\n".join(
         f"{'*' if t['isActive'] else ' '} {t['targetId']}  {t['title'][:50]!r}  {t['url']}"
-        + ("  [crashed]" if t.get("crashed") else "") for t in r["tabs"])
+        + ("  [crashed]" if t.get("crashed") else "") for t in r["tabs"]), nonce)
 
 
 def _format_effects(effects: dict[str, Any]) -> list[str]:
@@ -67,7 +72,13 @@ def _format_effects(effects: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _format_action(r: dict[str, Any]) -> str:
+def _effects_block(effects: dict[str, Any], nonce: str | None) -> list[str]:
+    """The effect lines (URLs, dialog texts, file names: the page's) inside the boundary."""
+    lines = _format_effects(effects)
+    return [page_block("\n".join(lines), nonce)] if lines else []
+
+
+def _format_action(r: dict[str, Any], nonce: str | None = None) -> str:
     """click/type/press answers: ``ok`` (+ how), then one line per effect."""
     head = "ok"
     if r.get("method"):
@@ -80,17 +91,20 @@ def _format_action(r: dict[str, Any]) -> str:
         lines.append("uploaded: " + (", ".join(map(str, r["files"])) or "(no files)"))
     if r.get("native"):
         lines.append("native drag-and-drop")
-    return "\n".join([*lines, *_format_effects(r.get("effects") or {})])
+    return "\n".join([*lines, *_effects_block(r.get("effects") or {}, nonce)])
 
 
-def _format_page(r: dict[str, Any]) -> str:
+def _format_page(r: dict[str, Any], nonce: str | None = None) -> str:
     """/navigate and history answers: ``targetId  'title'  url  [status]  (loadState)``,
     then the effects beyond the navigation itself (downloads, blocks, a dialog)."""
     status = f"  [{r['status']}]" if r.get("status") else ""
     state = f"  ({r['loadState']})" if r.get("loadState") not in (None, "load") else ""
     effects = {k: v for k, v in (r.get("effects") or {}).items() if k != "navigated"}
-    return "\n".join([f"{r['targetId']}  {str(r['title'])[:50]!r}  {r['url']}{status}{state}",
-                      *_format_effects(effects)])
+    page = f"{r['targetId']}  {str(r['title'])[:50]!r}  {r['url']}"
+    tail = (status + state).strip()
+    head = ([page + status + state] if nonce is None
+            else [page_block(page, nonce), *([tail] if tail else [])])
+    return "\n".join([*head, *_effects_block(effects, nonce)])
 
 
 def _format_downloads(r: dict[str, Any]) -> str:
@@ -115,14 +129,23 @@ def _format_dom_snapshot(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _format_snapshot(r: dict[str, Any]) -> str:
+def _format_snapshot(r: dict[str, Any], nonce: str | None = None) -> str:
     """aria / read text (read: title, URL and load state first); a cut or still-loading
     answer ends with a line saying so."""
     if r.get("format") == "domSnapshot":
-        return _format_dom_snapshot(r)
+        return page_block(_format_dom_snapshot(r), nonce)
     text = str(r.get("text", "")).rstrip("\n")
-    if r.get("format") == "read":
-        text = f"{r.get('title', '')}\n{r.get('url', '')}  [{r.get('loadState', '')}]\n\n{text}"
+    if isinstance(r.get("diff"), dict):  # only what changed since baseSnapshotId
+        diff = r["diff"]
+        text = "\n".join([f"+ {line}" for line in diff.get("added", [])]
+                         + [f"- {line}" for line in diff.get("removed", [])]
+                         + [f"~ {line}" for line in diff.get("changed", [])])
+        text = f"(changes since {r.get('baseSnapshotId')})\n" + page_block(text, nonce)
+    elif r.get("format") == "read":
+        text = page_block(f"{r.get('title', '')}\n{r.get('url', '')}", nonce) \
+            + f"  [{r.get('loadState', '')}]\n\n" + page_block(text, nonce)
+    else:
+        text = page_block(text, nonce)
     if r.get("loadState") == "loading":
         text += "\n… (the page was still loading)"
     if r.get("truncated"):
@@ -138,64 +161,75 @@ def _format_scroll(r: dict[str, Any]) -> str:
     return f"{r.get('scroller', 'page')} at x={r['scrollX']:g} y={r['scrollY']:g}{edge}  [{how}]"
 
 
-def _format_console(r: dict[str, Any]) -> str:
+def _format_console(r: dict[str, Any], nonce: str | None = None) -> str:
     lines = [f"{m.get('level', 'log'):5} {m.get('text', '')}" for m in r.get("messages", [])]
-    return "\n".join(lines) or "no console messages"
+    return page_block("\n".join(lines), nonce) if lines else "no console messages"
 
 
-def _format_steps(r: dict[str, Any]) -> str:
+def _format_steps(r: dict[str, Any], nonce: str | None = None) -> str:
     lines = []
     for step in r.get("steps", []):
         head = f"{step.get('index')}: {step.get('kind')} "
         if step.get("ok"):
             result = step.get("result") or {}
             effects = _format_effects(result.get("effects") or {})
-            lines.append(head + "ok" + ("; " + "; ".join(effects) if effects else ""))
+            lines.append(head + "ok" + ("; " + page_block("; ".join(effects), nonce)
+                                        if effects else ""))
         else:
             error = step.get("error") or {}
             lines.append(head + f"failed: {error.get('error')} [{error.get('code')}]")
     return "\n".join(lines)
 
 
-def human(result: Any) -> str:
-    """``result`` (a decoded answer) as text for a person."""
+_PAGE_DATA = frozenset({"cookies", "origins", "items", "elements", "requests", "untrusted"})
+"""Keys of answers whose fallback rendering (indented JSON) is the page's data."""
+
+
+def human(result: Any, nonce: str | None = None) -> str:
+    """``result`` (a decoded answer) as text for a person; with ``nonce``, the page's
+    parts between that nonce's boundary lines."""
     if isinstance(result, str):
         return result
     if isinstance(result, dict):
         network = format_network(result)
         if network is not None:
-            return network
+            return page_block(network, nonce)
         if "state" in result and "controlUrl" in result:
             return _format_status(result)
         if isinstance(result.get("tabs"), list) and "running" in result:
-            return _format_tabs(result)
+            return _format_tabs(result, nonce)
         if "snapshotId" in result:
-            return _format_snapshot(result)
+            return _format_snapshot(result, nonce)
         if "path" in result and "mediaUrl" in result:
             return str(result["path"])
         if "scrollY" in result and "atBottom" in result:
             return _format_scroll(result)
         if "steps" in result and isinstance(result["steps"], list):
-            return _format_steps(result)
+            return _format_steps(result, nonce)
         if isinstance(result.get("messages"), list):
-            return _format_console(result)
+            return _format_console(result, nonce)
         if isinstance(result.get("matches"), list):
-            return format_matches(result)
+            return page_block(format_matches(result), nonce)
         if "html" in result or ("text" in result and "format" in result):
-            return str(result.get("html", result.get("text", ""))).rstrip("\n")
+            return page_block(str(result.get("html", result.get("text", ""))).rstrip("\n"),
+                              nonce)
         if "result" in result and "url" in result:
             value = result["result"]
-            return value if isinstance(value, str) else orjson.dumps(value).decode()
+            return page_block(value if isinstance(value, str) else orjson.dumps(value).decode(),
+                              nonce)
         if "isActive" in result and "targetId" in result:
-            return _format_tabs({"running": True, "tabs": [result]})
+            return _format_tabs({"running": True, "tabs": [result]}, nonce)
         if "title" in result and "url" in result and "targetId" in result:
-            return _format_page(result)
+            return _format_page(result, nonce)
         if "effects" in result:
-            return _format_action(result)
+            return _format_action(result, nonce)
         if isinstance(result.get("downloads"), list):
-            return _format_downloads(result)
+            text = _format_downloads(result)
+            return page_block(text, nonce) if result["downloads"] else text
         if "stopped" in result:
             return "stopped" if result["stopped"] else "the browser was not running"
         if set(result) == {"ok", "targetId"}:
             return f"ok {result['targetId']}"
+        text = orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
+        return page_block(text, nonce) if _PAGE_DATA & set(result) else text
     return orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()

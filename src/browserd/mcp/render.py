@@ -11,22 +11,20 @@ details. Everything here is plain code: no I/O.
 
 **Provenance.** Whatever the page provided (a snapshot's text, titles, URLs,
 find matches, eval values, DOM text, console lines, an action's effects) is
-put between ``<<page:NONCE>>`` and ``<</page:NONCE>>`` lines, with one random
-nonce per answer (:func:`new_nonce`), so a host can tell page text from
-browserd's own words: a page that writes text mimicking browserd's cannot
-close the boundary, as it cannot know the nonce.
+put between the page boundary lines of one nonce per answer
+(:func:`browserd.answer_text.page_block`), so a host can tell page text from
+browserd's own words.
 """
 
 from __future__ import annotations
 
 import base64
-import secrets
 from typing import Any
 
 import orjson
 
 from .. import jsontext
-from ..answer_text import format_matches
+from ..answer_text import format_matches, new_nonce, page_block
 
 __all__ = ["IMAGE_MAX_BYTES", "PAGE_OPERATIONS", "Content", "new_nonce", "page_block",
            "render_error", "render_result", "wants_image"]
@@ -41,16 +39,6 @@ _QUIET = frozenset({"ok", "stats", "snapshotId", "untrusted"})
 #: Operations whose whole answer is the page's (rendered as generic lines, all untrusted).
 PAGE_OPERATIONS = frozenset({"console", "query", "network", "network/get", "cookies/get",
                              "storage/get", "state/get", "downloads"})
-
-
-def new_nonce() -> str:
-    """A boundary nonce for one answer (random: a page cannot guess it)."""
-    return secrets.token_hex(6)
-
-
-def page_block(text: str, nonce: str) -> str:
-    """``text`` between the page boundary lines of ``nonce``."""
-    return f"<<page:{nonce}>>\n{text}\n<</page:{nonce}>>"
 
 
 def _json(value: Any) -> str:
