@@ -77,6 +77,19 @@ pip_install() {
   "${pip[@]}" -e "$1" >&2
 }
 
+# The suite's JavaScript (tests/js/package.json): real code editors served to
+# Chromium and the typed-client check (openapi-typescript + tsc), from the npm
+# registry at the versions package-lock.json pins. Needs node and npm (apt).
+ensure_test_js() {
+  command -v npm >/dev/null || apt_install nodejs npm
+  local stamp=tests/js/node_modules/.browserd-installed
+  if [ ! -f "$stamp" ] || [ tests/js/package-lock.json -nt "$stamp" ]; then
+    say "installing the suite's npm packages into tests/js/node_modules"
+    npm ci --prefix tests/js --no-audit --no-fund --loglevel=error >&2
+    touch "$stamp"
+  fi
+}
+
 case "$MODE" in
   serve)
     ensure_browser
@@ -88,6 +101,7 @@ case "$MODE" in
     ensure_python test
     # `ip netns`: the non-loopback TLS test makes a network namespace of its own.
     command -v ip >/dev/null || apt_install iproute2
+    ensure_test_js
     say "ruff";  "$VENV/bin/ruff" check src tests supervision bench
     # mypy's cache outside the clone, as uv's is: a fresh clone type-checks in
     # ~1 s instead of ~10 (mypy checks every cached module against its source).
