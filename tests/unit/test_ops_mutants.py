@@ -110,6 +110,36 @@ def test_oversized_or_empty_secrets_are_no_session() -> None:
     assert sessions.lookup(session.session_id, session.key) == session
 
 
+def test_a_secret_over_200_characters_is_refused_before_it_is_hashed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 200-character limit spares hashing a huge secret (a request's query or header
+    can carry kilobytes): 200 characters are hashed and looked up, 201 never reach the
+    hash. Observed by counting what the module hashes."""
+    from browserd.ui import sessions as module
+
+    sessions = UiSessions(clock=Clock())
+    session = sessions.redeem(sessions.issue_code().code)
+    assert session is not None
+    hashed: list[int] = []
+    real = module._digest
+
+    def counting(secret: str) -> bytes:
+        hashed.append(len(secret))
+        return real(secret)
+
+    monkeypatch.setattr(module, "_digest", counting)
+    assert sessions.redeem("c" * 200) is None and hashed == [200]
+    assert sessions.redeem("c" * 201) is None and hashed == [200]
+    hashed.clear()
+    assert sessions.lookup("s" * 200, session.key) is None and hashed == [200]
+    hashed.clear()
+    assert sessions.lookup("s" * 201, session.key) is None and hashed == []
+    assert sessions.lookup(session.session_id, "k" * 201) is None and hashed == []
+    assert sessions.lookup(session.session_id, "k" * 200) is None and hashed == [len(session.session_id)]
+    hashed.clear()
+    assert sessions.lookup(session.session_id, session.key) == session and len(hashed) == 1
+
+
 def test_sixteen_codes_and_thirty_two_sessions_are_kept() -> None:
     """The bounds: 16 unredeemed codes (docs/security.md), 32 sessions (MAX_SESSIONS)."""
     sessions = UiSessions(clock=Clock())
