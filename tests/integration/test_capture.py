@@ -29,6 +29,8 @@ from browserd.tabs.actor import TabActor
 from tests.conftest import ServiceInfo, start_service, stop_service
 from tests.integration.helpers import js
 
+pytestmark = pytest.mark.chromium
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 LIME = (0, 255, 0)
 

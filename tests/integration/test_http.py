@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 import trio
 
 from tests.conftest import ServiceInfo
+
+pytestmark = pytest.mark.chromium
 
 
 async def test_a_request_whose_client_went_away_is_cancelled(

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 import trio
 
 from tests.conftest import PageServer
 from tests.integration.helpers import navigate
+
+pytestmark = pytest.mark.chromium
 
 SECRET = "hunter2-secret"
 

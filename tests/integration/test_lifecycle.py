@@ -20,6 +20,8 @@ from supervision.harness import LOOPBACK_TLS
 from browserd.browser.profile import profile_pids
 from tests.conftest import ServiceInfo, free_port_pair, start_service, stop_service
 
+pytestmark = pytest.mark.chromium
+
 
 def profile_processes(profile_dir: Path) -> list[int]:
     """Pids (live, not zombies) whose command line uses this profile directory."""

@@ -19,6 +19,8 @@ from tests.conftest import PageServer, ServiceInfo, add_route
 from tests.integration.helpers import html_route, navigate
 from tests.integration.test_cli import fails, ok
 
+pytestmark = pytest.mark.chromium
+
 SECRET = "s3cret-bearer-value-42"
 
 

@@ -19,6 +19,8 @@ import trio
 from tests.conftest import PageServer, add_route
 from tests.integration.helpers import html_route, navigate
 
+pytestmark = pytest.mark.chromium
+
 REF_LINE = re.compile(r'^( *)\[(e\d+)\] (\S+)(?: "((?:\\"|[^"])*)")?')
 SLOW_BUTTONS = 60
 

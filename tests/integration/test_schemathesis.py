@@ -43,6 +43,8 @@ from browserd.http.routes import all_routes
 from browserd.http.schema import parse_args
 from tests.conftest import ServiceInfo, start_service, stop_service
 
+pytestmark = pytest.mark.chromium
+
 FULL = os.environ.get("BROWSERD_FUZZ") == "full"
 POSITIVE_EXAMPLES = 10 if FULL else 4
 NEGATIVE_EXAMPLES = 5 if FULL else 2

@@ -51,6 +51,8 @@ from tests.integration._rawcdp import launch_chromium, open_cdp
 from tests.integration.helpers import ok, post
 from tests.integration.test_lifecycle import profile_processes
 
+pytestmark = pytest.mark.chromium
+
 MARKER_TITLE = "sec marker"
 
 

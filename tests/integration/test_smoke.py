@@ -1,4 +1,7 @@
+import pytest
 import trio
+
+pytestmark = pytest.mark.chromium
 
 
 async def test_open_eval_close(api, pages):
