@@ -6,7 +6,8 @@ JSON messages; :func:`connected` runs a real :class:`CdpConnection` against
 it. The transport is isolated in :func:`connected` (today: an in-memory
 websocket through ``open_cdp_over``), so a transport change touches one
 function. :func:`tab_peer` scripts the commands a TabActor sends while it
-attaches and enables its domains.
+attaches and enables its domains; :func:`running_tab` runs a real TabActor
+against a peer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import trio.testing
 import trio_websocket
 
 from browserd.cdp.connection import MAX_MESSAGE_SIZE, CdpConnection, open_cdp_over
+from browserd.tabs.actor import TabActor
 
 Params = dict[str, Any]
 #: A handler gets (params, sessionId) and returns a result dict, a
@@ -113,6 +115,18 @@ async def connected(peer: FakeCdpPeer) -> AsyncIterator[CdpConnection]:
             await peer._ready.wait()
             yield conn
         nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def running_tab(peer: FakeCdpPeer, target_id: str = "T1",
+                      **actor: Any) -> AsyncIterator[TabActor]:
+    """A :class:`TabActor` for ``target_id`` (``actor``: its keyword options) running against
+    ``peer`` until the block ends, its domains enabled."""
+    async with connected(peer) as conn, trio.open_nursery() as nursery:
+        tab: TabActor = await nursery.start(TabActor(conn, target_id, **actor).run)
+        await tab.wait_enabled()
+        yield tab
+        tab.close()
 
 
 def tab_peer(target_id: str = "T1", *, loader_id: str = "L1", url: str = "https://a.test/",

@@ -8,8 +8,6 @@ out as DialogOpen itself, not wrapped in an exception group.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -18,8 +16,7 @@ import trio.testing
 
 from browserd.errors import DialogOpen, NoHistory
 from browserd.tabs import history
-from browserd.tabs.actor import TabActor
-from tests.fakecdp import FakeCdpPeer, connected, tab_peer
+from tests.fakecdp import FakeCdpPeer, running_tab, tab_peer
 
 SID = "S-T1"
 A, B = "https://a.test/a", "https://a.test/b"
@@ -32,15 +29,6 @@ def history_peer(current: int) -> FakeCdpPeer:
     peer.on("Page.getNavigationHistory", lambda p, s: {"currentIndex": current, "entries": [
         {"id": 11, "url": A, "title": "a"}, {"id": 12, "url": B, "title": "b"}]})
     return peer
-
-
-@asynccontextmanager
-async def running_tab(peer: FakeCdpPeer) -> AsyncIterator[TabActor]:
-    async with connected(peer) as conn, trio.open_nursery() as nursery:
-        tab: TabActor = await nursery.start(TabActor(conn, "T1").run)
-        await tab.wait_enabled()
-        yield tab
-        tab.close()
 
 
 async def sent_move(peer: FakeCdpPeer) -> None:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 import trio.testing
 
 from browserd.tabs import settle
-from browserd.tabs.actor import TabActor
 from browserd.tabs.state import LoadState
-from tests.fakecdp import FakeCdpPeer, connected, tab_peer
+from tests.fakecdp import FakeCdpPeer, running_tab, tab_peer
 
 SID = "S-T1"
 
@@ -22,15 +19,6 @@ def scripted_tab(ready_state: str) -> FakeCdpPeer:
     peer = tab_peer(ready_state=ready_state)
     peer.on("Page.createIsolatedWorld", lambda p, s: {"executionContextId": 7})
     return peer
-
-
-@asynccontextmanager
-async def running_tab(peer: FakeCdpPeer) -> AsyncIterator[TabActor]:
-    async with connected(peer) as conn, trio.open_nursery() as nursery:
-        tab: TabActor = await nursery.start(TabActor(conn, "T1").run)
-        await tab.wait_enabled()
-        yield tab
-        tab.close()
 
 
 async def test_a_parsed_document_is_read_at_once_without_asking_the_page() -> None:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -15,18 +14,9 @@ from browserd.tabs import query
 from browserd.tabs.actions import observing
 from browserd.tabs.actor import DROPPABLE_QUEUE, EVENT_BUFFER, TabActor
 from browserd.tabs.state import CONSOLE_BUFFER, LoadState
-from tests.fakecdp import FakeCdpPeer, connected, tab_peer
+from tests.fakecdp import running_tab, tab_peer
 
 SID = "S-T1"  # the session tab_peer("T1") hands out
-
-
-@asynccontextmanager
-async def running_tab(peer: FakeCdpPeer) -> AsyncIterator[TabActor]:
-    async with connected(peer) as conn, trio.open_nursery() as nursery:
-        tab: TabActor = await nursery.start(TabActor(conn, "T1").run)
-        await tab.wait_enabled()
-        yield tab
-        tab.close()
 
 
 async def until(tab: TabActor, condition: Callable[[], bool]) -> None:

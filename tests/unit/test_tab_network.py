@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
 import trio
 
 from browserd.tabs.actor import TabActor
 from browserd.tabs.netlog import NetworkControls
-from tests.fakecdp import FakeCdpPeer, Refuse, connected, tab_peer
+from tests.fakecdp import FakeCdpPeer, Refuse, connected, running_tab, tab_peer
 
 SID = "S-T1"
-
-
-@asynccontextmanager
-async def running_tab(peer: FakeCdpPeer, *, capture: bool) -> AsyncIterator[TabActor]:
-    async with connected(peer) as conn, trio.open_nursery() as nursery:
-        tab: TabActor = await nursery.start(TabActor(conn, "T1", network_capture=capture).run)
-        await tab.wait_enabled()
-        yield tab
-        tab.close()
 
 
 async def barrier(peer: FakeCdpPeer, tab: TabActor) -> None:
@@ -46,7 +34,7 @@ def request(rid: str, url: str) -> dict[str, object]:
 async def test_always_records_from_the_start_and_frames_land_with_their_session() -> None:
     with trio.fail_after(10):
         peer = tab_peer()
-        async with running_tab(peer, capture=True) as tab:
+        async with running_tab(peer, network_capture=True) as tab:
             assert peer.sent("Network.enable") and tab.network.recording
             await peer.emit("Network.requestWillBeSent", request("1", "https://a.test/x"), SID)
             await peer.emit("Network.requestWillBeSent", request("9", "https://b.test/y"),
@@ -72,7 +60,7 @@ async def test_always_records_from_the_start_and_frames_land_with_their_session(
 async def test_on_demand_records_nothing_until_asked_but_still_resumes_children() -> None:
     with trio.fail_after(10):
         peer = tab_peer()
-        async with running_tab(peer, capture=False) as tab:
+        async with running_tab(peer, network_capture=False) as tab:
             assert not peer.sent("Network.enable") and not tab.network.recording
             await peer.emit("Target.attachedToTarget", {
                 "sessionId": "W", "waitingForDebugger": True,
@@ -96,7 +84,7 @@ async def test_a_frame_whose_set_up_fails_is_resumed_all_the_same() -> None:
         peer = tab_peer()
         peer.on("Network.enable",
                 lambda p, s: Refuse("no such session") if s == "GONE" else {})
-        async with running_tab(peer, capture=True) as tab:
+        async with running_tab(peer, network_capture=True) as tab:
             await peer.emit("Target.attachedToTarget", {
                 "sessionId": "GONE", "waitingForDebugger": True,
                 "targetInfo": {"targetId": "F3", "type": "iframe"}}, SID)
@@ -109,7 +97,7 @@ async def test_a_frame_whose_set_up_fails_is_resumed_all_the_same() -> None:
 async def test_a_frames_file_chooser_reaches_the_tab() -> None:
     with trio.fail_after(10):
         peer = tab_peer()
-        async with running_tab(peer, capture=False) as tab:
+        async with running_tab(peer, network_capture=False) as tab:
             await peer.emit("Target.attachedToTarget", {
                 "sessionId": "FC", "waitingForDebugger": True,
                 "targetInfo": {"targetId": "F9", "type": "iframe"}}, SID)
