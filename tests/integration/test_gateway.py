@@ -31,7 +31,8 @@ import trio_websocket
 from supervision.harness import LOOPBACK_TLS
 from supervision.neighbour import group_listeners, group_members, listening_ports
 
-from tests.conftest import PageServer, ServiceInfo, start_service, stop_service
+from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
+from tests.integration.helpers import html_route
 
 pytestmark = pytest.mark.chromium
 
@@ -41,6 +42,18 @@ def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
     info = start_service(tmp_path_factory.mktemp("gateway"))
     yield info
     stop_service(info)
+
+
+def _attachment(body: bytes) -> Any:
+    """A page-server route answering ``body`` as the attachment ``report.txt``."""
+    def handler(request: Any) -> None:
+        request.send_response(200)
+        request.send_header("Content-Type", "text/plain")
+        request.send_header("Content-Disposition", 'attachment; filename="report.txt"')
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)
+    return handler
 
 
 # -- who listens on TCP (readers shared with the S11 drill) --------------------------------
@@ -344,6 +357,50 @@ def test_playwright_clicks_fills_uploads_under_the_root_and_screenshots(
         finally:
             browser.close()
     assert "must never reach a page" not in gw.log_text()
+
+
+def test_playwright_downloads_are_fetched_from_browserd_by_their_guid(
+    gw: ServiceInfo, pages: PageServer, tmp_path: Path,
+) -> None:
+    """The recipe of docs/api.md: a download a gateway client starts lands in browserd's
+    directory; the client's download GUID is browserd's id, so `GET /downloads/{guid}`
+    serves the file, which Playwright's own `path()` does not find."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+
+    add_route("/gw_dl_file", _attachment(b"gateway download body"))
+    add_route("/gw_dl.html", html_route(b'<!doctype html><title>dl</title>'
+                                        b'<a id="dl" href="/gw_dl_file">get it</a>'))
+    with gw.sync_client() as api, sync_playwright() as pw:
+        browser = pw.chromium.connect_over_cdp(
+            f"http://127.0.0.1:{gw.cdp_port}", headers=gw.headers, timeout=20_000)
+        try:
+            page = browser.contexts[0].new_page()
+            page.goto(pages.url("/gw_dl.html"))
+            with page.expect_download(timeout=15_000) as started:
+                page.click("#dl")
+            download = started.value
+            assert download.suggested_filename == "report.txt"
+            where = download.path()  # Playwright's own folder: the file is not there
+            assert download.failure() is None and not where.exists()
+            with pytest.raises(PlaywrightError, match="ENOENT|no such file"):
+                download.save_as(str(tmp_path / "copy.txt"))
+            deadline = time.monotonic() + 15
+            while True:
+                done = [d for d in api.get("/downloads").json()["downloads"]
+                        if d.get("suggestedFilename") == "report.txt"
+                        and d.get("state") == "completed"]
+                if done:
+                    break
+                assert time.monotonic() < deadline, api.get("/downloads").text
+                time.sleep(0.05)
+            guid = done[-1]["id"]
+            assert where.name == guid, "the client's GUID is browserd's download id"
+            served = api.get(f"/downloads/{guid}")
+            assert (served.status_code, served.content) == (200, b"gateway download body")
+            page.close()
+        finally:
+            browser.close()
 
 
 # -- the lifeline --------------------------------------------------------------------------
