@@ -17,6 +17,7 @@ import base64
 import os
 import re
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -383,7 +384,7 @@ def test_playwright_downloads_are_fetched_from_browserd_by_their_guid(
             assert download.suggested_filename == "report.txt"
             where = download.path()  # Playwright's own folder: the file is not there
             assert download.failure() is None and not where.exists()
-            with pytest.raises(PlaywrightError, match="ENOENT|no such file"):
+            with pytest.raises(PlaywrightError, match=r"ENOENT|no such file"):
                 download.save_as(str(tmp_path / "copy.txt"))
             deadline = time.monotonic() + 15
             while True:
@@ -401,6 +402,41 @@ def test_playwright_downloads_are_fetched_from_browserd_by_their_guid(
             page.close()
         finally:
             browser.close()
+
+
+PUPPETEER_SAMPLE = """
+const puppeteer = require('puppeteer-core');
+(async () => {
+  const [base, token, url] = process.argv.slice(2);
+  const headers = {Authorization: `Bearer ${token}`};
+  // browserURL cannot send headers: read the WebSocket URL from /json/version yourself.
+  const version = await (await fetch(`${base}/json/version`, {headers})).json();
+  const browser = await puppeteer.connect({
+    browserWSEndpoint: version.webSocketDebuggerUrl, headers, defaultViewport: null});
+  const page = await browser.newPage();
+  await page.goto(url);
+  const answer = await page.evaluate(() => document.title + ':' + (20 + 22));
+  await page.close();
+  await browser.disconnect();
+  console.log(answer);
+})().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+def test_puppeteer_connects_with_the_ws_endpoint_and_headers(
+    gw: ServiceInfo, pages: PageServer, tmp_path: Path,
+) -> None:
+    """docs/api.md's Puppeteer recipe, run with puppeteer-core from tests/js."""
+    js = Path(__file__).resolve().parents[1] / "js"
+    if not (js / "node_modules" / "puppeteer-core").is_dir():
+        pytest.skip("no puppeteer-core in tests/js (deploy/setup.sh test installs it)")
+    script = tmp_path / "connect.cjs"
+    script.write_text(PUPPETEER_SAMPLE)
+    run = subprocess.run(["node", str(script), f"http://127.0.0.1:{gw.cdp_port}", gw.token,
+                          pages.url("/hello.html")], cwd=js, capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "NODE_PATH": str(js / "node_modules")})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().endswith(":42"), run.stdout
 
 
 # -- the lifeline --------------------------------------------------------------------------
