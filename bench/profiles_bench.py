@@ -37,7 +37,8 @@ from supervision.harness import LOOPBACK_TLS
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from supervision.harness import free_port_pair, launch_chromium, start_service, stop_service
+from supervision.chromium import launch_chromium
+from supervision.harness import free_port_pair, start_service, stop_service
 from supervision.invariants import cpu_seconds
 
 RSS_GOAL_MB = 120.0

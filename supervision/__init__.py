@@ -5,6 +5,7 @@ Run them with ``python -m supervision [--only F1,F3] [--fast]``; the fast subset
 runs in CI through tests/integration/test_drills.py.
 """
 
-from .drills import DRILLS, FAST, DrillResult, run_drill
+from .drill import DrillResult
+from .drills import DRILLS, FAST, run_drill
 
 __all__ = ["DRILLS", "FAST", "DrillResult", "run_drill"]

@@ -14,7 +14,8 @@ import textwrap
 
 import trio
 
-from .drills import DRILLS, FAST, DrillResult, run_drill
+from .drill import DrillResult
+from .drills import DRILLS, FAST, run_drill
 
 
 def _table(results: list[DrillResult]) -> str:
@@ -87,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(results)} drills in {total:.1f} s on {os.cpu_count()} cores "
           f"(load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}); {verdict}")
     return 1 if failed else 0
+
+
+__all__ = ["main"]
 
 
 if __name__ == "__main__":

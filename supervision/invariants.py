@@ -301,3 +301,9 @@ async def check_invariants(
         violations += bad
         figures["healthz_ms"] = round(took * 1000, 1)
     return InvariantReport(violations=tuple(violations), figures=figures)
+
+
+__all__ = ["HEALTHZ_MAX_S", "Baseline", "InvariantReport", "ProcInfo", "all_procs",
+           "check_cookies_db", "check_healthz", "check_invariants", "check_media", "check_token",
+           "check_tree", "cpu_seconds", "pid_alive", "profile_procs", "read_proc", "rss_kib",
+           "take_baseline", "wait_no_profile_procs", "zombie_children"]

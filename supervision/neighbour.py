@@ -24,12 +24,11 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
-if TYPE_CHECKING:
-    from .drills import Drill
+from .drill import Drill, DrillSkipped
 
 NOBODY = 65534
 
@@ -143,8 +142,6 @@ def group_listeners(pgid: int) -> dict[int, set[int]]:
 
 async def hostile_neighbour(d: Drill) -> None:
     """S11 (module docstring)."""
-    from .drills import DrillSkipped
-
     setpriv = shutil.which("setpriv")
     python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else shutil.which("python3")
     if os.geteuid() != 0 or setpriv is None or python is None:

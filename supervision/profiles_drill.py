@@ -13,14 +13,12 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
+from .drill import Drill, Service
 from .harness import free_port_pair, wait_for
-
-if TYPE_CHECKING:
-    from .drills import Drill, Service
 
 LOADED = ("clawd", "beta")
 VICTIM = "alpha"

@@ -24,15 +24,10 @@ import httpx
 import pytest
 import trio
 
-# The service-launch helpers live with the fault drills (supervision/harness.py)
-# and are re-exported here under their old names.
-from supervision.harness import (
-    CHROMIUM,
-    ServiceInfo,
-    free_port_pair,
-    start_service,
-    stop_service,
-)
+# The service-launch helpers live with the fault drills (supervision/harness.py,
+# supervision/chromium.py) and are re-exported here under their old names.
+from supervision.chromium import CHROMIUM
+from supervision.harness import ServiceInfo, free_port_pair, start_service, stop_service
 
 __all__ = ["CHROMIUM", "ServiceInfo", "free_port_pair", "start_service", "stop_service"]
 

@@ -1,7 +1,8 @@
 """A tiny raw CDP client for integration tests (a stand-in for browserd.cdp).
 
-The client and the launcher are the drills' own (supervision/harness.py),
-re-exported here under the names the tests use. :func:`launch_chromium`
+The client and the launcher are the drills' own (supervision/rawcdp.py and
+supervision/chromium.py), re-exported here under the names the tests use.
+:func:`launch_chromium`
 starts a headless Chromium on an ephemeral DevTools port in a fresh profile
 (synchronously, so one browser can serve a whole test module) and yields
 its browser websocket URL. :func:`open_cdp` connects to it from trio and
@@ -25,8 +26,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import trio
-from supervision import harness
-from supervision.harness import CdpClosed, CdpCommandError, RawCdp, open_cdp
+from supervision import chromium as plain
+from supervision.rawcdp import CdpClosed, CdpCommandError, RawCdp, open_cdp
 
 __all__ = ["CdpClosed", "CdpCommandError", "RawCdp", "launch_chromium", "open_cdp", "open_page"]
 
@@ -42,7 +43,7 @@ def launch_chromium(
     """
     profile = Path(tempfile.mkdtemp(prefix="browserd-test-profile-"))
     try:
-        chromium = harness.launch_chromium(
+        chromium = plain.launch_chromium(
             profile, cdp_port=0, timeout=startup_timeout,
             extra_args=("--window-size=1280,720", *extra_args))
         try:

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import pytest
 import trio
-from supervision.drills import DrillResult, run_drill
+from supervision.drill import DrillResult
+from supervision.drills import run_drill
 
 pytestmark = pytest.mark.chromium
 

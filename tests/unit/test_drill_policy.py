@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from supervision import drills
-from supervision.drills import Drill, DrillSkipped, DrillSpec, run_drill
+from supervision.drill import Drill, DrillSkipped
+from supervision.drills import DrillSpec, run_drill
 
 
 def install(monkeypatch: pytest.MonkeyPatch, fn, may_skip: str | None = None) -> None:  # type: ignore[no-untyped-def]

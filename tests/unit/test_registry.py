@@ -69,8 +69,9 @@ def test_active_tab_is_last_used_then_last_focused_then_first() -> None:
 def scoped_registry() -> TabRegistry:
     reg = registry(FakeTab("DEF00001"), FakeTab("AAAA0001"), FakeTab("BBBB0001"),
                    FakeTab("GW000001"))
-    reg._context_of.update({"DEF00001": "default-ctx", "AAAA0001": "ctx-a",
-                            "BBBB0001": "ctx-b", "GW000001": "client-ctx"})
+    for target_id, context in {"DEF00001": "default-ctx", "AAAA0001": "ctx-a",
+                               "BBBB0001": "ctx-b", "GW000001": "client-ctx"}.items():
+        reg._scopes.note_context(target_id, context)
     reg.add_scope("ctx-a")
     reg.add_scope("ctx-b")
     return reg
@@ -92,7 +93,7 @@ def test_a_session_scope_sees_only_its_own_tabs() -> None:
 
 def test_each_scope_has_its_own_current_tab() -> None:
     reg = scoped_registry()
-    reg._set_last_used("ctx-a", "AAAA0001")
+    reg._scopes.set_last_used("ctx-a", "AAAA0001")
     reg.last_used = "GW000001"
     assert reg.active_id("ctx-a") == "AAAA0001"
     assert reg.active_id("ctx-b") == "BBBB0001"
@@ -114,11 +115,12 @@ def test_a_session_scope_labels_its_tabs_with_the_session() -> None:
 
 def test_origins_are_remembered_per_scope() -> None:
     reg = scoped_registry()
-    reg._note_origin({"type": "page", "url": "https://a.example/x", "browserContextId": "ctx-a"})
-    reg._note_origin({"type": "iframe", "url": "http://127.0.0.1:8080/f",
-                      "browserContextId": "default-ctx"})
-    reg._note_origin({"type": "page", "url": "https://gw.example/", "browserContextId": "cc"})
-    reg._note_origin({"type": "service_worker", "url": "https://sw.example/"})
+    for info in ({"type": "page", "url": "https://a.example/x", "browserContextId": "ctx-a"},
+                 {"type": "iframe", "url": "http://127.0.0.1:8080/f",
+                  "browserContextId": "default-ctx"},
+                 {"type": "page", "url": "https://gw.example/", "browserContextId": "cc"},
+                 {"type": "service_worker", "url": "https://sw.example/"}):
+        reg._scopes.note_origin_of(info)
     reg.remember_origin("https://written.example", "ctx-b")
     assert reg.origins_seen("ctx-a") == ["https://a.example"]
     assert reg.origins_seen("ctx-b") == ["https://written.example"]

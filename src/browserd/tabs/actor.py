@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import attrs
 import trio
 
 from ..cdp import CdpConnection, CdpEvent, CdpSession, Subscription
@@ -46,6 +45,7 @@ from .inputstate import InputState
 from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NetworkLog
 from .remote import CONSOLE_EVENTS, DialogInfo, console_entry, dialog_info
 from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
+from .tabinfo import TabInfo
 
 __all__ = ["DROPPABLE_EVENTS", "DROPPABLE_QUEUE", "EVENT_BUFFER", "DialogInfo", "TabActor",
            "TabInfo"]
@@ -73,29 +73,6 @@ EVENT_BUFFER, DROPPABLE_QUEUE = 5000, 1000
 CONSOLE_EVENT_CHARS = 1000
 #: What may still be sent to a crashed tab: a navigation brings its renderer back.
 _CRASH_RECOVERY = frozenset({"Page.navigate", "Page.reload"})
-
-
-@attrs.frozen(kw_only=True)
-class TabInfo:
-    target_id: str
-    title: str
-    url: str
-    type: str
-    is_active: bool
-    last_focused_at: float | None
-    crashed: bool
-    broken: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "targetId": self.target_id, "title": self.title, "url": self.url,
-            "type": self.type, "isActive": self.is_active, "lastFocusedAt": self.last_focused_at,
-        }
-        if self.crashed:
-            out["crashed"] = True
-        if self.broken:
-            out["broken"] = True
-        return out
 
 
 class TabActor:

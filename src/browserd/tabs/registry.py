@@ -9,13 +9,15 @@ opened on this connection; every other page is never attached, listed or
 reported, only remembered (title and URL, untrusted) for the user's
 :meth:`TabRegistry.offerable` list. :meth:`TabRegistry.release` ends
 control of a tab without closing it; an offered tab is never closed by
-browserd (NOT_AGENT_TAB). A new connection starts with nothing offered.
+browserd (NOT_AGENT_TAB). A new connection starts with nothing offered. The
+rules are :class:`~browserd.tabs.consent.ConsentScope`'s.
 
 Scopes: every query and change takes ``scope``, the browser context of a
 session (:meth:`TabRegistry.add_scope`), or None for everything else (the
 default context, and contexts a CDP gateway client made). A tab is seen
 only in its own scope: another scope's tab is TAB_NOT_FOUND, never listed,
-and each scope has its own current tab. Each tab's actor runs in the
+and each scope has its own current tab (the bookkeeping is
+:class:`~browserd.tabs.scopebook.ScopeBook`'s). Each tab's actor runs in the
 registry's nursery, so when the registry closes (browser gone) every tab
 actor ends with it.
 """
@@ -31,27 +33,20 @@ import trio
 
 from ..cdp import CdpConnection
 from ..config import Settings
-from ..errors import (
-    AmbiguousTarget,
-    BadRequest,
-    BrowserdError,
-    BrowserGone,
-    CdpError,
-    NotAgentTab,
-    TabNotFound,
-)
+from ..errors import BadRequest, BrowserdError, BrowserGone, CdpError
 from ..events import EventSink, EventType
-from .actor import TabActor, TabInfo
+from .actor import TabActor
 from .consent import ConsentScope
+from .lookup import MIN_PREFIX, match_target_id
 from .navguard import NavGuard
-from .origins import RecentOrigins, origin_of
+from .scopebook import ScopeBook
 from .spare import SpareTab
+from .tabinfo import TabInfo
 
 __all__ = ["MIN_PREFIX", "TabRegistry", "open_tab_registry"]
 
 log = logging.getLogger(__name__)
 
-MIN_PREFIX = 4
 _TARGET_EVENTS = frozenset({
     "Target.targetCreated", "Target.targetInfoChanged", "Target.targetDestroyed",
     "Target.targetCrashed", "Target.detachedFromTarget",
@@ -77,10 +72,8 @@ class TabRegistry:
         self._ready: dict[str, trio.Event] = {}
         self._order: list[str] = []
         self._started: set[str] = set()
-        self._last_used: dict[str | None, str] = {}
-        self._context_of: dict[str, str] = {}  # targetId → browserContextId
-        # Browser contexts of sessions → the session's id (a label for records).
-        self._scopes: dict[str, str | None] = {}
+        # Each tab's scope, each scope's current tab and recent origins.
+        self._scopes = ScopeBook()
         self.created_count = 0
         self._changed = trio.Event()
         #: The unlisted blank tab /tabs/open hands out at once (headless; :mod:`.spare`).
@@ -91,55 +84,40 @@ class TabRegistry:
             wait_changed=self.wait_changed)
         # The connection's navigation guard, handed to every tab actor.
         self._navguard = navguard
-        # Per scope: origins of pages and out-of-process frames seen since the
-        # browser started (GET /state exports their localStorage).
-        self._origins: dict[str | None, RecentOrigins] = {}
 
     # -- queries -------------------------------------------------------------
 
     @property
     def last_used(self) -> str | None:
         """The default scope's last used tab."""
-        return self._last_used.get(None)
+        return self._scopes.last_used(None)
 
     @last_used.setter
     def last_used(self, target_id: str | None) -> None:
-        self._set_last_used(None, target_id)
-
-    def _set_last_used(self, scope: str | None, target_id: str | None) -> None:
-        if target_id is None:
-            self._last_used.pop(scope, None)
-        else:
-            self._last_used[scope] = target_id
+        self._scopes.set_last_used(None, target_id)
 
     def scope_of(self, target_id: str) -> str | None:
         """The scope a tab belongs to (None: the default scope)."""
-        return self.scope_of_context(self._context_of.get(target_id))
+        return self._scopes.scope_of(target_id)
 
     def scope_of_context(self, context_id: object) -> str | None:
         """The scope of a browser context: itself for a session's, else None (default)."""
-        return context_id if isinstance(context_id, str) and context_id in self._scopes else None
+        return self._scopes.scope_of_context(context_id)
 
     def session_of(self, target_id: str) -> str | None:
         """The label (session id) of the scope a tab belongs to; None for the default."""
-        scope = self.scope_of(target_id)
-        return None if scope is None else self._scopes[scope]
+        return self._scopes.label_of(target_id)
 
     def add_scope(self, context_id: str, label: str | None = None) -> None:
         """Make ``context_id`` (a session's browser context) a scope of its own.
 
         ``label`` (the session's id) is what :meth:`session_of` answers for its tabs.
         """
-        self._scopes[context_id] = label
+        self._scopes.add(context_id, label)
 
     def remove_scope(self, context_id: str) -> None:
-        """Forget a scope's current tab (its context was disposed).
-
-        The context stays known as a session's, so a tab of it that outlives
-        the dispose is never shown to the default scope.
-        """
-        self._last_used.pop(context_id, None)
-        self._origins.pop(context_id, None)
+        """Forget a scope's current tab and origins (its context was disposed)."""
+        self._scopes.remove(context_id)
 
     def _listed(self, scope: str | None = None) -> dict[str, TabActor]:
         """The tabs a client of ``scope`` sees: its attached pages but the spare."""
@@ -153,7 +131,7 @@ class TabRegistry:
 
     def active_id(self, scope: str | None = None) -> str | None:
         listed = self._listed(scope)
-        last_used = self._last_used.get(scope)
+        last_used = self._scopes.last_used(scope)
         if last_used in listed:
             return last_used
         focused = [t for t in listed.values() if t.last_focused_at is not None]
@@ -198,12 +176,7 @@ class TabRegistry:
             raise BadRequest("only a live profile's tabs are offered; this one sees every tab")
         if target_id in self._tabs:
             return self._tabs[target_id]
-        info = consent.hidden.pop(target_id, None)
-        if info is None:
-            raise TabNotFound(f"no page {target_id!r} of the user's is open",
-                              hint="`browserd offer` lists the pages that can be offered")
-        consent.allowed.add(target_id)
-        self._on_created(info)
+        self._on_created(consent.take_offered(target_id))
         return await self.wait_tab(target_id)  # attaching notifies the waiters
 
     def release(self, tab: TabActor) -> None:
@@ -221,25 +194,12 @@ class TabRegistry:
                 if t != self.spare.target_id and self.scope_of(t) == scope]
 
     def get(self, target_id: str, scope: str | None = None) -> TabActor:
-        """Exact id or unique case-insensitive prefix (≥ 4 chars), within ``scope``."""
-        if not isinstance(target_id, str) or not target_id:
-            raise BadRequest("targetId must be a non-empty string")
+        """Exact id or unique case-insensitive prefix (≥ 4 chars), within ``scope``.
+
+        BadRequest, TabNotFound or AmbiguousTarget as :func:`~.lookup.match_target_id` says.
+        """
         listed = self._listed(scope)
-        if target_id in listed:
-            return listed[target_id]
-        needle = target_id.lower()
-        if len(needle) < MIN_PREFIX:
-            raise TabNotFound(
-                f"no tab {target_id!r}",
-                hint=f"use the full targetId or a unique prefix of at least {MIN_PREFIX} "
-                "characters",
-            )
-        hits = [t for t in listed if t.lower().startswith(needle)]
-        if not hits:
-            raise TabNotFound(f"no tab {target_id!r}")
-        if len(hits) > 1:
-            raise AmbiguousTarget(f"{target_id!r} matches {len(hits)} tabs", matches=hits)
-        return listed[hits[0]]
+        return listed[match_target_id(target_id, listed)]
 
     async def resolve(self, target_id: str | None, *, use: bool = True,
                       scope: str | None = None) -> TabActor:
@@ -254,7 +214,7 @@ class TabRegistry:
             active = self.active_id(scope)
             tab = self._tabs[active] if active else await self.open("about:blank", scope=scope)
         if use:
-            self._set_last_used(scope, tab.target_id)
+            self._scopes.set_last_used(scope, tab.target_id)
         return tab
 
     # -- changes -------------------------------------------------------------
@@ -280,7 +240,7 @@ class TabRegistry:
                 self._consent.note_opened(target_id)
                 self._adopt(target_id)
             tab = await self.wait_tab(target_id)
-        self._set_last_used(scope, tab.target_id)
+        self._scopes.set_last_used(scope, tab.target_id)
         self.spare.replenish()
         self._notify()
         return tab
@@ -336,7 +296,7 @@ class TabRegistry:
     def note_focused(self, tab: TabActor) -> None:
         """Record that ``tab`` is in front (it was just created or activated)."""
         tab.mark_focused()
-        self._set_last_used(self.scope_of(tab.target_id), tab.target_id)
+        self._scopes.set_last_used(self.scope_of(tab.target_id), tab.target_id)
 
     async def close(self, tab: TabActor) -> None:
         """Close a tab and wait until it is gone from the registry (bounded).
@@ -345,8 +305,8 @@ class TabRegistry:
         one is NotAgentTab (its user's page is never closed by browserd).
         """
         target_id = tab.target_id
-        if self._consent is not None and target_id not in self._consent.agent_opened:
-            raise NotAgentTab(f"tab {target_id} is the user's: browserd never closes it")
+        if self._consent is not None:
+            self._consent.check_closable(target_id)
         try:
             await self.connection.send("Target.closeTarget", {"targetId": target_id})
         except BrowserdError:
@@ -375,21 +335,11 @@ class TabRegistry:
             async for event in sub:
                 p = event.params
                 if "targetInfo" in p:
-                    self._note_origin(p["targetInfo"])
+                    self._scopes.note_origin_of(p["targetInfo"])
                 if event.method == "Target.targetCreated":
                     self._on_created(p["targetInfo"])
                 elif event.method == "Target.targetInfoChanged":
-                    info = p["targetInfo"]
-                    tab = self._tabs.get(info.get("targetId", ""))
-                    if tab is not None:
-                        tab.note_target_info(title=info.get("title", ""),
-                                             url=info.get("url", ""))
-                    elif self._consent is not None and info.get("targetId") in (
-                        self._consent.hidden
-                    ):
-                        self._consent.hidden[info["targetId"]] = info
-                    elif info.get("type") == "page" and info["targetId"] not in self._ready:
-                        self._on_created(info)
+                    self._on_info_changed(p["targetInfo"])
                 elif event.method == "Target.targetDestroyed":
                     self._drop(p.get("targetId", ""))
                 elif event.method == "Target.targetCrashed":
@@ -400,29 +350,28 @@ class TabRegistry:
         finally:
             self.connection.unsubscribe(sub)
 
-    def _note_origin(self, info: dict[str, Any]) -> None:
-        if info.get("type") not in ("page", "iframe"):
-            return
-        origin = origin_of(str(info.get("url", "")))
-        if origin is not None:
-            self.remember_origin(origin, self.scope_of_context(info.get("browserContextId")))
-
     def remember_origin(self, origin: str, scope: str | None = None) -> None:
         """Note ``origin`` as ``scope``'s most recently used (its localStorage was written)."""
-        if scope is not None and scope not in self._scopes:
-            return  # a session's context that is gone
-        self._origins.setdefault(scope, RecentOrigins()).remember(origin)
+        self._scopes.remember_origin(origin, scope)
 
     def origins_seen(self, scope: str | None = None) -> list[str]:
         """Origins ``scope``'s pages and frames showed or were written, most recent last."""
-        seen = self._origins.get(scope)
-        return [] if seen is None else seen.listed()
+        return self._scopes.origins_seen(scope)
 
     def _adopt(self, target_id: str) -> None:
         """Attach a page browserd just opened if discovery reported it before the reply."""
         assert self._consent is not None
-        info = self._consent.hidden.pop(target_id, None)
+        info = self._consent.take_opened(target_id)
         if info is not None:
+            self._on_created(info)
+
+    def _on_info_changed(self, info: dict[str, Any]) -> None:
+        tab = self._tabs.get(info.get("targetId", ""))
+        if tab is not None:
+            tab.note_target_info(title=info.get("title", ""), url=info.get("url", ""))
+        elif self._consent is not None and self._consent.note_info(info):
+            return  # a page of the user's, still hidden
+        elif info.get("type") == "page" and info["targetId"] not in self._ready:
             self._on_created(info)
 
     def _on_created(self, info: dict[str, Any]) -> None:
@@ -431,13 +380,10 @@ class TabRegistry:
         target_id = info["targetId"]
         if target_id in self._tabs or target_id in self._started:
             return
-        if self._consent is not None and target_id not in self._consent.allowed:
-            self._consent.hidden[target_id] = info  # the user's: never attached unless offered
-            return
+        if self._consent is not None and not self._consent.admits(info):
+            return  # the user's: never attached unless offered
         self._started.add(target_id)
-        context = info.get("browserContextId")
-        if isinstance(context, str):
-            self._context_of[target_id] = context
+        self._scopes.note_context(target_id, info.get("browserContextId"))
         self._ready.setdefault(target_id, trio.Event())
         self.created_count += 1
         self._nursery.start_soon(self._run_tab, target_id, info.get("title", ""),
@@ -486,10 +432,7 @@ class TabRegistry:
             self._order.remove(target_id)
         if tab is not None:
             tab.close()
-        scope = self.scope_of(target_id)
-        if self._last_used.get(scope) == target_id:
-            self._set_last_used(scope, None)
-        self._context_of.pop(target_id, None)
+        self._scopes.forget(target_id)
         self._notify()
 
 
