@@ -30,7 +30,8 @@ def page_block(text: str, nonce: str | None) -> str:
 
 
 def format_matches(r: dict[str, Any]) -> str:
-    """/find answers (matches with refs): ``[ref] role "name" text "…"  (in context)``;
+    """/find answers (matches with refs): ``[ref] role "name" placeholder="…" text "…"
+    → target  (in context)`` (the placeholder and link target as snapshot lines show them);
     /query answers: the fields of each matching element; then the count (the one
     rendering of matches, for the CLI and for MCP)."""
     lines = []
@@ -41,8 +42,12 @@ def format_matches(r: dict[str, Any]) -> str:
             line = f"[{m.get('ref')}] {m.get('role')}"
             if m.get("name"):
                 line += f" \"{m['name']}\""
+            if m.get("placeholder"):
+                line += f" placeholder=\"{m['placeholder']}\""
             if m.get("text"):
                 line += f" text \"{m['text']}\""
+            if m.get("target"):
+                line += f" \u2192 {m['target']}"
             if m.get("context"):
                 line += f"  (in {m['context']})"
         else:

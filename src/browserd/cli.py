@@ -1,5 +1,8 @@
 """The ``browserd`` command: ``serve`` runs the service; the rest are its clients.
 
+(The help people see is :mod:`browserd.cli_help`'s, grouped by task; this
+docstring is for developers.)
+
 ``serve``, ``token`` and ``service`` are local; ``cookies``, ``storage``,
 ``state`` and ``emulate`` are written by hand (:mod:`browserd.cli_state`:
 one command for a route's several methods, files, friendlier arguments);
@@ -8,8 +11,15 @@ every other subcommand is one API route, generated from the route table
 (:mod:`browserd.cli_format`), with the page's text between ``<<page:NONCE>>``
 lines when stdout is not a terminal (``--boundary on|off`` to choose);
 ``--json`` for scripts; a failure prints the
-error's message (and hint) to stderr and exits 1. A reader that goes away
+error's message (and hint, its route words as commands: :mod:`browserd.cli_hints`)
+to stderr and exits 1. A reader that goes away
 (``browserd snapshot | head -1``) ends the command quietly with status 0.
+
+The global options (``--json``, ``--boundary``, ``--control-url``,
+``--profile``, ``--session``) are accepted before or after the command, at
+any depth (``browserd cookies list --json``) unless the command has an option
+of that name itself (``tokens create --profile``); ``--target`` before the
+command goes to the command's own ``--target``.
 """
 
 from __future__ import annotations
@@ -27,10 +37,13 @@ import orjson
 from . import __version__
 from .cli_confirm import CONFIRM_COMMANDS, add_confirm_commands
 from .cli_extension import EXTENSION_COMMANDS, add_extension_commands
+from .cli_help import OPENAPI_COMMANDS, GroupedHelpParser, add_openapi_command
+from .cli_hints import lazy_words
 from .cli_input import GESTURE_COMMANDS, add_gesture_commands
 from .cli_network import NETWORK_COMMANDS, add_network_commands
 from .cli_offer import OFFER_COMMANDS, add_offer_commands
 from .cli_profiles import PROFILE_COMMANDS, add_profile_commands
+from .cli_record import RECORD_COMMANDS, add_record_commands
 from .cli_routes import (
     RouteCommand,
     add_route_commands,
@@ -51,10 +64,12 @@ Command = Callable[[argparse.Namespace], Any]
 LOCAL_COMMANDS = ("serve", "token", "service", "mcp", "extension")
 HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_COMMANDS,
                                  **PROFILE_COMMANDS, **UI_COMMANDS, **OFFER_COMMANDS,
-                                 **TOKEN_COMMANDS, **SECRET_COMMANDS, **CONFIRM_COMMANDS}
+                                 **TOKEN_COMMANDS, **SECRET_COMMANDS, **CONFIRM_COMMANDS,
+                                 **OPENAPI_COMMANDS, **RECORD_COMMANDS}
 """Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
 :mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_ui`,
-:mod:`browserd.cli_offer`, :mod:`browserd.cli_tokens`, :mod:`browserd.cli_secrets`)."""
+:mod:`browserd.cli_offer`, :mod:`browserd.cli_tokens`, :mod:`browserd.cli_secrets`,
+:mod:`browserd.cli_confirm`, :mod:`browserd.cli_help` for ``openapi`` …)."""
 """Subcommands that run here; all others call the API (their parsers need the route table)."""
 
 
@@ -147,26 +162,54 @@ def _service(args: argparse.Namespace) -> Any:
     return f"{args.action}ed {result.kind} service at {result.path}"
 
 
+_VALUED_GLOBALS = ("--boundary", "--control-url", "--profile", "--session", "--target")
+"""The global options that take a value (the word after them is not the command)."""
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    """The global options on ``parser``, each left out where ``parser`` has an option of
+    that name already (``tokens create --profile``: the token's profiles)."""
+    options: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("--json", {"action": "store_true", "help": "print JSON"}),
+        ("--boundary", {"choices": ("auto", "on", "off"),
+                        "help": "mark page text with <<page:NONCE>> lines: on, off, or auto "
+                                "(default: on when stdout is not a terminal)"}),
+        ("--control-url", {"help": "where the service listens (default from settings)"}),
+        ("--profile", {"help": "the profile to act on (serve: the default profile's name)"}),
+        ("--session", {"help": "a sessionId: see only that session's tabs"}),
+    )
+    for flag, kw in options:
+        try:
+            parser.add_argument(flag, default=argparse.SUPPRESS, **kw)
+        except argparse.ArgumentError:
+            pass  # the command's own option of that name wins
+
+
+def _nested_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every parser of a sub-command below ``parser`` (``cookies set``, ``tokens create``…)."""
+    found = []
+    for action in parser._actions:  # argparse keeps its sub-command table here
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found += [child, *_nested_parsers(child)]
+    return found
+
+
 def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.ArgumentParser:
     """The parser: the local commands plus ``commands`` (None: this installation's routes)."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print JSON")
-    common.add_argument("--boundary", choices=("auto", "on", "off"), default=argparse.SUPPRESS,
-                        help="mark page text with <<page:NONCE>> lines: on, off, or auto "
-                             "(default: on when stdout is not a terminal)")
-    common.add_argument("--control-url", default=argparse.SUPPRESS,
-                        help="where the service listens (default from settings)")
-    common.add_argument("--profile", default=argparse.SUPPRESS,
-                        help="the profile to act on (serve: the default profile's name)")
-    common.add_argument("--session", default=argparse.SUPPRESS,
-                        help="a sessionId: see only that session's tabs")
-    parser = argparse.ArgumentParser(prog="browserd", description=__doc__, parents=[common])
+    _add_common(common)
+    parser = GroupedHelpParser(prog="browserd", parents=[common],
+                               usage="browserd [OPTIONS] COMMAND [ARGUMENTS]")
     parser.add_argument("--version", action="version", version=f"browserd {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--target", dest="first_target", default=argparse.SUPPRESS,
+                        help="the tab, for a command that takes --target")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                prog="browserd", parser_class=argparse.ArgumentParser)
     real_add = sub.add_parser
 
     def add_parser(name: str, **kw: Any) -> argparse.ArgumentParser:
+        parser.summaries[name] = str(kw.get("help") or "")
         return real_add(name, parents=[common], **kw)
 
     sub.add_parser = add_parser  # type: ignore[method-assign]
@@ -209,8 +252,14 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     add_token_commands(sub)
     add_secret_commands(sub)
     add_confirm_commands(sub)
+    add_record_commands(sub)
     add_extension_commands(sub)
+    add_openapi_command(sub)
     add_route_commands(sub, commands, taken=set(LOCAL_COMMANDS) | set(HAND_WRITTEN))
+    for top in sub.choices.values():
+        for nested in _nested_parsers(top):
+            _add_common(nested)
+    parser.words = lazy_words(lambda: commands or commands_from_routes())
     return parser
 
 
@@ -220,7 +269,7 @@ def _command_word(argv: Sequence[str]) -> str | None:
     for token in argv:
         if skip:
             skip = False
-        elif token == "--control-url":
+        elif token in _VALUED_GLOBALS:
             skip = True
         elif not token.startswith("-"):
             return token
@@ -248,8 +297,36 @@ def _remote_commands(argv: Sequence[str]) -> tuple[Any, Sequence[RouteCommand]]:
     return None, commands_from_routes()
 
 
+def _give_target(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--target`` given before the command: the command's own ``--target``
+    (a usage error, exit 2, for a command that takes none)."""
+    target = getattr(args, "first_target", None)
+    if target is None:
+        return
+    route_command = getattr(args, "route_command", None)
+    if route_command is not None and hasattr(args, route_command.dest("targetId")):
+        dest = route_command.dest("targetId")
+    elif hasattr(args, "target"):
+        dest = "target"
+    else:
+        parser.error(f"`browserd {args.command}` takes no --target")
+    if getattr(args, dest) is None:
+        setattr(args, dest, target)
+
+
+def _commands_of(client: Any) -> Sequence[RouteCommand]:
+    """The generated commands, for rewriting route words (the service's when it answers)."""
+    if client is not None:
+        with contextlib.suppress(BrowserdError):
+            doc = client.get("/openapi.json")
+            if isinstance(doc, dict):
+                return commands_from_openapi(doc)
+    return commands_from_routes()
+
+
 def _run(argv: Sequence[str]) -> int:
     client = None
+    commands: Sequence[RouteCommand] = ()
     word = _command_word(argv)
     if word in (*LOCAL_COMMANDS, *HAND_WRITTEN):
         parser = build_parser(commands=())
@@ -264,6 +341,8 @@ def _run(argv: Sequence[str]) -> int:
     args.profile = getattr(args, "profile", None)
     args.session = getattr(args, "session", None)
     args.boundary = getattr(args, "boundary", "auto")
+    _give_target(parser, args)
+    words = lazy_words(lambda: commands or _commands_of(client))
     try:
         if args.command == "serve":
             return _serve(args)
@@ -294,7 +373,7 @@ def _run(argv: Sequence[str]) -> int:
         else:
             print(f"browserd: {exc.message}", file=sys.stderr)
             if exc.hint:
-                print(f"  hint: {exc.hint}", file=sys.stderr)
+                print(f"  hint: {words(exc.hint)}", file=sys.stderr)
         return 1
     if result is None:
         return 0  # a raw answer already written to stdout
@@ -306,7 +385,7 @@ def _run(argv: Sequence[str]) -> int:
         from .cli_format import human
 
         marked = args.boundary == "on" or (args.boundary == "auto" and not sys.stdout.isatty())
-        print(human(result, new_nonce() if marked else None))
+        print(human(result, new_nonce() if marked else None, words))
     sys.stdout.flush()
     return 0
 

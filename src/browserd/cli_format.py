@@ -2,8 +2,13 @@
 
 :func:`human` picks the formatter from the answer's keys (status, tabs,
 snapshots, captures, action effects, history moves, scrolls, find, query
-and DOM reads, console lines, downloads); anything else is printed as
-indented JSON. ``--json`` bypasses all of this. Page content is printed as data, never interpreted.
+and DOM reads, console lines, downloads, liveness, handoffs, waits, saved
+files; profiles, sessions, cookies, storage and emulation in
+:mod:`browserd.cli_format_state`); anything else is printed as ``key: value``
+lines (:func:`browserd.cli_format_state.format_fields`), never as JSON.
+``--json`` bypasses all of this. Page content is printed as data, never
+interpreted; the service's hints in an answer (a cut snapshot's) are
+rewritten by ``words`` (route mentions as commands: :mod:`browserd.cli_hints`).
 
 With a ``nonce``, what the page provided (tab titles and URLs, snapshot and
 DOM text, find matches, eval values, console lines, network data, effects)
@@ -13,11 +18,13 @@ is printed between the page boundary lines of that nonce
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from .answer_text import format_matches, page_block
+from .cli_format_state import format_fields, format_state
 from .cli_network import format_network
 
 __all__ = ["human"]
@@ -65,7 +72,7 @@ def _format_effects(effects: dict[str, Any]) -> list[str]:
     for download in effects.get("downloads") or []:
         if isinstance(download, dict):
             lines.append(f"download: {download.get('suggestedFilename')!r} "
-                         f"(id {download.get('id')}, GET /downloads)")
+                         f"(browserd download {download.get('id')} --out FILE)")
     for block in effects.get("blocked") or []:
         if isinstance(block, dict):
             lines.append(f"blocked: {block.get('url')} ({block.get('reason')})")
@@ -91,7 +98,10 @@ def _format_action(r: dict[str, Any], nonce: str | None = None) -> str:
         lines.append("uploaded: " + (", ".join(map(str, r["files"])) or "(no files)"))
     if r.get("native"):
         lines.append("native drag-and-drop")
-    return "\n".join([*lines, *_effects_block(r.get("effects") or {}, nonce)])
+    page = []
+    if isinstance(r.get("selected"), list):  # the options' values: the page's words
+        page.append(page_block("selected: " + ", ".join(map(str, r["selected"])), nonce))
+    return "\n".join([*lines, *page, *_effects_block(r.get("effects") or {}, nonce)])
 
 
 def _format_page(r: dict[str, Any], nonce: str | None = None) -> str:
@@ -129,7 +139,8 @@ def _format_dom_snapshot(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _format_snapshot(r: dict[str, Any], nonce: str | None = None) -> str:
+def _format_snapshot(r: dict[str, Any], nonce: str | None = None,
+                     words: Callable[[str], str] = str) -> str:
     """aria / read text (read: title, URL and load state first); a cut or still-loading
     answer ends with a line saying so."""
     if r.get("format") == "domSnapshot":
@@ -149,7 +160,7 @@ def _format_snapshot(r: dict[str, Any], nonce: str | None = None) -> str:
     if r.get("loadState") == "loading":
         text += "\n… (the page was still loading)"
     if r.get("truncated"):
-        text += f"\n… (truncated: {r.get('hint', '')})"
+        text += f"\n… (truncated: {words(str(r.get('hint', '')))})"
     return text
 
 
@@ -181,25 +192,50 @@ def _format_steps(r: dict[str, Any], nonce: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _format_service(r: dict[str, Any]) -> str | None:
+    """Liveness, handoffs, waits and files written (``--out``), or None."""
+    if set(r) - {"proof"} == {"ok", "browser"}:
+        return f"{'ok' if r['ok'] else 'not ok'} (browser {r['browser']})"
+    if isinstance(r.get("handoff"), dict) and "targetId" in r:
+        return (f"tab {r['targetId']} handed to a person: {r['handoff'].get('reason')!r}; "
+                "agent input on it waits until they click Done (browserd wait --handoff)")
+    if "ended" in r and "targetId" in r:
+        return (f"handoff of tab {r['targetId']} withdrawn" if r["ended"]
+                else f"tab {r['targetId']} had no handoff")
+    if "waitedMs" in r and set(r) - {"untrusted"} <= {"ok", "targetId", "waitedMs"}:
+        return f"ok (after {r['waitedMs']} ms)"
+    if set(r) == {"path", "bytes"}:
+        return f"wrote {r['bytes']} bytes to {r['path']}"
+    return None
+
+
 _PAGE_DATA = frozenset({"cookies", "origins", "items", "elements", "requests", "untrusted"})
-"""Keys of answers whose fallback rendering (indented JSON) is the page's data."""
+"""Keys of answers whose fallback rendering is the page's data."""
 
 
-def human(result: Any, nonce: str | None = None) -> str:
+def human(result: Any, nonce: str | None = None, words: Callable[[str], str] = str) -> str:
     """``result`` (a decoded answer) as text for a person; with ``nonce``, the page's
-    parts between that nonce's boundary lines."""
+    parts between that nonce's boundary lines; ``words`` rewrites the service's hints
+    (default: as they are)."""
     if isinstance(result, str):
         return result
     if isinstance(result, dict):
         network = format_network(result)
         if network is not None:
             return page_block(network, nonce)
+        service = _format_service(result)
+        if service is not None:
+            return service
+        state = format_state(result)
+        if state is not None:
+            page = bool(result.get("cookies") or result.get("items"))
+            return page_block(state, nonce) if page else state
         if "state" in result and "controlUrl" in result:
             return _format_status(result)
         if isinstance(result.get("tabs"), list) and "running" in result:
             return _format_tabs(result, nonce)
         if "snapshotId" in result:
-            return _format_snapshot(result, nonce)
+            return _format_snapshot(result, nonce, words)
         if "path" in result and "mediaUrl" in result:
             return str(result["path"])
         if "scrollY" in result and "atBottom" in result:
@@ -230,6 +266,6 @@ def human(result: Any, nonce: str | None = None) -> str:
             return "stopped" if result["stopped"] else "the browser was not running"
         if set(result) == {"ok", "targetId"}:
             return f"ok {result['targetId']}"
-        text = orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
+        text = format_fields(result)
         return page_block(text, nonce) if _PAGE_DATA & set(result) else text
-    return orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
+    return format_fields(result)

@@ -1,6 +1,7 @@
 """CLI commands for uploads, drag and raw input.
 
-``browserd upload FILE…``, ``browserd drag FROM_REF TO_REF|X,Y``,
+``browserd upload [REF] FILE…`` (a first word written like a ref, ``e9``, is
+the file input: :func:`browserd.cli_args.split_upload`), ``browserd drag FROM_REF TO_REF|X,Y``,
 ``browserd mouse ACTION X Y`` and ``browserd keyboard ACTION KEY|TEXT``.
 Each is one request to the service (see docs/api.md); ``browserd click
 REF --files FILE…`` lives with ``click`` in :mod:`browserd.cli`. Files are
@@ -11,14 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from .cli_args import split_upload
+
 __all__ = ["GESTURE_COMMANDS", "add_gesture_commands", "drop_place"]
 
 
 def add_gesture_commands(sub: Any) -> None:
     """Add the commands to the ``browserd`` subparsers ``sub``."""
     p = sub.add_parser("upload", help="set the files of a file input, or answer a file chooser")
-    p.add_argument("files", nargs="*", metavar="FILE", help="files under upload_roots")
-    p.add_argument("--ref", help="the file input (default: the chooser the page opened)")
+    p.add_argument("files", nargs="*", metavar="[REF] FILE",
+                   help="the file input's ref (e9; none: the chooser the page opened), "
+                        "then files under upload_roots")
+    p.add_argument("--ref", help="the file input (the same as a leading REF)")
     p.add_argument("--selector")
     p.add_argument("--target")
     p = sub.add_parser("drag", help="drag an element (by ref) to another one or to X,Y")
@@ -52,9 +57,13 @@ def drop_place(text: str) -> dict[str, Any]:
     return {"ref": text}
 
 
+def _upload(c: Any, a: Any) -> Any:
+    ref, files = split_upload(a.files, a.ref, a.selector)
+    return c.post("/upload", files=files, ref=ref, selector=a.selector, targetId=a.target)
+
+
 GESTURE_COMMANDS: dict[str, Any] = {
-    "upload": lambda c, a: c.post("/upload", files=a.files, ref=a.ref, selector=a.selector,
-                                  targetId=a.target),
+    "upload": _upload,
     "drag": lambda c, a: c.post("/drag", targetId=a.target, steps=a.steps,
                                 **{"from": {"ref": a.source}, "to": drop_place(a.to)}),
     "mouse": lambda c, a: c.post("/mouse", action=a.action, x=a.x, y=a.y, button=a.button,

@@ -15,9 +15,12 @@ every field becomes an option (``timeoutMs`` → ``--timeout-ms``,
 ``targetId`` → ``--target``; booleans are ``--flag`` / ``--no-flag``;
 arrays take several values; ``object`` fields and arrays of objects take
 JSON, ``-`` reads it from stdin); :data:`POSITIONAL` lets a command take its
-main fields as arguments (``browserd click e12``). A route added to the
-table is a command at once; a name or positional arguments for it are one
-line here.
+main fields as arguments (``browserd click e12``), and :data:`WORDS` lets
+:mod:`browserd.cli_args` place a command's words (``browserd find button
+Continue``, ``browserd select e5 Green``). A path parameter in
+:data:`PREFIXED` takes a unique prefix (``browserd download 3f2a``). A route
+added to the table is a command at once; a name or positional arguments for
+it are one line here.
 
 The request is the route's POST (JSON body) when it has one, else its GET
 with the fields as query parameters; path parameters (``{name}``) are filled
@@ -37,16 +40,18 @@ from urllib.parse import quote
 import attrs
 import orjson
 
-from .errors import BadRequest
+from .cli_args import ADJUSTERS
+from .errors import BadRequest, NotFound
 
-__all__ = ["GLOBAL_FIELDS", "NAMES", "NEGATIONS", "POSITIONAL", "SKIP", "FieldSpec", "RouteCommand",
-           "add_route_commands", "commands_from_openapi", "commands_from_routes",
-           "run_route_command"]
+__all__ = ["GLOBAL_FIELDS", "MIN_PREFIX", "NAMES", "NEGATIONS", "POSITIONAL", "PREFIXED", "SKIP",
+           "WORDS", "FieldSpec", "RouteCommand", "add_route_commands", "commands_from_openapi",
+           "commands_from_routes", "resolve_prefix", "run_route_command"]
 
 NAMES: dict[str, str] = {
-    "/": "index", "/tabs/open": "open", "/tabs/focus": "focus", "/tabs/close": "close",
+    "/tabs/open": "open", "/tabs/focus": "focus", "/tabs/close": "close",
     "/tabs/release": "release",
     "/media/{name}": "media", "/openapi.json": "openapi", "/downloads/{id}": "download",
+    "/records/{id}": "records-delete",  # (its GET is `record show`)
 }
 """Command names that differ from the path."""
 _HAND_WRITTEN = {"cookies": ("/cookies", ("GET", "POST", "DELETE")),
@@ -60,14 +65,19 @@ _PROFILES = {"/profiles": ("GET", "POST"), "/profiles/{name}": ("DELETE",),
 _NETWORK = {"/network": ("GET", "POST"), "/network/{id}": ("GET",),
             "/network/block": ("POST",), "/network/headers": ("POST",), "/network/har": ("POST",)}
 SKIP: dict[tuple[str, str], str] = {
+    ("/", "GET"): "status", ("/openapi.json", "GET"): "openapi",
     ("/tabs/{targetId}", "DELETE"): "close",
     ("/tabs/offerable", "GET"): "offer", ("/tabs/offer", "POST"): "offer",
+    ("/tabs/requests", "GET"): "offer", ("/tabs/requests/{requestId}", "POST"): "offer",
     ("/ui-codes", "POST"): "ui",
     ("/tokens", "GET"): "tokens", ("/tokens", "POST"): "tokens",
     ("/tokens/{name}", "DELETE"): "tokens",
     ("/secrets", "GET"): "secrets", ("/secrets/{name}", "PUT"): "secrets",
     ("/secrets/{name}", "DELETE"): "secrets",
     ("/confirmations", "GET"): "confirm", ("/confirmations/{id}", "POST"): "confirm",
+    ("/record/start", "POST"): "record", ("/record/stop", "POST"): "record",
+    ("/records", "GET"): "record", ("/records/{id}", "GET"): "record",
+    ("/records/{id}/replay", "POST"): "replay",
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},
     **{(path, method): "network" for path, methods in _NETWORK.items() for method in methods},
@@ -75,20 +85,33 @@ SKIP: dict[tuple[str, str], str] = {
        for method in methods},
 }
 """Routes that another command already covers: (path, method) → that command
-(``close``, or one of the hand-written commands of :mod:`browserd.cli_state`,
-:mod:`browserd.cli_input`, :mod:`browserd.cli_network` and
-:mod:`browserd.cli_profiles`)."""
+(``close``, ``status`` for ``GET /`` (the same answer), or one of the hand-written
+commands of :mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
+:mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_offer`
+(the person's side of tab requests) …): each task has one command."""
 GLOBAL_FIELDS = frozenset({"profile", "session"})
 """Route fields every command takes as a global option instead."""
 POSITIONAL: dict[str, tuple[str, ...]] = {
     "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
     "release": ("targetId",),
     "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),
-    "type": ("ref?", "text"), "press": ("key",), "select": ("ref?",),
-    "query": ("selector",), "media": ("name",), "act": ("actions",), "find": ("text?",),
+    "type": ("ref?", "text"), "press": ("key",),
+    "query": ("selector",), "media": ("name",), "act": ("actions",),
     "download": ("id",),
 }
 """Fields a command takes as positional arguments (``?`` optional, ``*`` zero or more)."""
+WORDS: dict[str, tuple[str, str]] = {
+    "find": ("ROLE NAME", "a known ARIA role, then a name; or one word of text "
+                          "(part of a name or of an element's own text)"),
+    "select": ("REF VALUE", "the <select>'s ref, then the values or labels to choose "
+                            "(with --selector/--text/--role/--name: values only)"),
+}
+"""Commands whose positional words a function of :data:`browserd.cli_args.ADJUSTERS`
+places into fields (command → metavar, help)."""
+PREFIXED: dict[str, tuple[str, str]] = {"/downloads/{id}": ("/downloads", "downloads")}
+"""Path parameters that take a unique prefix (≥ 4 characters), resolved by listing
+(path → the listing's path and its list key), as the service does for ``targetId``."""
+MIN_PREFIX = 4
 NEGATIONS: dict[str, dict[str, str]] = {"start": {"headed": "headless"}}
 """Extra ``--flag`` options that set a boolean field to false (``start --headed``)."""
 OPTION_NAMES = {"targetId": "target"}
@@ -187,7 +210,11 @@ def _spec(name: str, schema: dict[str, Any], required: bool) -> FieldSpec:
     if isinstance(kind, list):  # ["string", "null"]: an optional JSON body field
         kind = next((k for k in kind if k != "null"), "string")
     enum = schema.get("enum")
-    items = (schema.get("items") or {}).get("type")
+    item = schema.get("items") or {}
+    # Items of one of several shapes (``oneOf`` objects: the act steps) take JSON too.
+    items = item.get("type") or next(
+        (str(alt.get("type")) for alt in item.get("oneOf") or item.get("anyOf") or []
+         if isinstance(alt, dict) and alt.get("type")), None)
     return FieldSpec(name=name, type=str(kind), required=required,
                      enum=tuple(v for v in enum if v is not None) if enum else None,
                      items=str(items) if items else None,
@@ -220,8 +247,9 @@ def commands_from_openapi(doc: dict[str, Any]) -> list[RouteCommand]:
             fields += [_spec(name, schema, name in needed)
                        for name, schema in (body.get("properties") or {}).items()]
             answer = ((op.get("responses") or {}).get("200") or {}).get("content") or {}
+            # Raw: a file in its own type (JSON among them, a HAR file, is a file too).
             cmd = _command(path, method, summary, tuple(fields),
-                           raw="application/json" not in answer)
+                           raw=set(answer) != {"application/json"})
             if cmd is not None:
                 out.append(cmd)
     return _unique(out)
@@ -256,6 +284,8 @@ def _add_field(parser: argparse.ArgumentParser, cmd: RouteCommand, field: FieldS
                             type=convert, choices=choices, help=help_text,
                             default=None if nargs in ("?", "*") else argparse.SUPPRESS)
         return
+    # A command whose words fill fields (WORDS) checks nothing here: the service does.
+    required = field.required and cmd.name not in WORDS
     option = OPTION_NAMES.get(field.name, _kebab(field.name))
     if option in RESERVED:
         option = "field-" + option
@@ -268,10 +298,10 @@ def _add_field(parser: argparse.ArgumentParser, cmd: RouteCommand, field: FieldS
                             default=None, help=help_text)
     elif kind == "array" and items != "object":
         parser.add_argument(*flags, dest=dest, nargs="+", type=convert, default=None,
-                            metavar=metavar, help=help_text, required=field.required)
+                            metavar=metavar, help=help_text, required=required)
     else:
         parser.add_argument(*flags, dest=dest, type=convert, choices=choices, default=None,
-                            metavar=metavar, help=help_text, required=field.required)
+                            metavar=metavar, help=help_text, required=required)
 
 
 def add_route_commands(sub: Any, commands: Sequence[RouteCommand], *,
@@ -285,6 +315,9 @@ def add_route_commands(sub: Any, commands: Sequence[RouteCommand], *,
         parser.set_defaults(route_command=cmd)
         named = {p.rstrip("?*") for p in cmd.positional}
         by_name = {f.name: f for f in cmd.fields}
+        if cmd.name in WORDS:
+            metavar, words_help = WORDS[cmd.name]
+            parser.add_argument("w_words", nargs="*", metavar=metavar, help=words_help)
         for spec in cmd.positional:  # positional arguments in the order given
             _add_field(parser, cmd, by_name[spec.rstrip("?*")])
         for field in cmd.fields:
@@ -297,6 +330,30 @@ def add_route_commands(sub: Any, commands: Sequence[RouteCommand], *,
             parser.add_argument("--out", help="write the answer to this file (default: stdout)")
 
 
+def resolve_prefix(client: Any, path: str, given: str) -> str:
+    """The one listed id that is ``given`` or starts with it (case-insensitive, at least
+    :data:`MIN_PREFIX` characters), listed by the service; NotFound for none,
+    BadRequest for a short or ambiguous prefix."""
+    listing_path, key = PREFIXED[path]
+    listing = client.get(listing_path)
+    ids = [str(item.get("id")) for item in (listing.get(key) or [])
+           if isinstance(item, dict)] if isinstance(listing, dict) else []
+    if given in ids:
+        return given
+    what = key.rstrip("s")
+    if len(given) < MIN_PREFIX:
+        raise BadRequest(f"{what} id {given!r} is too short for a prefix",
+                         hint=f"give the whole id or at least {MIN_PREFIX} characters "
+                              f"(`browserd {key}` lists them)")
+    found = [i for i in ids if i.lower().startswith(given.lower())]
+    if not found:
+        raise NotFound(f"no {what} {given!r}", hint=f"`browserd {key}` lists them")
+    if len(found) > 1:
+        raise BadRequest(f"{what} id prefix {given!r} is ambiguous: "
+                         + ", ".join(found[:5]), hint="give more characters")
+    return found[0]
+
+
 def run_route_command(client: Any, cmd: RouteCommand, args: argparse.Namespace) -> Any:
     """Send ``cmd``'s request with the values in ``args``; the decoded answer.
 
@@ -304,11 +361,15 @@ def run_route_command(client: Any, cmd: RouteCommand, args: argparse.Namespace) 
     or to stdout (the answer is None: nothing more to print).
     """
     values = {f.name: getattr(args, cmd.dest(f.name), None) for f in cmd.fields}
+    if cmd.name in WORDS and cmd.name in ADJUSTERS:
+        values = ADJUSTERS[cmd.name]({**values, "words": getattr(args, "w_words", None)})
     path = cmd.path
     for name in re.findall(r"\{([^}]+)\}", cmd.path):
         value = values.pop(name, None)
         if not value:
             raise BadRequest(f"{name} is required", field=name)
+        if cmd.path in PREFIXED:
+            value = resolve_prefix(client, cmd.path, str(value))
         path = path.replace("{" + name + "}", quote(str(value), safe=""))
     values = {k: v for k, v in values.items() if v is not None}
     if cmd.method == "GET":
@@ -316,7 +377,9 @@ def run_route_command(client: Any, cmd: RouteCommand, args: argparse.Namespace) 
                                      for k, v in values.items()})
     else:
         result = client.request(cmd.method, path, values if cmd.method != "DELETE" else None)
-    if cmd.raw and isinstance(result, bytes):
+    if cmd.raw:
+        if not isinstance(result, bytes):  # a JSON file (HAR): its bytes again
+            result = orjson.dumps(result)
         out = getattr(args, "out", None)
         if out:
             with open(out, "wb") as fh:

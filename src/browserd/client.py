@@ -4,7 +4,11 @@ It reads the same settings and token file as the service. Before the token
 is ever sent, the listener must prove it holds the same token: ``GET
 /healthz?challenge=<nonce>`` answers ``proof = HMAC-SHA256(token, nonce)``.
 A program squatting on the control port cannot produce it, so it never
-learns the token.
+learns the token. A listener that answers with a proof of another token is
+a browserd holding a different token (another ``BROWSERD_HOME``, a rotated
+token), and the error (Unavailable) says so, naming the token this client
+used (the file and the ``BROWSERD_HOME`` it came from, or ``BROWSERD_TOKEN``);
+one that answers no proof is another program.
 
 An ``https://`` control URL is reached over TLS. With a pin (``tls_fingerprint``
 / ``BROWSERD_TLS_FINGERPRINT``: the SHA-256 of the server's certificate, as
@@ -24,6 +28,7 @@ import hashlib
 import hmac
 import http.client
 import os
+import re
 import secrets
 import ssl
 from typing import Any
@@ -64,9 +69,10 @@ class Client:
     """Talks to one browserd. Each call is one HTTP request with a timeout."""
 
     def __init__(self, base_url: str, token: str, *, timeout: float = 60.0,
-                 fingerprint: str | None = None) -> None:
+                 fingerprint: str | None = None, token_source: str = "the token given") -> None:
         """``fingerprint``: the pin of an https:// server's certificate (None: the system's
-        trust store decides). Raises ConfigError for a bad pin or http:// off loopback."""
+        trust store decides); ``token_source``: where ``token`` came from, for messages.
+        Raises ConfigError for a bad pin or http:// off loopback."""
         parts = urlsplit(base_url)
         self.host = parts.hostname or "127.0.0.1"
         self.tls = parts.scheme == "https"
@@ -85,6 +91,7 @@ class Client:
             pinned_context() if self.fingerprint is not None else ssl.create_default_context())
         self.base_url = base_url
         self._token = token
+        self.token_source = token_source
         self.timeout = timeout
         self._verified = False
         #: Sent with every request (X-Browserd-Profile / X-Browserd-Session) when set.
@@ -97,6 +104,9 @@ class Client:
         paths = paths or Paths.resolve()
         settings = settings or load_settings(paths)
         token = os.environ.get("BROWSERD_TOKEN", "").strip()
+        home = os.environ.get("BROWSERD_HOME")
+        source = ("BROWSERD_TOKEN" if token else f"the token file {paths.token_file} "
+                  + (f"(BROWSERD_HOME={home})" if home else "(BROWSERD_HOME not set)"))
         try:
             token = token or paths.token_file.read_text().strip()
         except OSError:
@@ -106,7 +116,7 @@ class Client:
                      "remote browserd set BROWSERD_TOKEN",
             ) from None
         return cls(settings.control_url, token, timeout=timeout,
-                   fingerprint=settings.tls_fingerprint)
+                   fingerprint=settings.tls_fingerprint, token_source=source)
 
     def _connect(self) -> http.client.HTTPConnection:
         """A connection; over TLS the certificate checked (pin or trust store) before use."""
@@ -160,7 +170,8 @@ class Client:
         """This client sending ``token`` instead (the owner's, or a minted one), after the
         listener was proven with this client's own token. Raises what :meth:`verify` raises."""
         self.verify()
-        other = Client(self.base_url, token, timeout=self.timeout, fingerprint=self.fingerprint)
+        other = Client(self.base_url, token, timeout=self.timeout, fingerprint=self.fingerprint,
+                       token_source="a token of the person's or minted")
         other._verified = True
         other.profile, other.session = self.profile, self.session
         return other
@@ -177,6 +188,13 @@ class Client:
         except orjson.JSONDecodeError:
             body = {}
         proof = body.get("proof") if isinstance(body, dict) else None
+        if status == 200 and isinstance(proof, str) and re.fullmatch(r"[0-9a-f]{64}", proof) \
+                and not hmac.compare_digest(proof, healthz_proof(self._token, nonce)):
+            raise Unavailable(
+                f"the listener at {self.base_url} is not this browserd: it is a browserd "
+                f"holding a different token than {self.token_source}; the token was not sent",
+                hint="run the command with the service's BROWSERD_HOME (or its token in "
+                     "BROWSERD_TOKEN); after `browserd token --rotate`, restart the service")
         if status != 200 or not isinstance(proof, str) or not hmac.compare_digest(
             proof, healthz_proof(self._token, nonce)
         ):
@@ -217,7 +235,11 @@ class Client:
             return data
         decoded = orjson.loads(data) if data else {}
         if status >= 400:
-            raise ClientError(status, decoded if isinstance(decoded, dict) else {})
+            error: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
+            if status == 401:  # which token was refused (never the token itself)
+                error = {**error, "hint": f"{error.get('hint') or 'a token was refused'} "
+                                          f"(the token sent: {self.token_source})"}
+            raise ClientError(status, error)
         return decoded
 
     def get(self, path: str, **query: Any) -> Any:

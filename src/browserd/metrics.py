@@ -4,12 +4,21 @@
 ``prometheus_client.CollectorRegistry`` — never the library's global default
 registry, so two services in one process (tests) never share a counter.
 
-- Request counts and latencies are recorded as they happen
-  (:meth:`Metrics.observe_request`, called by the HTTP façade once per
-  answered request): ``browserd_http_requests_total{route, method, status}``
-  and ``browserd_http_request_duration_seconds{route}``. ``route`` is the
-  route's template (``/tabs/<targetId>``), never the request's path, so the
-  label set stays bounded whatever clients send.
+- Request counts and latencies are recorded as they happen. Every lane
+  counts its calls in ``browserd_requests_total{lane, route, method, code}``
+  and ``browserd_request_duration_seconds{lane}`` (:meth:`Metrics.observe_call`):
+  ``http`` (the HTTP façade, once per answered request, through
+  :meth:`Metrics.observe_request`, which also keeps
+  ``browserd_http_requests_total{route, method, status}`` and
+  ``browserd_http_request_duration_seconds{route}``), ``ws`` (each ``/ws``
+  call), ``mcp`` (each tool call on ``/mcp``; ``browserd mcp`` on stdio makes
+  HTTP requests, counted as ``http``) and ``cdp`` (each command a CDP gateway
+  client sends). Labels stay bounded whatever clients send: ``route`` is a
+  route's template (``/tabs/<targetId>``, never the request's path), a
+  ``/ws`` lane method (``subscribe``), an allowlisted CDP method, or
+  ``other``; ``code`` is ``ok``, ``cancelled`` (the caller went away first)
+  or an error code of :mod:`browserd.errors` (anything else counts as
+  ``other``).
 - Everything else is read when scraped, from a :class:`ServiceGauges`
   snapshot the caller builds (browser state per profile, restarts, tabs,
   handoffs, pending CDP commands, media and download bytes, UI sessions).
@@ -21,13 +30,23 @@ nothing here does I/O or awaits, so it is safe on the trio event loop.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Literal
 
 import attrs
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-__all__ = ["CONTENT_TYPE", "LATENCY_BUCKETS_S", "Metrics", "ServiceGauges"]
+from .errors import BrowserdError
+
+__all__ = ["CONTENT_TYPE", "LANES", "LATENCY_BUCKETS_S", "OTHER", "Lane", "Metrics",
+           "ServiceGauges", "code_label", "known_codes"]
+
+Lane = Literal["http", "ws", "mcp", "cdp"]
+LANES: tuple[Lane, ...] = ("http", "ws", "mcp", "cdp")
+#: The label value for a route or code outside the closed sets.
+OTHER = "other"
+_OUTCOMES = frozenset({"ok", "cancelled"})
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: Request latency buckets (seconds): from a status read to a long /wait.
@@ -129,6 +148,29 @@ def _counter(name: str, doc: str, labels: list[str], label: str, value: float) -
     return family
 
 
+def known_codes() -> frozenset[str]:
+    """Every error code of the hierarchy (the ``code`` of each BrowserdError class)."""
+    found: set[str] = set()
+    pending: list[type[BrowserdError]] = [BrowserdError]
+    while pending:
+        cls = pending.pop()
+        found.add(cls.code)
+        pending.extend(cls.__subclasses__())
+    return frozenset(found)
+
+
+_known: frozenset[str] = frozenset()
+
+
+def code_label(code: str) -> str:
+    """``code`` as a label value: ``ok``, ``cancelled``, a known error code, else ``other``."""
+    global _known
+    if code in _OUTCOMES or code in _known:
+        return code
+    _known = known_codes()  # a class defined since the last look (rare: once per new code)
+    return code if code in _known else OTHER
+
+
 class Metrics:
     """The service's request metrics and the text exposition of everything."""
 
@@ -140,11 +182,30 @@ class Metrics:
         self._latency = Histogram(
             "browserd_http_request_duration_seconds", "Time to answer an HTTP request",
             ["route"], buckets=LATENCY_BUCKETS_S, registry=self.registry)
+        self._calls = Counter(
+            "browserd_requests", "Calls answered on every lane (http, ws, mcp, cdp), by "
+            "route, method and outcome code", ["lane", "route", "method", "code"],
+            registry=self.registry)
+        self._lane_latency = Histogram(
+            "browserd_request_duration_seconds", "Time to answer a call, by lane", ["lane"],
+            buckets=LATENCY_BUCKETS_S, registry=self.registry)
 
-    def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
-        """Count one answered request (``status`` 499: the client went away first)."""
+    def observe_request(self, route: str, method: str, status: int, seconds: float, *,
+                        code: str | None = None) -> None:
+        """Count one answered HTTP request (``status`` 499: the client went away first;
+        ``code``: ``ok`` or the error's code, by default read from ``status``)."""
         self._requests.labels(route, method, str(status)).inc()
         self._latency.labels(route).observe(max(0.0, seconds))
+        if code is None:
+            code = "ok" if status < 400 else "cancelled" if status == 499 else OTHER
+        self.observe_call("http", route, method, code, seconds)
+
+    def observe_call(self, lane: Lane, route: str, method: str, code: str,
+                     seconds: float) -> None:
+        """Count one call of ``lane``: ``route`` a template or lane method (never a raw
+        path: the caller bounds it), ``code`` ``ok``, ``cancelled`` or an error code."""
+        self._calls.labels(lane, route, method, code_label(code)).inc()
+        self._lane_latency.labels(lane).observe(max(0.0, seconds))
 
     def exposition(self, gauges: ServiceGauges) -> bytes:
         """The text format: the request metrics, then ``gauges`` read now."""

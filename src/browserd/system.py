@@ -30,6 +30,7 @@ from .profiles.binding import GrantsHidden, LiveWithFallback, SessionBoundSuperv
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
 from .profiles.spec import Driver
+from .records import RecordStore
 from .supervisor.handle import SupervisorHandle
 from .tabrequests import TabRequestBoard
 from .ui import OpsUi
@@ -83,6 +84,9 @@ class System:
     confirmations: ConfirmationBoard = attrs.field(factory=ConfirmationBoard)
     #: Agents' requests for the person's tabs, and the grants their approvals made.
     tab_requests: TabRequestBoard = attrs.field(factory=TabRequestBoard)
+    #: Session records (``/record/start``; kept under the data directory, bounded).
+    records: RecordStore = attrs.field(repr=False, default=attrs.Factory(
+        lambda self: RecordStore(self.paths.data_dir / "records"), takes_self=True))
     #: Who this request is (the service-wide record: the person, for wiring).
     principal: Principal = OWNER
 

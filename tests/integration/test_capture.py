@@ -520,23 +520,35 @@ async def direct_tab(api: httpx.AsyncClient, url: str) -> AsyncIterator[TabActor
         await api.post("/tabs/close", json={"targetId": target})
 
 
-async def test_byte_limit_ladder(api, pages):
+async def test_byte_limit_ladder(api, pages, monkeypatch):
     """PNG too big: better compression, then JPEG 80, then scaled down; each step said.
 
-    Viewport captures (fast); the limits sit between the sizes measured first.
+    Viewport captures; the limits sit between the sizes measured first.
     """
     with trio.fail_after(60):
         async with direct_tab(api, pages.url("/cap_long.html")) as tab:
-            fast = await capture.screenshot(tab)
-            assert fast.mime == "image/png" and fast.note is None
-            compact = await capture.decode_base64((await tab.send("Page.captureScreenshot", {
-                "format": "png", "optimizeForSpeed": False}))["data"])
-            jpeg = await capture.screenshot(tab, fmt="jpeg")
-            assert len(jpeg.data) < len(compact) < len(fast.data)
+            default = await capture.screenshot(tab)
+            assert default.mime == "image/png" and default.note is None
 
-            # Between the two PNG sizes: still a PNG, better compressed.
-            limit = (len(compact) + len(fast.data)) // 2
-            shot = await capture.screenshot(tab, max_bytes=limit)
+            async def raw_png(fast: bool) -> bytes:
+                return await capture.decode_base64((await tab.send("Page.captureScreenshot", {
+                    "format": "png", "optimizeForSpeed": fast}))["data"])
+
+            fast, compact = await raw_png(True), await raw_png(False)
+            jpeg = await capture.screenshot(tab, fmt="jpeg")
+            assert len(jpeg.data) < len(compact) < len(fast)
+            # A viewport is encoded for size, not for speed.
+            assert len(default.data) == len(compact)
+            assert png_size(default.data) == (default.width, default.height) == (1280, 720)
+
+            # A PNG first encoded for speed (one above COMPACT_PNG_MAX_PIXELS, here
+            # the viewport with the threshold at 0), between the two PNG sizes:
+            # still a PNG, better compressed.
+            limit = (len(compact) + len(fast)) // 2
+            with monkeypatch.context() as patch:
+                patch.setattr(capture, "COMPACT_PNG_MAX_PIXELS", 0)
+                assert len((await capture.screenshot(tab)).data) == len(fast)
+                shot = await capture.screenshot(tab, max_bytes=limit)
             assert shot.mime == "image/png" and len(shot.data) <= limit
             assert "better compression" in (shot.note or "") and not shot.scaled
             assert png_size(shot.data) == (shot.width, shot.height) == (1280, 720)

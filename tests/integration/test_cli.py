@@ -73,11 +73,12 @@ class Run:
 
 
 async def cli(service: ServiceInfo, *argv: str, control_url: str | None = None,
-              boundary: str = "off") -> Run:
+              boundary: str = "off", home: Path | None = None) -> Run:
     """Run ``python -m browserd --boundary BOUNDARY *argv`` against ``service`` (its stdout
-    a pipe: ``auto`` would mark page text); never raises on exit status."""
+    a pipe: ``auto`` would mark page text; ``home``: another BROWSERD_HOME than the
+    service's); never raises on exit status."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
-    env |= {"BROWSERD_HOME": str(service.home),
+    env |= {"BROWSERD_HOME": str(home or service.home),
             "BROWSERD_CONTROL_URL": control_url or service.base_url}
     proc = await trio.run_process([sys.executable, "-m", "browserd", "--boundary", boundary,
                                    *argv], env=env,
@@ -134,7 +135,7 @@ async def test_page_verbs(service: ServiceInfo, api: httpx.AsyncClient,
                           signin_url: str) -> None:
     target = ""
     try:
-        with trio.fail_after(35):
+        with trio.fail_after(60):
             tab = (await ok(service, "open", signin_url, "--json")).json()
             target = tab["targetId"]
             assert tab["title"] == "CLI sign in" and tab["url"] == signin_url
@@ -154,7 +155,7 @@ async def test_page_verbs(service: ServiceInfo, api: httpx.AsyncClient,
             assert re.fullmatch(rf'\[{button}\] button "Continue"  \(in \[e\d+\] heading '
                                 r'"Sign in"\)\n1 match\(es\)\n', found), found
             cut = (await ok(service, "snapshot", "--max-chars", "40", "--target", target)).out
-            assert "… (truncated: " in cut and "/find" in cut
+            assert "… (truncated: " in cut and "search the page with browserd find" in cut
 
             assert (await ok(service, "type", email, "ada@example.com",
                              "--target", target)).out.strip() == "ok"

@@ -97,8 +97,8 @@ async def test_a_closed_pipe_ends_quietly(service: ServiceInfo, api: httpx.Async
             argv = [verb, "--target", target, "--max-chars", "5000000"]
             full = await cli(service, *argv)
             assert full.rc == 0 and len(full.out) > 100_000  # more than a pipe holds (64 KiB)
-            script = (f"set -o pipefail; {sys.executable} -m browserd {' '.join(argv)}"
-                      " | head -1")
+            script = (f"set -o pipefail; {sys.executable} -m browserd --boundary off "
+                      f"{' '.join(argv)} | head -1")
             proc = await trio.run_process(["bash", "-c", script], env=env, capture_stdout=True,
                                           capture_stderr=True, check=False)
             err = proc.stderr.decode()

@@ -23,7 +23,8 @@ import pytest
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
-from supervision.harness import LOOPBACK_TLS, PlainChromium, launch_chromium
+from supervision.chromium import PlainChromium, launch_chromium
+from supervision.harness import LOOPBACK_TLS
 
 from browserd.cdp import CdpConnection, open_cdp_connection, open_cdp_over
 from browserd.cli_extension import install

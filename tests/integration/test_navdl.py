@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import httpx
 import pytest
 import trio
-from supervision import harness
+from supervision import rawcdp
 from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
@@ -541,7 +541,7 @@ async def test_download_in_a_gateway_clients_new_context_stays_in(navdl_service,
     svc = navdl_service
     marker = f"/dl/click?ctx={secrets.token_hex(4)}"
     with trio.fail_after(60):
-        async with harness.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp:
+        async with rawcdp.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp:
             context = (await cdp.send("Target.createBrowserContext"))["browserContextId"]
             try:
                 if with_url:
@@ -577,7 +577,7 @@ async def test_a_gateway_clients_download_behavior_does_not_outlive_it(
     clients_gone = gateway_clients_gone(svc)
     with trio.fail_after(60):
         if endpoint == "browser":
-            async with harness.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp:
+            async with rawcdp.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp:
                 await cdp.send("Browser.setDownloadBehavior", {
                     "behavior": "allow", "downloadPath": str(user_home(svc) / "Downloads"),
                     "eventsEnabled": True})
@@ -591,7 +591,7 @@ async def test_a_gateway_clients_download_behavior_does_not_outlive_it(
                 assert (downloads_dir(svc) / record["id"]).exists()
         else:
             url = f"ws://127.0.0.1:{svc.cdp_port}/devtools/page/{tab}"
-            async with harness.open_cdp(url, token=svc.token) as cdp:
+            async with rawcdp.open_cdp(url, token=svc.token) as cdp:
                 await cdp.send("Page.setDownloadBehavior", {
                     "behavior": "allow", "downloadPath": str(user_home(svc) / "Downloads")})
         # The service logs a client's end after its sessions are detached and the
@@ -616,7 +616,7 @@ async def test_a_behavior_set_on_a_clients_page_session_is_restored_when_it_deta
     restored = "a session that set a download behavior went"
     before = svc.log_text().count(restored)
     with trio.fail_after(60):
-        async with harness.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp:
+        async with rawcdp.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp:
             session = (await cdp.send("Target.attachToTarget", {
                 "targetId": tab, "flatten": True}))["sessionId"]
             await cdp.send("Page.setDownloadBehavior", {
@@ -644,7 +644,7 @@ async def test_a_gateway_page_session_never_sees_the_guards_interception(
     tag = secrets.token_hex(4)
     with trio.fail_after(60):
         url = f"ws://127.0.0.1:{svc.cdp_port}/devtools/page/{tab}"
-        async with harness.open_cdp(url, token=svc.token) as cdp:
+        async with rawcdp.open_cdp(url, token=svc.token) as cdp:
             await cdp.send("Page.enable")
             await cdp.send("Page.navigate", {"url": pages.url("/hello.html")})
             while not any(e["method"] == "Page.loadEventFired" for e in cdp.events):
@@ -675,7 +675,7 @@ async def test_pages_a_gateway_client_creates_run_and_are_guarded(
     svc = navdl_service
     tag = secrets.token_hex(4)
     with trio.fail_after(60):
-        async with harness.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp, \
+        async with rawcdp.open_raw_cdp(svc.cdp_port, token=svc.token) as cdp, \
                 svc.client() as api:
             if own_auto_attach:
                 await cdp.send("Target.setAutoAttach", {

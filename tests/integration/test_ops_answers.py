@@ -20,7 +20,8 @@ import httpx
 import pytest
 import trio
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
-from supervision.harness import LOOPBACK_TLS, REAL_CHROMIUM
+from supervision.chromium import REAL_CHROMIUM
+from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
 from tests.integration.helpers import html_route

@@ -17,7 +17,8 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
-from supervision.harness import LOOPBACK_TLS, REAL_CHROMIUM
+from supervision.chromium import REAL_CHROMIUM
+from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, start_service, stop_service
 

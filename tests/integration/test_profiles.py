@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import trio
-from supervision import harness
+from supervision import rawcdp
 from supervision.harness import LOOPBACK_TLS, wait_for
 
 from tests.conftest import (
@@ -577,7 +577,7 @@ async def test_every_launched_profile_has_its_navigation_guard_and_gateway(
             await api.delete(f"/sessions/{sid}", params={"profile": "work"})
         # work's own gateway reaches work's browser, whose guard holds a page it creates
         port = (await profiles_by_name(api))["work"]["cdpPort"]
-        async with harness.open_raw_cdp(port, token=multi.token) as cdp:
+        async with rawcdp.open_raw_cdp(port, token=multi.token) as cdp:
             hello = (await cdp.send("Target.createTarget",
                                     {"url": pages.url("/hello.html")}))["targetId"]
             bad = (await cdp.send("Target.createTarget", {

@@ -5,8 +5,10 @@ fixed, derandomized budget of generated cases:
 
 - with the token, schema-valid input: no server error, and the response
   conforms to the document (status code listed, JSON content type, body
-  shape). The one 5xx the contract allows is 504 TIMEOUT from an operation
-  with a ``timeoutMs`` deadline (e.g. ``/wait`` for a selector that never
+  shape: the typed answer schema of each route, and the ``Error`` schema
+  of every error; ``tests/unit/test_answers.py`` keeps them declared). The
+  one 5xx the contract allows is 504 TIMEOUT from an operation with a
+  ``timeoutMs`` deadline (e.g. ``/wait`` for a selector that never
   appears); every case carries a deadline of at most 300 ms so such cases
   stay fast (a generated one is capped; where none was generated, 300 ms is
   added, since the server's default would be 15-30 s).

@@ -36,7 +36,7 @@ import httpx
 import orjson
 import pytest
 import trio
-from supervision import harness
+from supervision import chromium as plain
 from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import (
@@ -693,7 +693,7 @@ async def test_s7_remote_bind_over_plain_http_refuses_even_with_opt_in(tmp_path:
 async def plain_chromium(cdp_port: int, profile: Path) -> AsyncIterator[subprocess.Popen[bytes]]:
     """A Chromium that browserd did not launch, listening on ``cdp_port``; killed on exit."""
     chromium = await trio.to_thread.run_sync(functools.partial(
-        harness.launch_chromium, profile, cdp_port=cdp_port))
+        plain.launch_chromium, profile, cdp_port=cdp_port))
     try:
         yield chromium.proc
     finally:

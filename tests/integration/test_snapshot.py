@@ -7,10 +7,13 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 import trio
 
 from tests.conftest import PageServer, add_route
 from tests.integration.helpers import html_route, navigate
+
+pytestmark = pytest.mark.chromium
 
 REF_LINE = re.compile(r"^( *)\[(e\d+)\] (.*)$")
 
@@ -72,7 +75,7 @@ async def test_sign_in_form(api: httpx.AsyncClient, tab: str, pages: PageServer)
                          'textbox "Password" value="••••"', 'checkbox "Remember me" checked',
                          'button "Continue"', 'paragraph']:
             assert (2, expected) in rests, text
-        assert (4, 'link "Forgot password?"') in rests, text
+        assert (4, 'link "Forgot password?" → /snap_help.html') in rests, text
         assert 'text "Trouble signing in?"' in text
         assert "Hidden button" not in text
         text_refs = [ref for _, ref, _ in lines_of(text)]
@@ -132,7 +135,7 @@ async def test_interactive_lists_every_control(api: httpx.AsyncClient, tab: str,
         assert rests == ['textbox "Email" value="ada@example.test"',
                          'textbox "Password" value="••••"',
                          'checkbox "Remember me" checked', 'button "Continue"',
-                         'link "Forgot password?"']
+                         'link "Forgot password?" → /snap_help.html']
         assert "heading" not in body["text"] and "text " not in body["text"]
 
 
@@ -177,7 +180,7 @@ async def test_same_origin_iframe_inline(api: httpx.AsyncClient, tab: str,
         found = {rest: indent for indent, _, rest in lines_of(body["text"])}
         assert found['iframe "Same origin frame"'] == 2
         assert found['button "Inner button"'] == 4
-        assert found['link "Frame link"'] == 4
+        assert found['link "Frame link" → /snap_help.html'] == 4
         assert found['button "After frame"'] == 2
         inner = ref_of(body["text"], 'button "Inner button"')
         scoped = await snap(api, tab, root=inner)

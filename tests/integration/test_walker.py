@@ -357,8 +357,8 @@ async def test_controls_and_states(tab: Tab, servers: Servers) -> None:
         return any(line.endswith("] " + expected) for line in got)
 
     for expected in [
-        'link "Home"',
-        'link "Logo"',
+        'link "Home" → /home',
+        'link "Logo" → /img',
         'button "Disabled one" disabled',
         'button "Bold" pressed',
         'button "Menu" expanded=false',
@@ -494,7 +494,7 @@ async def test_cross_origin_iframe_is_reported_and_spliced(tab: Tab, servers: Se
     pad = "  " * (iframe["depth"] + 1)
     assert lines[at + 1] == f'{pad}[e{snap["nextRef"]}] RootWebArea "Child"'
     assert lines[at + 2].startswith(pad + "  [") and lines[at + 2].endswith('button "Pay now"')
-    assert lines[at + 3].strip() == '[e4] link "after"'
+    assert lines[at + 3].strip() == '[e4] link "after" → /x'
 
 
 async def test_refs_are_stable_and_never_reused(tab: Tab, servers: Servers) -> None:

@@ -170,3 +170,45 @@ async def test_the_lane_needs_the_token(service: ServiceInfo) -> None:
         assert await ws_handshake_status(url, {**good,
                                                "Origin": "https://attacker.example"}) == 403
         assert await ws_handshake_status(url, good) == 101
+
+
+async def test_ws_mcp_and_gateway_calls_are_counted_in_metrics_by_lane_and_code(
+        rpc: Rpc, service: ServiceInfo) -> None:
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+    from supervision.harness import LOOPBACK_TLS
+
+    from tests.integration.test_mcp import http_client
+
+    async def counted() -> dict[tuple[str, str, str], float]:
+        async with service.client() as api:
+            r = await api.get("/metrics")
+        assert r.status_code == 200, r.text
+        return {(s.labels["lane"], s.labels["route"], s.labels["code"]): s.value
+                for family in text_string_to_metric_families(r.text)
+                for s in family.samples if s.name == "browserd_requests_total"}
+
+    with trio.fail_after(60):
+        before = await counted()
+        missing = await rpc.call("tabs/close", {"targetId": "0" * 32})
+        assert missing["error"]["data"]["code"] == "TAB_NOT_FOUND", missing
+        assert "result" in await rpc.call("tabs", {})
+        async with http_client(service) as client:
+            stale = await client.call_tool("click", {"ref": "e999999"})
+            assert stale.is_error
+            mcp_code = stale.structured_content["code"]
+            assert not (await client.call_tool("tabs", {})).is_error
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{service.cdp_port}",
+                                     headers=service.headers, verify=LOOPBACK_TLS) as gateway:
+            assert (await gateway.get("/json/version")).status_code == 200
+        after = await counted()
+
+    def grew(lane: str, route: str, code: str) -> float:
+        return after.get((lane, route, code), 0) - before.get((lane, route, code), 0)
+
+    assert grew("ws", "/tabs/close", "TAB_NOT_FOUND") == 1
+    assert grew("ws", "/tabs", "ok") == 1
+    assert grew("mcp", "/click", mcp_code) == 1
+    assert grew("mcp", "/tabs", "ok") == 1
+    assert grew("cdp", "/json/version", "ok") == 1
+    assert grew("http", "/metrics", "ok") == 1  # the first scrape, counted by the second

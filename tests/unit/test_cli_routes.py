@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from browserd import __version__
@@ -93,7 +95,7 @@ def test_arguments_parse_into_fields(parser) -> None:
     assert values(parser, "back", "--wait-until", "commit", "--timeout-ms", "900") == {
         "waitUntil": "commit", "timeoutMs": 900}
     assert values(parser, "reload", "--ignore-cache") == {"ignoreCache": True}
-    assert values(parser, "select", "e7", "--values", "red", "green") == {
+    assert values(parser, "select", "--ref", "e7", "--values", "red", "green") == {
         "ref": "e7", "values": ["red", "green"]}
     assert values(parser, "act", '[{"kind": "press", "key": "End"}]') == {
         "actions": [{"kind": "press", "key": "End"}]}
@@ -101,7 +103,7 @@ def test_arguments_parse_into_fields(parser) -> None:
     assert values(parser, "snapshot", "--interactive", "--no-interactive") == {
         "interactive": False}
     assert values(parser, "media", "shot.png") == {"name": "shot.png"}
-    assert values(parser, "find", "contin", "--role", "button", "--limit", "3") == {
+    assert values(parser, "find", "--text", "contin", "--role", "button", "--limit", "3") == {
         "text": "contin", "role": "button", "limit": 3}
     assert values(parser, "download", "abc123", "--out", "x") == {"id": "abc123"}
     assert values(parser, "downloads", "--target", "ABCD") == {"targetId": "ABCD"}
@@ -132,3 +134,139 @@ def test_version_is_printed_and_exits_zero(capsys: pytest.CaptureFixture[str]) -
         build_parser(commands=()).parse_args(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.strip() == f"browserd {__version__}"
+
+
+class FakeClient:
+    """Records the requests a command sends; answers listings from ``listings``."""
+
+    def __init__(self, listings: dict[str, object] | None = None) -> None:
+        self.sent: list[tuple[str, str, object]] = []
+        self.listings = listings or {}
+
+    def get(self, path: str, **query: object) -> object:
+        self.sent.append(("GET", path, query))
+        return self.listings.get(path, {})
+
+    def request(self, method: str, path: str, payload: object = None) -> object:
+        self.sent.append((method, path, payload))
+        return {"ok": True}
+
+    def post(self, path: str, **payload: object) -> object:
+        return self.request("POST", path, payload)
+
+
+def sent(parser, *argv: str, client: FakeClient | None = None) -> tuple[str, str, object]:
+    """The request ``browserd *argv`` sends (the last one, after any listing)."""
+    from browserd.cli import HAND_WRITTEN
+    from browserd.cli_routes import run_route_command
+
+    client = client or FakeClient()
+    args = parser.parse_args(argv)
+    args.json = False
+    if args.command in HAND_WRITTEN:
+        HAND_WRITTEN[args.command](client, args)
+    else:
+        run_route_command(client, args.route_command, args)
+    return client.sent[-1]
+
+
+def test_select_takes_the_ref_then_the_values(parser) -> None:
+    assert sent(parser, "select", "e5", "Green") == (
+        "POST", "/select", {"ref": "e5", "values": ["Green"]})
+    assert sent(parser, "select", "e5", "red", "blue")[2] == {"ref": "e5",
+                                                             "values": ["red", "blue"]}
+    # Another locator: every word is a value.
+    assert sent(parser, "select", "Green", "--selector", "#colour")[2] == {
+        "selector": "#colour", "values": ["Green"]}
+    assert sent(parser, "select", "--ref", "e5", "--values", "Green")[2] == {
+        "ref": "e5", "values": ["Green"]}
+    assert sent(parser, "select", "e5", "--values", "Green")[2] == {
+        "ref": "e5", "values": ["Green"]}
+
+
+def test_upload_takes_an_optional_ref_then_files(parser) -> None:
+    assert sent(parser, "upload", "e9", "/u/a.txt", "/u/b.txt") == (
+        "POST", "/upload", {"files": ["/u/a.txt", "/u/b.txt"], "ref": "e9", "selector": None,
+                            "targetId": None})
+    assert sent(parser, "upload", "/u/a.txt")[2]["ref"] is None  # the page's open chooser
+    assert sent(parser, "upload", "/u/a.txt", "--ref", "e3")[2]["ref"] == "e3"
+    body = sent(parser, "upload", "e9", "--selector", "#f")[2]
+    assert body["ref"] is None and body["files"] == ["e9"]  # --selector names the input
+
+
+def test_find_takes_a_role_and_a_name(parser) -> None:
+    from browserd.errors import BadRequest
+
+    assert sent(parser, "find", "textbox")[2] == {"role": "textbox"}
+    assert sent(parser, "find", "button", "Sign in")[2] == {"role": "button", "name": "Sign in"}
+    assert sent(parser, "find", "Continue")[2] == {"text": "Continue"}  # not a role: text
+    assert sent(parser, "find", "--text", "button")[2] == {"text": "button"}
+    assert sent(parser, "find", "--role", "link", "--name", "Home")[2] == {"role": "link",
+                                                                          "name": "Home"}
+    assert sent(parser, "find", "link", "--name", "Home")[2] == {"role": "link", "name": "Home"}
+    with pytest.raises(BadRequest, match="'Sign' is not an ARIA role"):
+        sent(parser, "find", "Sign", "in")
+
+
+def test_global_options_go_before_or_after_the_command(parser) -> None:
+    before = parser.parse_args(["--json", "--profile", "w", "tabs"])
+    after = parser.parse_args(["tabs", "--json", "--profile", "w"])
+    assert (before.json, before.profile) == (after.json, after.profile) == (True, "w")
+    nested = parser.parse_args(["cookies", "list", "--json", "--session", "s1"])
+    assert (nested.json, nested.session) == (True, "s1")
+    assert parser.parse_args(["network", "show", "7", "--json"]).json is True
+    # A sub-command's own option of that name wins: the token's profiles.
+    made = parser.parse_args(["tokens", "create", "ci", "--profile", "work", "--json"])
+    assert made.token_profiles == ["work"] and made.json is True
+    assert parser.parse_args(["--target", "ABCD", "click", "e1"]).first_target == "ABCD"
+
+
+def test_a_download_id_may_be_a_unique_prefix(parser) -> None:
+    from browserd.errors import BadRequest, NotFound
+
+    listing = {"/downloads": {"downloads": [{"id": "3f2a91c0-aa"}, {"id": "3f2a00d1-bb"},
+                                            {"id": "77aa"}]}}
+    client = FakeClient(listing)
+    assert sent(parser, "download", "3F2A9", client=client)[1] == "/downloads/3f2a91c0-aa"
+    assert sent(parser, "download", "77aa", client=client)[1] == "/downloads/77aa"
+    with pytest.raises(BadRequest, match="ambiguous"):
+        sent(parser, "download", "3f2a", client=client)
+    with pytest.raises(BadRequest, match="too short"):
+        sent(parser, "download", "3f", client=client)
+    with pytest.raises(NotFound, match="no download '9999'"):
+        sent(parser, "download", "9999", client=client)
+
+
+def test_route_words_in_hints_become_commands() -> None:
+    from browserd.cli_hints import CommandWords
+
+    words = CommandWords(commands_from_routes())
+    assert words.rewrite("list tabs with GET /tabs") == "list tabs with browserd tabs"
+    assert words.rewrite("take a new snapshot (POST /snapshot) or use /find") == (
+        "take a new snapshot (browserd snapshot) or use browserd find")
+    assert words.rewrite("see GET /openapi.json") == "see browserd openapi"
+    assert words.rewrite("wait with POST /wait {tabRequest}") == (
+        "wait with browserd wait --tab-request")
+    assert words.rewrite("DELETE /tabs/ABCD1234 closes it") == "browserd close closes it"
+    assert words.rewrite("GET /cookies, POST /cookies") == "browserd cookies, browserd cookies"
+    # Not a command's path, a URL, other slashes: as they are.
+    for text in ("open /ui/login", "at http://127.0.0.1:9/tabs", "and/or", "a 1/2 chance"):
+        assert words.rewrite(text) == text
+    assert words.command_for("/tabs/open") == "open"  # a literal path beats /tabs/{targetId}
+    assert words.command_for("/tabs/ABCD", "DELETE") == "close"
+
+
+def test_the_top_level_help_is_grouped_by_task(parser) -> None:
+    from browserd.cli_help import GROUPS
+
+    text = parser.format_help()
+    titles = [title for title, _ in GROUPS]
+    positions = [text.index(f"\n{title}:\n") for title in titles]
+    assert positions == sorted(positions), "the groups in their order"
+    assert {"status", "find", "cookies", "tokens", "openapi"} <= set(parser.summaries)
+    for name in parser.summaries:  # every command is listed, once
+        assert len(re.findall(rf"^  {re.escape(name)}(?: |$)", text, re.M)) == 1, name
+    for markup in ("``", ":mod:", ":func:", "GET /", "POST /"):
+        assert markup not in text, markup
+    assert "--target ID" in text and "browserd find button Continue" in text
+    assert "index" not in re.findall(r"^  (\S+)", text, re.M)  # the same as status

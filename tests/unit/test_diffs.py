@@ -30,6 +30,18 @@ def test_a_ref_whose_line_differs_is_changed_not_added() -> None:
     assert diff_lines(BEFORE, BEFORE).chars() == 0
 
 
+def test_a_link_whose_target_changes_is_changed_and_refs_inside_lines_are_not_keys() -> None:
+    before = ('[e1] RootWebArea "links"\n  [e2] link "Next" → /list?page=2\n'
+              '  text "see [e2] above"\n  [e3] link "Tag" → /t?[e2]\n')
+    after = before.replace("/list?page=2", "/list?page=3")
+    diff = diff_lines(before, after)
+    assert diff.changed == ('  [e2] link "Next" → /list?page=3',)
+    assert diff.added == () and diff.removed == ()
+    # A text line quoting a ref, or a target holding one, is not that ref's line.
+    gone = diff_lines(before, before.replace('  text "see [e2] above"\n', ""))
+    assert gone.removed == ('  text "see [e2] above"',) and gone.changed == ()
+
+
 def test_a_gone_ref_is_removed_and_repeated_text_lines_are_counted() -> None:
     before = '[e1] list\n  text "x"\n  text "x"\n'
     diff = diff_lines(before, '[e1] list\n  text "x"\n')

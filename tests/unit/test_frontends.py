@@ -32,7 +32,11 @@ def test_schemas_come_from_the_fields() -> None:
     schema = op.input_schema()
     assert schema["required"] == ["url"] and schema["additionalProperties"] is False
     assert set(schema["properties"]) == {f.name for f in op.route.fields}
-    assert schema["properties"]["timeoutMs"] == op.route.fields[-1].schema()
+    timeout = next(f for f in op.route.fields if f.name == "timeoutMs")
+    assert schema["properties"]["timeoutMs"] == timeout.schema()
+    # Like an HTTP request, a call may name its profile and session (they win over headers).
+    assert {"profile", "session"} <= set(schema["properties"])
+    assert "session" not in catalog()["status"].input_schema()["properties"]
     assert op.description == op.route.summary
     emulate = catalog()["emulate/set"].input_schema()["properties"]
     assert emulate["viewport"]["type"] == ["object", "null"], "null clears a setting"
@@ -135,3 +139,49 @@ def test_json_answers_name_their_page_fields_as_untrusted() -> None:
     assert "untrusted" not in mark_untrusted("/state", {"cookies": [], "origins": []})
     click = mark_untrusted("/click", {"ok": True, "effects": {"navigated": "http://evil/"}})
     assert click["untrusted"] == ["effects"]
+
+
+def test_every_tool_and_property_is_described_in_tool_terms() -> None:
+    import re
+
+    from browserd.mcp.tools import describe_tool
+
+    http_words = re.compile(r"\b(GET|POST|DELETE) /|\b[1-5]\d\d [A-Z_]{4,}|\(/\w+ only\)")
+    for op in catalog().values():
+        tool = describe_tool(op)
+        assert tool.description and not http_words.search(tool.description), tool.name
+        assert tool.title and tool.annotations is not None and tool.annotations.title
+        for name, prop in tool.input_schema["properties"].items():
+            text = prop.get("description")
+            assert text, f"{tool.name}.{name} has no description (add it to mcp/wording.py)"
+            assert not http_words.search(text), f"{tool.name}.{name}: {text}"
+
+
+def test_annotations_say_what_a_tool_may_do() -> None:
+    from browserd.mcp.tools import describe_tool
+
+    hints = {op.tool_name: describe_tool(op).annotations for op in catalog().values()}
+    assert hints["snapshot"].read_only_hint and hints["tabs"].read_only_hint
+    assert not hints["click"].read_only_hint and hints["click"].destructive_hint
+    assert hints["tabs_open"].destructive_hint is False  # it only adds a tab
+    assert hints["navigate"].idempotent_hint and not hints["click"].idempotent_hint
+    assert hints["navigate"].open_world_hint and not hints["tokens_get"].open_world_hint
+
+
+def test_the_mcp_docs_host_snippets_are_json_with_their_env() -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
+    snippets = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", doc, re.S)]
+    assert len(snippets) >= 4
+    stdio = [server for snippet in snippets
+             for server in (snippet.get("mcpServers") or snippet.get("servers") or {}).values()
+             if "command" in server]
+    assert len(stdio) >= 4 and all(server["args"][0] == "mcp" for server in stdio)
+    assert all("BROWSERD_CONTROL_URL" in server.get("env", {}) for server in stdio), \
+        "every command snippet says where the service is (hosts do not pass your shell's env)"
+    assert any("BROWSERD_HOME" in server["env"] for server in stdio)
+    for host in ("Claude Desktop", "Claude Code", "Cursor", "VS Code"):
+        assert f"**{host}**" in doc

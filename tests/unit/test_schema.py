@@ -321,7 +321,8 @@ def test_error_responses(doc: dict[str, Any]) -> None:
     responses = op(doc, "/navigate", "post")["responses"]
     for code in ("400", "401", "404", "409", "429", "500", "502", "503", "504"):
         schema = responses[code]["content"]["application/json"]["schema"]
-        assert schema["required"] == ["error", "code"]
+        assert schema == {"$ref": "#/components/schemas/Error"}
+    assert doc["components"]["schemas"]["Error"]["required"] == ["error", "code"]
 
 
 def _check_templates(document: dict[str, Any]) -> None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import errno
 import logging
 import secrets
+import time
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -74,6 +75,7 @@ WS_NORMAL, WS_GOING_AWAY, WS_INTERNAL, WS_TRY_AGAIN = 1000, 1001, 1011, 1013
 PROTOCOL_VERSION = "1.3"
 #: The principal of a request the Guard did not name one for.
 _UNBOUND_AGENT = Principal(kind="agent", name="gateway")
+_JSON_ROUTES = frozenset({"/json/version", "/json/list", "/json"})
 
 
 class GatewayApp:
@@ -97,13 +99,18 @@ class GatewayApp:
     # -- HTTP --------------------------------------------------------------------
 
     async def _http(self, scope: Scope, send: Any) -> None:
+        started, code = time.perf_counter(), "ok"
         try:
             if scope.get("method") not in ("GET", "HEAD"):
                 raise MethodNotAllowed("the CDP gateway answers GET only")
             body: Any = self._json_route(scope)
             status = 200
         except BrowserdError as exc:
-            body, status = exc.to_dict(), exc.status
+            body, status, code = exc.to_dict(), exc.status, exc.code
+        path, method = str(scope.get("path", "")).rstrip("/"), scope.get("method")
+        self._system.metrics.observe_call(
+            "cdp", path if path in _JSON_ROUTES else "other",
+            method if method in ("GET", "HEAD") else "other", code, time.perf_counter() - started)
         data = orjson.dumps(body)
         await send({"type": "http.response.start", "status": status, "headers": secure_headers([
             (b"content-type", b"application/json"),
@@ -170,7 +177,7 @@ class GatewayApp:
                                downloads_enabled=self._system.downloads.enabled,
                                downloads=runtime.downloads, navguard=runtime.navguard,
                                contexts=contexts, uploads=self._system.uploads.resolve,
-                               browser_root=target_id is None)
+                               browser_root=target_id is None, observe=self._count_command)
         close_code = WS_NORMAL
         try:
             await send({"type": "websocket.accept"})
@@ -188,6 +195,10 @@ class GatewayApp:
                     await send({"type": "websocket.close", "code": close_code})
                 except Exception:  # the client is already gone
                     pass
+
+    def _count_command(self, method: str, code: str, seconds: float) -> None:
+        """One gateway command in ``/metrics`` (lane ``cdp``; ``method``: allowlisted or other)."""
+        self._system.metrics.observe_call("cdp", method, "CDP", code, seconds)
 
     def _admit(self, scope: Scope) -> None:
         """Raise ScopeRequired (no ``cdp`` scope) or ProfileNotFound (not its profile)."""

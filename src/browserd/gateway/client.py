@@ -42,6 +42,8 @@ beyond that). Events reach the client through a bounded queue; a client that
 falls :data:`OUTBOX_LIMIT` messages behind is disconnected (code 1013),
 never silently skipped.
 
+Each command is counted for ``/metrics`` as it ends (:mod:`.metering`).
+
 Cancellation/disconnect: :meth:`GatewayClient.run` returns when either side
 goes; its sessions are then detached (shielded, ≤ :data:`DETACH_BUDGET_S`).
 """
@@ -61,10 +63,11 @@ import trio
 from ..cdp import CdpConnection, CdpEvent, Subscription
 from ..cdp.connection import PendingReply
 from ..downloads import DownloadFollower
-from ..errors import BrowserdError, CdpError, Timeout
+from ..errors import BrowserdError, CdpError, Denied, NotFound, Timeout
 from ..tabs.navguard import NavGuard
 from ..urlpolicy import UrlPolicy
 from .confine import confine_context, navigate_guarded, restore_downloads
+from .metering import CommandMeter, Observe, now
 from .rules import DOWNLOAD_METHODS, Limits, Resolve, defer_first_navigation, refusal
 from .targets import NO_TARGET, NO_TARGET_CODE, TARGET_ID_METHODS, TargetView, is_browser
 
@@ -100,6 +103,7 @@ class _Reply:
     method: str
     session: str | None
     sent: bool = False
+    started: float = attrs.field(factory=now)
 
 
 class ClientGone(Exception):
@@ -137,8 +141,10 @@ class GatewayClient:
                  describe: str, downloads_dir: Path, downloads_enabled: bool = True,
                  downloads: DownloadFollower | None = None,
                  navguard: NavGuard | None = None, contexts: frozenset[str] | None = None,
-                 uploads: Resolve | None = None, browser_root: bool = True) -> None:
+                 uploads: Resolve | None = None, browser_root: bool = True,
+                 observe: Observe | None = None) -> None:
         self.number = next(_client_numbers)
+        self.meter = CommandMeter(observe)
         self.connection = connection
         self.limits = Limits(policy=policy, downloads_dir=downloads_dir,
                              downloads_enabled=downloads_enabled, uploads=uploads)
@@ -309,6 +315,7 @@ class GatewayClient:
             message = orjson.loads(raw)
         except orjson.JSONDecodeError:
             message = None
+        self.meter.begin(message)
         call_id = message.get("id") if isinstance(message, dict) else None
         if not isinstance(call_id, int) or isinstance(call_id, bool):
             self._refuse(None, INVALID_REQUEST, "Message must have an integer 'id'")
@@ -329,20 +336,20 @@ class GatewayClient:
                           reach=self.view.reach,
                           on_browser=(session or self.root) in self.browser_sessions,
                           streams=self.streams)
-        code = SERVER_ERROR
+        code, outcome = SERVER_ERROR, Denied.code
         if problem is None and method in TARGET_ID_METHODS and isinstance(
                 params.get("targetId"), str):
             try:
                 if not await self._target_in_scope(params["targetId"]):
-                    problem, code = NO_TARGET, NO_TARGET_CODE
+                    problem, code, outcome = NO_TARGET, NO_TARGET_CODE, NotFound.code
             except BrowserdError as exc:
-                problem = f"browserd: {exc.message}"
+                problem, outcome = f"browserd: {exc.message}", exc.code
         log.debug("%s: %s%s", self.who, method, " (refused)" if problem else "")
         if problem is not None and method not in self._refused_methods:
             self._refused_methods.add(method)  # once per method: a client may retry in a loop
             log.info("%s: refused %s", self.who, method[:80])  # never the params (paths, URLs)
         if problem is not None:
-            self._refuse(call_id, code, problem, session)
+            self._refuse(call_id, code, problem, session, outcome=outcome)
             return False
         if method in DOWNLOAD_METHODS:
             self._download_sessions.add(session or self.root)
@@ -361,7 +368,7 @@ class GatewayClient:
                 on_reply=(lambda call: self._answer(reply, call.result, call.error))
                 if in_order else None)
         except BrowserdError as exc:
-            self._refuse(call_id, SERVER_ERROR, f"browserd: {exc.message}", session)
+            self._refuse(call_id, SERVER_ERROR, f"browserd: {exc.message}", session, exc.code)
             return False
         self.forwarded += 1
         nursery.start_soon(self._reply, reply, pending, deferred_url)
@@ -384,8 +391,9 @@ class GatewayClient:
                       f"{LOOKUP_DEADLINE_S:.0f} s")
 
     def _refuse(self, call_id: int | None, code: int, text: str,
-                session: str | None = None) -> None:
+                session: str | None = None, outcome: str = "BAD_REQUEST") -> None:
         self.refused += 1
+        self.meter.refused(outcome)
         message: dict[str, Any] = {"id": call_id, "error": {"code": code, "message": text}}
         if session is not None:
             message["sessionId"] = session
@@ -401,6 +409,7 @@ class GatewayClient:
         if reply.sent:
             return
         reply.sent = True
+        self.meter.answered(reply.method, result, error, reply.started)
         message: dict[str, Any] = {"id": reply.call_id}
         if error is None and result is not None:
             message["result"] = result = self.view.result(reply.method, result)
@@ -446,6 +455,8 @@ class GatewayClient:
                     f"no reply within {COMMAND_DEADLINE_S:.0f} s"))
         finally:
             self._in_flight.release()
+            if not reply.sent:  # the client went first
+                self.meter.count(reply.method, "cancelled", reply.started)
 
     async def detach_all(self) -> None:
         """Detach every session the client had (children first). Shielded, bounded, quiet."""

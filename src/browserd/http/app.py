@@ -25,6 +25,7 @@ from ..errors import BadRequest, BrowserdError, MethodNotAllowed, NotFound
 from ..principals import OWNER, PUBLIC_SCOPE, Principal, principal_of
 from ..system import System
 from ..ui.gate import UiGate
+from .answers import components, with_answers
 from .dispatch import audit, audit_field, authorize, domain_error, redacted, run_handler
 from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
 from .guard import ASGIApp, Guard
@@ -55,8 +56,8 @@ def create_app(system: System) -> QuartTrio:
     app = QuartTrio("browserd")
     app.config["MAX_CONTENT_LENGTH"] = 1024 * 1024
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
-    routes = [with_scope_fields(route) for route in all_routes()]
-    spec = openapi(routes, version=__version__)
+    routes = with_answers(with_scope_fields(route) for route in all_routes())
+    spec = openapi(routes, version=__version__, schemas=components())
 
     async def openapi_handler(system: System, args: dict[str, Any]) -> dict[str, Any]:
         return spec
@@ -163,7 +164,7 @@ def _register(app: QuartTrio, service: System, route: Route) -> None:
             return error_response(error)
         finally:
             system.metrics.observe_request(route.path, request.method, status,
-                                           time.perf_counter() - started)
+                                           time.perf_counter() - started, code=outcome)
             if route.tag != "meta":
                 audit(system, who=who, method=request.method, path=request.path, args=args,
                       outcome=outcome, started=started,

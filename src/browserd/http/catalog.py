@@ -7,7 +7,9 @@ or, where several routes share a path, the path plus a verb (``cookies/get``,
 ``/ws`` method; the MCP tool is the same name with ``_`` for ``/``
 (``tabs_open``). Descriptions and JSON schemas come from the route's summary
 and :class:`~browserd.http.schema.Field` s, so nothing is listed twice: a new
-route is a new operation.
+route is a new operation. Like an HTTP request, a call takes the ``profile``
+(and ``session``) fields its route's scope takes; they win over the
+connection's headers.
 
 Not offered: routes without the token (``/healthz``), routes whose answer is
 not JSON (``/media/<name>``, ``/downloads/<id>``: a capture or a download
@@ -30,6 +32,7 @@ from typing import Any
 import attrs
 
 from ..principals import OWNER_SCOPE
+from .fields import PROFILE, SESSION
 from .routes import all_routes
 from .schema import Route
 
@@ -110,8 +113,15 @@ def catalog(routes: Iterable[Route] | None = None) -> dict[str, Operation]:
             group = _TAG_GROUPS.get(route.tag, route.tag)
         if name in out:
             raise ValueError(f"two routes are both called {name!r}")
-        out[name] = Operation(name=name, route=route, http_method=http_method, group=group)
+        out[name] = Operation(name=name, route=_with_scope_fields(route),
+                              http_method=http_method, group=group)
     return out
+
+
+def _with_scope_fields(route: Route) -> Route:
+    """``route`` with the ``profile`` (and ``session``) fields its scope takes, as over HTTP."""
+    extra = {"session": (PROFILE, SESSION), "profile": (PROFILE,), "none": ()}[route.scope]
+    return attrs.evolve(route, fields=(*route.fields, *extra))
 
 
 def select(operations: dict[str, Operation], caps: Iterable[str]) -> list[Operation]:

@@ -19,16 +19,18 @@ import trio
 
 from ..errors import BrowserdError, Timeout, unwrap_group
 from ..principals import Principal, require
+from ..records.recorder import RECORDED_PATHS, record_call
 from ..redact import loggable_url
 from ..system import System
 from .catalog import Operation
 from .confirmations import hold_if_confirmed
+from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
 from .provenance import mark_untrusted
 from .routes.grants import extra_needs
-from .schema import Route, parse_args
+from .schema import Route, check_value, parse_args
 
-__all__ = ["audit", "audit_field", "authorize", "call_operation", "domain_error", "redacted",
-           "run_handler"]
+__all__ = ["audit", "audit_field", "authorize", "call_operation", "domain_error",
+           "header_binding", "redacted", "run_handler"]
 
 log = logging.getLogger("browserd.http.app")
 audit_log = logging.getLogger("browserd.audit")
@@ -69,11 +71,17 @@ async def run_handler(system: System, route: Route, args: dict[str, Any], *, pat
     A JSON answer comes back with every vault value replaced by its marker
     (``«secret:NAME»``): whatever the page echoed, no answer carries one. An
     action a ``confirm`` rule matches is held instead (202
-    CONFIRMATION_REQUIRED; :mod:`browserd.http.confirmations`).
+    CONFIRMATION_REQUIRED; :mod:`browserd.http.confirmations`). A call of a session
+    being recorded is appended to its record (:mod:`browserd.records.recorder`).
     """
     if system.settings.confirm and not system.principal.is_owner:
         await hold_if_confirmed(system, route, args,
                                 lambda: _invoke(system, route, args, path=path))
+    recording = (system.records.active_for(system.profile.name, system.session_id)
+                 if route.path in RECORDED_PATHS else None)
+    if recording is not None:  # the session is being recorded (browserd.records)
+        return await record_call(system, recording, route.path, args,
+                                 lambda: _invoke(system, route, args, path=path))
     return await _invoke(system, route, args, path=path)
 
 
@@ -144,8 +152,22 @@ def audit(system: System, *, who: str, method: str, path: str, args: dict[str, A
     )
 
 
+def header_binding(scope: Any) -> tuple[str | None, str | None]:
+    """The (profile, session) an ASGI request names in its X-Browserd-Profile and
+    X-Browserd-Session headers (None where absent; ``/ws`` and ``/mcp`` calls work
+    there). Raises BadRequest for a value the ``profile``/``session`` fields refuse."""
+    found: dict[str, str] = {}
+    wanted = {PROFILE_HEADER.lower().encode(): PROFILE, SESSION_HEADER.lower().encode(): SESSION}
+    for name, value in (scope or {}).get("headers", ()):
+        field = wanted.get(bytes(name).lower())
+        if field is not None and value:
+            found[field.name] = check_value(field, bytes(value).decode("latin-1"))
+    return found.get(PROFILE.name), found.get(SESSION.name)
+
+
 async def call_operation(system: System, op: Operation, params: Any, *, lane: str,
-                         who: str | None = None, principal: Principal | None = None) -> Any:
+                         who: str | None = None, principal: Principal | None = None,
+                         profile: str | None = None, session: str | None = None) -> Any:
     """Validate ``params`` against the operation's fields and run its handler.
 
     Raises the BrowserdError the call is answered with (400 for bad params);
@@ -153,18 +175,24 @@ async def call_operation(system: System, op: Operation, params: Any, *, lane: st
     HTTP request does. ``lane`` ("WS", "MCP") is the method in the audit line,
     ``who`` the caller's name there (the principal's when not given);
     ``principal``: who calls (None: the service's own record, for tests).
+    ``profile``/``session``: where it works unless the params name them
+    (:meth:`System.bind`: None is the default profile, and the token's own
+    session if it has just one); a route that takes no session ignores ``session``.
     """
     started = time.perf_counter()
     outcome = "ok"
     args: dict[str, Any] = {}
     if principal is not None:
         system = system.acting_as(principal)
-    bound = system  # these lanes act on the default profile (or the token's own session)
+    bound = system  # the named profile and session, else the defaults (the token's session)
     try:
         args = parse_args(op.route.fields, query={}, body=params)
         authorize(system.principal, op.route, args, what=f"{lane} {op.name}")
-        if op.route.scope != "none":
-            bound = system.bind(None, None)
+        if op.route.scope != "none":  # its profile (and session) fields win over the headers
+            profile = args.pop(PROFILE.name, None) or profile
+            session = (args.pop(SESSION.name, None) or session
+                       if op.route.scope == "session" else None)
+            bound = system.bind(profile, session)
         return await run_handler(bound, op.route, args, path=op.route.path)
     except BaseException as exc:
         outcome = "cancelled"

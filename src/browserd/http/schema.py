@@ -3,7 +3,11 @@
 Each :class:`Route` lists its :class:`Field` s; :func:`parse_args` validates a
 request's query/JSON against them (400 naming the field at fault), and
 :func:`openapi` renders the same table as an OpenAPI 3.1 document, so the
-spec cannot drift from what the app accepts.
+spec cannot drift from what the app accepts. A route's :class:`Answer` (set
+from the one table in :mod:`browserd.http.answers`) is what it answers with:
+the JSON Schema of its 200 body, or a raw body's media types; every error
+status answers :data:`ERROR_SCHEMA`, the body of
+:meth:`browserd.errors.BrowserdError.to_dict`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import attrs
 
 from ..errors import BadRequest
 
-__all__ = ["UNSET", "Field", "Handler", "Route", "check_value", "openapi", "parse_args"]
+__all__ = ["ERROR_SCHEMA", "UNSET", "Answer", "Field", "Handler", "Route", "check_value",
+           "kinds_schema", "openapi", "parse_args"]
 
 Handler = Callable[..., Awaitable[Any]]
 
@@ -47,6 +52,9 @@ class Field:
     maximum: float | None = None
     max_length: int | None = None
     items: str | None = None  # item type for arrays
+    #: The JSON Schema of an array's items, when ``items`` says too little (the
+    #: request schema only: :func:`check_value` checks ``items``). Not hashed (a dict).
+    item_schema: dict[str, Any] | None = attrs.field(default=None, hash=False)
     description: str = ""
     #: An explicit JSON ``null`` is kept (as None) and absence reads as UNSET,
     #: so a handler can tell "clear this" from "leave it as it is".
@@ -62,13 +70,31 @@ class Field:
             out["maximum"] = self.maximum
         if self.max_length is not None:
             out["maxLength"] = self.max_length
-        if self.items:
-            out["items"] = {"type": self.items} if self.items != "object" else {"type": "object"}
+        if self.item_schema is not None:
+            out["items"] = self.item_schema
+        elif self.items:
+            out["items"] = {"type": self.items}
         if self.description:
             out["description"] = self.description
         if self.default is not None:
             out["default"] = self.default
         return out
+
+
+@attrs.frozen(kw_only=True)
+class Answer:
+    """What a route answers with 200 (and whether it may answer 202 instead).
+
+    ``schema``: the JSON Schema of a JSON answer (usually a ``$ref`` to a
+    component); ``media_types``: a raw answer's content types (its ``schema``
+    then describes an ``application/json`` one among them, if any); ``held``:
+    a ``confirm`` rule can hold the call (202 CONFIRMATION_REQUIRED).
+    """
+
+    schema: dict[str, Any] = attrs.field(factory=dict, hash=False)
+    media_types: tuple[str, ...] = ("application/json",)
+    description: str = "OK"
+    held: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -91,6 +117,9 @@ class Route:
     #: (every principal; the handler decides). Set from the one table in
     #: :mod:`browserd.http.routes.grants`.
     needs: str = ""
+    #: What the route answers (None: not declared; ``/openapi.json`` then says only
+    #: "an object"). Set from the one table in :mod:`browserd.http.answers`. Not hashed.
+    answer: Answer | None = attrs.field(default=None, hash=False)
 
     @property
     def endpoint(self) -> str:
@@ -199,12 +228,28 @@ def check_value(field: Field, value: Any) -> Any:
     return value
 
 
-_ERROR_SCHEMA = {
+#: The body of every error answer (:meth:`browserd.errors.BrowserdError.to_dict`): the
+#: message, the stable code, maybe a hint, and the error's own details beside them.
+ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["error", "code"],
-    "properties": {"error": {"type": "string"}, "code": {"type": "string"},
-                   "hint": {"type": "string"}},
+    "properties": {
+        "error": {"type": "string", "description": "what went wrong, for a person"},
+        "code": {"type": "string", "description": "the stable code (BAD_REQUEST, TIMEOUT, …)"},
+        "hint": {"type": "string", "description": "what to do next (absent: nothing to add)"},
+        "field": {"type": "string", "description": "400: the field at fault"},
+        "index": {"type": "integer", "description": "/act validation: the action at fault"},
+        "waitedMs": {"type": "number"},
+        "uncertain": {"type": "boolean",
+                      "description": "a timed-out input had reached the page"},
+        "terminated": {"type": "boolean",
+                       "description": "a hung page script was stopped to recover the tab"},
+    },
+    "additionalProperties": True,
 }
+_ERROR_CODES = ("400", "401", "403", "404", "405", "409", "410", "413", "415", "421", "422",
+                "429", "500", "502", "503", "504", "507")
+_ERROR_REF = {"$ref": "#/components/schemas/Error"}
 
 
 # Quart's ``<name>`` / ``<converter:name>`` → OpenAPI's ``{name}``.
@@ -230,11 +275,41 @@ def _body_property(field: Field) -> dict[str, Any]:
     return out
 
 
-def openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
-    """The OpenAPI 3.1 document for ``routes``."""
+def kinds_schema(kinds: Mapping[str, tuple[Field, ...]]) -> dict[str, Any]:
+    """The JSON Schema of one ``{kind, ...that kind's fields}`` object (an ``/act`` action)."""
+    return {"oneOf": [{
+        "type": "object", "title": kind,
+        "properties": {"kind": {"const": kind}, **{f.name: _body_property(f) for f in fields}},
+        "required": ["kind", *(f.name for f in fields if f.required)],
+        "additionalProperties": False,
+    } for kind, fields in kinds.items()]}
+
+
+def _responses(route: Route) -> dict[str, Any]:
+    answer = route.answer
+    if answer is None:
+        content: dict[str, Any] = ({"*/*": {"schema": {}}} if route.raw_response
+                                   else {"application/json": {"schema": {"type": "object"}}})
+        out: dict[str, Any] = {"200": {"description": "OK", "content": content}}
+    else:
+        out = {"200": {"description": answer.description, "content": {
+            media: {"schema": answer.schema if media == "application/json" else {}}
+            for media in answer.media_types}}}
+        if answer.held:
+            out["202"] = {"description": "CONFIRMATION_REQUIRED: held for the person "
+                                         "(POST /wait {confirmation} runs it once approved)",
+                          "content": {"application/json": {"schema": _ERROR_REF}}}
+    for code in _ERROR_CODES:
+        out[code] = {"description": "error", "content": {"application/json": {
+            "schema": _ERROR_REF}}}
+    return out
+
+
+def openapi(routes: list[Route], *, version: str,
+            schemas: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document for ``routes``; ``schemas``: the components their
+    answers refer to (``Error`` is always there)."""
     paths: dict[str, Any] = {}
-    error_codes = ["400", "401", "403", "404", "409", "413", "415", "421", "429", "500",
-                   "502", "503", "504", "507"]
     for route in routes:
         oa_path = _PATH_PARAM_RE.sub(r"{\1}", route.path)
         item = paths.setdefault(oa_path, {})
@@ -243,14 +318,7 @@ def openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
                 "operationId": f"{method.lower()}_{route.endpoint}",
                 "summary": route.summary,
                 "tags": [route.tag],
-                "responses": {
-                    "200": {"description": "OK", "content": {
-                        "application/json": {"schema": {"type": "object"}}}
-                        if not route.raw_response else {"*/*": {"schema": {}}}},
-                    **{code: {"description": "error", "content": {
-                        "application/json": {"schema": _ERROR_SCHEMA}}}
-                       for code in error_codes},
-                },
+                "responses": _responses(route),
             }
             if not route.auth:
                 op["security"] = []
@@ -275,7 +343,8 @@ def openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "browserd", "version": version},
-        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+                       "schemas": {"Error": ERROR_SCHEMA, **(schemas or {})}},
         "security": [{"bearer": []}],
         "paths": paths,
     }

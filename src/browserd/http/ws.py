@@ -10,6 +10,13 @@ Each request runs in its own task, so many are in flight per connection
 go out as they finish, matched by ``id``. A request without an ``id`` is a
 notification: it runs, nothing is answered.
 
+The calls work in the profile and session the handshake names in its
+``X-Browserd-Profile`` / ``X-Browserd-Session`` headers (a bad value: each
+call is -32602 BAD_REQUEST), else in the default profile and the token's own
+session (a token bound to one session). Every call is counted in
+``/metrics`` (lane ``ws``: its route, or ``subscribe``/``unsubscribe``, or
+``other``; its code).
+
 Two methods of the lane itself: ``subscribe {types?, profile?, lastEventId?}``
 (one subscription per connection; a second replaces the first) pushes every
 event as a notification ``{"method": "event", "params": {id, type, …}}``;
@@ -44,13 +51,13 @@ import orjson
 import trio
 
 from .. import jsontext
-from ..errors import BadRequest, BrowserdError, Overloaded
+from ..errors import BadRequest, BrowserdError, NotFound, Overloaded
 from ..events import Subscription, parse_types
 from ..principals import OWNER, principal_of, require
 from ..system import System
 from .catalog import Operation, catalog
 from .connections import WatchedSender, abort_connection
-from .dispatch import audit, call_operation
+from .dispatch import audit, call_operation, header_binding
 from .guard import Receive, Scope, Send
 
 __all__ = ["ABORT_GRACE_S", "MAX_IN_FLIGHT", "MAX_MESSAGE_BYTES", "PARSE_ERROR",
@@ -65,6 +72,7 @@ MAX_MESSAGE_BYTES = 1024 * 1024
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, SERVER_ERROR = (
     -32700, -32600, -32601, -32602, -32000)
 _TOO_BIG = 1009
+_LANE_METHODS = frozenset({"subscribe", "unsubscribe"})
 
 
 def rpc_error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -167,9 +175,11 @@ class _Connection:
         try:
             message = jsontext.loads(data)
         except ValueError as exc:
+            self._count("", BadRequest.code, time.perf_counter())
             await self._answer(rpc_error(None, PARSE_ERROR, f"parse error: {exc}"))
             return
         if not isinstance(message, dict):
+            self._count("", BadRequest.code, time.perf_counter())
             await self._answer(rpc_error(None, INVALID_REQUEST, "a request must be a JSON "
                                          "object (batches are not supported; send calls "
                                          "concurrently instead)"))
@@ -179,6 +189,7 @@ class _Connection:
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or not (
                 request_id is None or isinstance(request_id, (str, int))) or isinstance(
                 request_id, bool):
+            self._count("", BadRequest.code, time.perf_counter())
             await self._answer(rpc_error(request_id if isinstance(request_id, (str, int))
                                          else None, INVALID_REQUEST,
                                          'not a JSON-RPC 2.0 request: {"jsonrpc": "2.0", '
@@ -188,6 +199,7 @@ class _Connection:
         if self._in_flight >= MAX_IN_FLIGHT:
             error = Overloaded(f"{MAX_IN_FLIGHT} calls are already in flight on this "
                                "connection", hint="wait for answers, or open another connection")
+            self._count(method, error.code, time.perf_counter())
             if request_id is not None:
                 await self._answer(_domain_rpc_error(request_id, error))
             return
@@ -196,14 +208,19 @@ class _Connection:
         self._nursery.start_soon(self._call, request_id, method, params)
 
     async def _call(self, request_id: Any, method: str, params: Any) -> None:
+        started = time.perf_counter()
+        code = "cancelled"
         try:
             try:
                 result = await self._dispatch(method, params)
+                code = "ok"
             except _MethodNotFound:
+                code = NotFound.code
                 answer = rpc_error(request_id, METHOD_NOT_FOUND, f"no method {method!r}",
                                    {"hint": "methods are route paths without the slash, e.g. "
                                             "eval, tabs/open; see GET /openapi.json"})
             except BrowserdError as exc:
+                code = exc.code
                 answer = _domain_rpc_error(request_id, exc)
             else:
                 answer = {"jsonrpc": "2.0", "id": request_id, "result": result}
@@ -211,6 +228,15 @@ class _Connection:
                 await self._answer(answer)
         finally:
             self._in_flight -= 1
+            self._count(method, code, started)
+
+    def _count(self, method: str, code: str, started: float) -> None:
+        """The call in ``/metrics``: by its route (or lane method, or ``other``) and code."""
+        op = self._lane.operations.get(method)
+        route, verb = ((op.route.path, op.http_method) if op is not None
+                       else (method, "WS") if method in _LANE_METHODS else ("other", "WS"))
+        self._system.metrics.observe_call("ws", route, verb, code,
+                                          time.perf_counter() - started)
 
     async def _dispatch(self, method: str, params: Any) -> Any:
         if method == "subscribe":
@@ -224,8 +250,10 @@ class _Connection:
         op = self._lane.operations.get(method)
         if op is None:
             raise _MethodNotFound
+        profile, session = header_binding(self._scope)
         return await call_operation(self._system, op, params, lane="WS",
-                                    principal=self._principal)
+                                    principal=self._principal, profile=profile,
+                                    session=session)
 
     def _subscribe(self, params: Any) -> dict[str, Any]:
         require(self._principal, "read", what="WS subscribe")  # events carry titles and URLs

@@ -3,11 +3,15 @@
 The endpoint sits behind the same Guard as every route (Host, Origin, the
 token). Tool calls run the route handlers in this process
 (:func:`browserd.http.dispatch.call_operation`: the same validation, deadlines,
-errors and audit line as HTTP). Sessions are stateless and answers are plain
-JSON (no server-to-client requests are needed), so nothing is kept between
-requests. ``?caps=core,state`` picks the tool groups (default ``core``); each
-distinct set gets its own MCP session manager, started on first use in the
-endpoint's nursery (at most :data:`MAX_CAPS_SETS`).
+errors and audit line as HTTP), in the profile and session the request's
+``X-Browserd-Profile`` / ``X-Browserd-Session`` headers name (else the default
+profile and the token's own session, for a token bound to one); each call is
+counted in ``/metrics`` (lane ``mcp``, by its route and code). Sessions are
+stateless and answers are plain JSON (no server-to-client requests are
+needed), so nothing is kept between requests. ``?caps=core,state`` picks
+the tool groups (default ``core``); each distinct set gets its own MCP
+session manager, started on first use in the endpoint's nursery (at most
+:data:`MAX_CAPS_SETS`).
 
 The MCP SDK (pydantic, starlette, …: seconds of imports on a busy machine) is
 imported on the first ``/mcp`` request, in a worker thread, so that neither
@@ -30,7 +34,7 @@ import trio
 
 from ..errors import BadRequest, BrowserdError, NotFound, Unauthorized
 from ..http.catalog import Operation, catalog, select
-from ..http.dispatch import call_operation
+from ..http.dispatch import call_operation, header_binding
 from ..http.guard import Receive, Scope, Send
 from ..http.sse import send_json
 from ..principals import principal_of
@@ -54,10 +58,18 @@ class InProcessCaller:
     async def call(self, op: Operation, args: dict[str, Any], *, request: Any = None) -> Any:
         """The call as the principal the Guard found for ``request`` (the HTTP
         request of ``/mcp``); without one it is refused, never run as the service."""
-        principal = principal_of(getattr(request, "scope", None))
+        scope = getattr(request, "scope", None)
+        principal = principal_of(scope)
         if principal is None:
             raise Unauthorized("this MCP call carries no authenticated request")
-        return await call_operation(self._system, op, args, lane="MCP", principal=principal)
+        profile, session = header_binding(scope)
+        return await call_operation(self._system, op, args, lane="MCP", principal=principal,
+                                    profile=profile, session=session)
+
+    def observe(self, op: Operation | None, code: str, seconds: float) -> None:
+        """Count one finished tool call in ``/metrics`` (an unknown tool: route ``other``)."""
+        route, method = (op.route.path, op.http_method) if op is not None else ("other", "MCP")
+        self._system.metrics.observe_call("mcp", route, method, code, seconds)
 
     async def image(self, result: dict[str, Any]) -> bytes | None:
         name = str(result.get("mediaUrl", "")).rpartition("/")[2]
@@ -88,7 +100,8 @@ class McpEndpoint:
             started = self._starting[caps] = trio.Event()
             try:
                 tools, managers = await trio.to_thread.run_sync(_load_sdk)
-                server = tools.build_server(tools.tool_operations(caps), self._caller)
+                server = tools.build_server(tools.tool_operations(caps), self._caller,
+                                            observe=self._caller.observe)
                 manager = managers.StreamableHTTPSessionManager(
                     app=server, stateless=True, json_response=True)
                 await self._nursery.start(_run_manager, manager)

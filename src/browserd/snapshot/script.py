@@ -1,6 +1,7 @@
 """The in-page snapshot walker's source and the pure-Python text around it.
 
-``WALKER_SOURCE`` is ``walker.js``: an expression that, evaluated in a CDP
+``WALKER_SOURCE`` is ``text.js`` (the text helpers: names from content, link
+targets, placeholders) followed by ``walker.js``: an expression that, evaluated in a CDP
 isolated world (``Page.createIsolatedWorld`` + ``Runtime.evaluate`` with its
 ``contextId``), defines ``globalThis.__browserd``. Re-evaluating it keeps the
 world's ref maps. The ``*_call`` functions build the ``Runtime.evaluate``
@@ -28,8 +29,9 @@ __all__ = [
     "snapshot_call", "splice_frame_text",
 ]
 
-WALKER_SOURCE: str = (
-    importlib.resources.files("browserd.snapshot").joinpath("walker.js").read_text("utf-8")
+WALKER_SOURCE: str = "\n".join(
+    importlib.resources.files("browserd.snapshot").joinpath(name).read_text("utf-8")
+    for name in ("text.js", "walker.js")
 )
 """The walker, to be evaluated once per isolated world (returns "installed" or "present")."""
 
@@ -127,7 +129,8 @@ class FindOptions:
 def find_call(opts: FindOptions) -> str:
     """The expression for ``__browserd.find`` (``returnByValue: true``); a JSON string.
 
-    Decoded: ``{matches: [{ref, role, name, text?, context?}], count, truncated,
+    Decoded: ``{matches: [{ref, role, name, text?, placeholder?, href?, target?,
+    context?}], count, truncated,
     nodes, nextRef, stats: {elements, ms}}`` or ``{error: {...}}`` as for
     :func:`snapshot_call`. The match is done in the page, case-insensitively,
     on substrings unless ``exact``; no page text is matched in Python.

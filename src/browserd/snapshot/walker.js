@@ -5,7 +5,8 @@
 // page but none of its JavaScript globals, so page scripts can neither see nor
 // patch anything here. Evaluating this expression defines
 // globalThis.__browserd; evaluating it again keeps the existing ref state
-// (globalThis.__browserdState) and returns "present".
+// (globalThis.__browserdState) and returns "present". text.js (names from
+// content, link targets, placeholders) is evaluated just before it.
 //
 // Public functions (all synchronous, all JSON in / JSON out except resolve,
 // describe's and findByText's element arguments and results):
@@ -47,21 +48,16 @@
   // and cut to lineCap only where they are shown.
   let nameCap = DEFAULT_LINE;
   let gatherCap = 1000;
+  // The longest link target or placeholder shown (whole with lineChars 0).
+  const SHORT = 80;
+  let shortCap = SHORT;
   const VIS_OPTS = { visibilityProperty: true };
   // Page text may hold lone UTF-16 surrogates; a quoted line shows U+FFFD for them.
   const wellFormed = (s) => String(s).toWellFormed();
 
-  const SKIP_TAGS = new Set([
-    'script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title',
-    'base', 'param', 'source', 'track', 'datalist',
-  ]);
-  // Elements that do not end a text run (their text joins their neighbours').
-  const INLINE_TAGS = new Set([
-    'span', 'b', 'i', 'em', 'strong', 'small', 'code', 'abbr', 'cite', 'q', 'sub',
-    'sup', 'mark', 'u', 's', 'time', 'font', 'kbd', 'var', 'bdi', 'bdo', 'data',
-    'label', 'br', 'wbr', 'img', 'tt', 'del', 'ins', 'dfn', 'samp', 'big',
-    'strike', 'nobr', 'a',
-  ]);
+  // Shared with text.js, evaluated just before this file.
+  const T = G.__browserdText;
+  const { SKIP_TAGS, INLINE_TAGS, collapse, cap } = T;
   // Block elements that start a new line in readView.
   const BLOCK_TAGS = new Set([
     'address', 'article', 'aside', 'blockquote', 'br', 'dd', 'details', 'dialog',
@@ -121,14 +117,6 @@
     return IND[d];
   }
 
-  function collapse(s) {
-    return s.replace(WS, ' ').trim();
-  }
-
-  function cap(s, n) {
-    return s.length > n ? s.slice(0, n) + '\u2026' : s;
-  }
-
   // A name or text in double quotes: only '"' is escaped (backslashes stay
   // single), control characters become spaces (the text stays one line), lone
   // surrogates U+FFFD.
@@ -144,12 +132,14 @@
     lineCap = n === 0 ? WHOLE_LINE : n;
     nameCap = Math.max(lineCap, ID_NAME);
     gatherCap = Math.min(NAME_GATHER_MAX, Math.max(1000, lineCap + 100));
+    shortCap = n === 0 ? WHOLE_LINE : Math.min(SHORT, lineCap);
     try {
       return fn();
     } finally {
       lineCap = DEFAULT_LINE;
       nameCap = DEFAULT_LINE;
       gatherCap = 1000;
+      shortCap = SHORT;
     }
   }
 
@@ -248,16 +238,7 @@
   // ---- names ------------------------------------------------------------
   // Text of root's subtree without skip's subtree and without script/style.
   function textExcept(root, skip) {
-    let out = '';
-    const stack = [root];
-    while (stack.length && out.length < gatherCap) {
-      const n = stack.pop();
-      if (n === skip) continue;
-      if (n.nodeType === 3) { out += n.data; continue; }
-      if (n.nodeType === 1 && SKIP_TAGS.has(n.localName)) continue;
-      for (let c = n.lastChild; c; c = c.previousSibling) stack.push(c);
-    }
-    return collapse(out);
+    return T.gather(root, skip, gatherCap, false);
   }
 
   function textOfIds(el, ids) {
@@ -311,39 +292,21 @@
     return parts.length ? collapse(parts.join(' ')) : '';
   }
 
-  // Rendered text of el's flat tree: shadow roots instead of light children,
-  // slots replaced by what is assigned to them.
-  function flatText(el) {
-    let out = '';
-    const stack = [el];
-    while (stack.length && out.length < gatherCap) {
-      const n = stack.pop();
-      if (n.nodeType === 3) { out += n.data; continue; }
-      if (n.nodeType === 1) {
-        if (SKIP_TAGS.has(n.localName)) continue;
-        if (n.shadowRoot) { stack.push(n.shadowRoot); continue; }
-        if (n.localName === 'slot') {
-          const assigned = n.assignedNodes();
-          if (assigned.length) {
-            for (let i = assigned.length - 1; i >= 0; i--) stack.push(assigned[i]);
-            continue;
-          }
-        }
-      }
-      for (let c = n.lastChild; c; c = c.previousSibling) stack.push(c);
-    }
-    return collapse(out);
-  }
-
+  // A name from content: a space where a <br> or a block boundary was; the
+  // rendered (flat) tree inside shadow trees and shadow hosts.
   function contentText(el) {
     let t;
     if (el.shadowRoot || el.getRootNode() !== el.ownerDocument) {
-      t = flatText(el);
-    } else {
+      t = T.gather(el, null, gatherCap, true);
+    } else if (el.firstElementChild === null || el.querySelector(T.BREAKS) === null) {
+      // Nothing to keep apart: the cheaper native text.
       t = el.textContent;
       if (t.length > gatherCap * 2) t = t.slice(0, gatherCap * 2);
       t = collapse(t);
-      if (!t && el.firstElementChild) t = flatText(el);  // text inside shadow hosts
+      if (!t && el.firstElementChild) t = T.gather(el, null, gatherCap, true);  // shadow hosts
+    } else {
+      t = T.gather(el, null, gatherCap, false);
+      if (!t) t = T.gather(el, null, gatherCap, true);  // text inside shadow hosts
     }
     if (t) return cap(t, nameCap);
     // Icon-only content: an image's alt, an aria-label, an svg <title>.
@@ -513,9 +476,28 @@
       node.required = true;
       s += ' required';
     }
+    return s + extras(el, role, tag, node.name, node);
+  }
+
+  // A field's placeholder (unless it is the name) and a link's target, as
+  // the " placeholder=\"…\" → target" end of a line; recorded in into.
+  function extras(el, role, tag, name, into) {
+    let s = '';
+    if (VALUE_ROLES.has(role)) {
+      const p = T.placeholderOf(el, tag);
+      if (p && cap(p, lineCap) !== name) {
+        into.placeholder = cap(p, shortCap);
+        s += ' placeholder=' + quote(into.placeholder);
+      }
+    }
     if (tag === 'a' || tag === 'area') {
-      const href = el.href;
-      if (href) node.href = href;
+      const href = T.hrefOf(el);
+      if (href) into.href = href;
+      const target = href && role === 'link' ? T.linkTarget(el, href, shortCap) : '';
+      if (target) {
+        into.target = target;
+        s += ' \u2192 ' + target;
+      }
     }
     return s;
   }
@@ -1105,6 +1087,7 @@
       const m = { ref: refOf(el, role || 'generic', name), role: role || 'generic',
         name: cap(name, lineCap) };
       if (byText) m.text = cap(own, lineCap);
+      extras(el, role, tag, m.name, m);
       const ctx = contextOf();
       if (ctx) m.context = ctx;
       matches.push(m);
@@ -1221,7 +1204,10 @@
       }
       own = collapse(own);
       if (own && tag !== 'textarea') node.text = cap(own, lineCap);
-      if ((tag === 'a' || tag === 'area') && el.href) node.href = el.href;
+      if (tag === 'a' || tag === 'area') {
+        const href = T.hrefOf(el);
+        if (href) node.href = href;
+      }
       if (tag === 'input' || tag === 'button') node.type = el.type;
       if (tag === 'input' || tag === 'textarea' || tag === 'select') {
         const v = valueOf(el, tag);

@@ -20,7 +20,7 @@ import attrs
 __all__ = ["KEPT", "SnapshotDiff", "SnapshotHistory", "diff_lines"]
 
 KEPT = 8
-_REF = re.compile(r"\[(e\d+)\]")
+_REF = re.compile(r"^ *\[(e\d+)\] ")
 
 
 @attrs.frozen(kw_only=True)
@@ -42,7 +42,7 @@ def _keyed(text: str) -> OrderedDict[str, str]:
     out: OrderedDict[str, str] = OrderedDict()
     seen: dict[str, int] = {}
     for line in text.splitlines():
-        match = _REF.search(line)
+        match = _REF.match(line)
         if match is not None:
             key = match.group(1)
         else:

@@ -53,7 +53,7 @@ READ_TEXT_CHARS = 8_000
 READ_TOTAL_CHARS = 12_000
 """With the default ``maxChars``, a read view's whole text (reading + refs) fits in this."""
 _READ_SEPARATOR = "\n\nInteractive:\n"
-_REF_LINE = re.compile(r"\[(e\d+)\] ")
+_REF_LINE = re.compile(r"^ *\[(e\d+)\] ", re.MULTILINE)
 
 
 def _hint(max_chars: int | None) -> str:
@@ -74,7 +74,8 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
                         since: str | None = None) -> dict[str, Any]:
     """Snapshot the tab: the /snapshot answer (docs/api.md "Snapshots and refs").
 
-    ``format`` "aria": ``text`` (lines ``[eN] role "name"``) cut at
+    ``format`` "aria": ``text`` (lines ``[eN] role "name" states``, a field's
+    ``placeholder="…"`` and a link's ``→ target`` last) cut at
     ``max_chars`` (None: 20,000; 0: no limit). "read": the visible text in
     reading order (None: 8,000 characters; 0: no limit), then the
     interactive refs as one list. "domSnapshot": a bounded DOM walk, always
@@ -185,7 +186,8 @@ async def find(tab: TabActor, *, role: str | None = None, name: str | None = Non
     accessible name, or for ``text`` on the name or the element's own
     visible text, done by the walker in the page; every given criterion must
     hold. Answers ``{targetId, url, loadState, count, matches: [{ref, role,
-    name, text?, context?}], truncated, stats}`` — ``count`` counts every
+    name, text?, placeholder?, href?, target?, context?}], truncated, stats}``
+    (``target``: a link's target as snapshot lines show it) — ``count`` counts every
     match, ``matches`` holds the first ``limit`` in document order, and
     ``context`` is the nearest heading (or enclosing landmark) before the
     match as a snapshot line. Out-of-process iframes are not searched.

@@ -25,6 +25,7 @@ from .network import network_routes
 from .ops import ops_routes
 from .page import page_routes
 from .profiles import profile_routes
+from .records import record_routes
 from .secrets import secret_routes
 from .service import service_routes
 from .state import state_routes
@@ -34,7 +35,8 @@ from .tokens import token_routes
 __all__ = [
     "all_routes", "confirmation_routes", "consent_routes", "download_routes", "emulation_routes",
     "input_routes", "media_routes", "navigation_routes", "network_routes", "ops_routes",
-    "page_routes", "profile_routes", "secret_routes", "service_routes", "state_routes",
+    "page_routes", "profile_routes", "record_routes", "secret_routes", "service_routes",
+    "state_routes",
     "tab_routes", "token_routes"
 ]
 
@@ -45,4 +47,5 @@ def all_routes() -> list[Route]:
         *service_routes(), *profile_routes(), *tab_routes(), *consent_routes(), *page_routes(),
         *navigation_routes(), *input_routes(), *media_routes(), *state_routes(),
         *emulation_routes(), *download_routes(), *network_routes(), *ops_routes(),
-        *token_routes(), *secret_routes(), *confirmation_routes()])
+        *token_routes(), *secret_routes(), *confirmation_routes(),
+        *record_routes(all_routes)])

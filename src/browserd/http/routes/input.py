@@ -38,7 +38,7 @@ from ..fields import (
 )
 from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
 from ..handoffs import WaitHandoff, WaitTabRequest, wait_for_handoff, wait_for_tab_request
-from ..schema import Field, Route, parse_args
+from ..schema import Field, Route, kinds_schema, parse_args
 from ..tabwork import on_tab
 
 __all__ = ["input_routes"]
@@ -102,6 +102,12 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
                WAIT_UNTIL, timeout_field(10_000)),
     **GESTURE_FIELDS,
 }
+
+
+#: The fields of each ``/act`` action kind (a wait for a download, handoff, tab request
+#: or confirmation is ``/wait``'s alone).
+_ACT_KIND_FIELDS = {kind: tuple(f for f in fields if kind != "wait" or f.name not in (
+    "download", "handoff", "tabRequest", "confirmation")) for kind, fields in _KIND_FIELDS.items()}
 
 
 def _target(args: dict[str, Any], *, text: bool = True) -> ElementTarget:
@@ -346,6 +352,7 @@ def input_routes() -> list[Route]:
         summary="Run a batch of actions in order on one tab; stop at the first failure",
         fields=(TARGET,
                 Field(name="actions", type="array", items="object", required=True,
+                      item_schema=kinds_schema(_ACT_KIND_FIELDS),
                       description="[{kind: click|type|press|hover|select|wait|navigate|dialog|"
                                   "upload|drag|mouse|keyboard, ...that kind's fields}]"),
                 timeout_field(60_000), SNAPSHOT_AFTER)))

@@ -138,7 +138,7 @@ def register_ui(app: QuartTrio, system: System) -> None:
                 return _json(error.to_dict(), error.status)
             finally:
                 system.metrics.observe_request(rule, request.method, status,
-                                               time.perf_counter() - started)
+                                               time.perf_counter() - started, code=outcome)
                 if audited:
                     detail = g.get("ui_audit_detail")
                     _audit(session, f"{request.method} {rule}" + (f" {detail}" if detail else ""),

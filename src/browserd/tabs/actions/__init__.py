@@ -5,7 +5,8 @@ Every action runs while the caller holds the tab's work slot
 (``async with tab.work()``) and answers ``{ok, ..., effects}`` (see
 :mod:`.effects`). Modules, leaves first: :mod:`.keys` (key tables),
 :mod:`.records`, :mod:`.effects` (the Observer), :mod:`.element` (resolve,
-call, send input), :mod:`.pointer` (click, hover, hit-tested points),
+call, send input), :mod:`.editors` (rich editors: which one, focus, where to
+click, what it shows), :mod:`.pointer` (click, hover, hit-tested points),
 :mod:`.keyboard` (press, type), :mod:`.select`, :mod:`.wait`, :mod:`.dialog`,
 :mod:`.upload` (file inputs and choosers), :mod:`.drag`, :mod:`.raw` (one mouse
 or key event), and :mod:`.batch` (one bounded action, recovery of a hung page,

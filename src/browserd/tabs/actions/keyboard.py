@@ -2,25 +2,50 @@
 
 Key events go to the tab's top-level session (the focused element gets
 them). Every function runs while the caller holds the tab's work slot.
+
+Typing into a rich editor (:mod:`.editors`: CodeMirror 5/6, Monaco,
+ProseMirror, any contenteditable) goes the way a person's would: the editor
+is focused through its own input, ``clear`` selects all and deletes by keys
+(the platform's select-all: Meta+A on macOS, Control+A elsewhere), and what
+the editor shows afterwards is compared with what was typed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import BadRequest, CdpError
+from ...errors import BadRequest, CdpError, Conflict
 from ..actor import TabActor
+from ..resolve import ElementHandle
 from ..routing import send_in
+from .editors import (
+    Editor,
+    editor_of,
+    editor_text,
+    focus_editor,
+    focused_element,
+    same_text,
+    text_contains,
+)
 from .element import call_on, gone_error, resolve_element, send_input
 from .keys import KEYS, MODIFIER_BITS, Chord, KeySpec, parse_chord
 from .records import ElementTarget, Progress
 
-__all__ = ["key_events", "press", "type_text"]
+__all__ = ["clearing_keys", "key_events", "press", "type_text"]
 
 
-async def key_events(tab: TabActor, chord: Chord, progress: Progress) -> None:
+async def key_events(tab: TabActor, chord: Chord, progress: Progress, *,
+                     commands: Sequence[str] = ()) -> None:
+    """Send the chord: modifiers down, the key down and up, modifiers up.
+
+    ``commands``: editing commands the key's down event carries (Chromium
+    runs them when the page does not prevent the key's default), as macOS
+    needs for its shortcuts. Cancellation may leave a modifier logically
+    held in the renderer until the next key event with other modifiers.
+    """
     mask = 0
     for name in chord.modifiers:
         mask |= MODIFIER_BITS[name]
@@ -42,6 +67,8 @@ async def key_events(tab: TabActor, chord: Chord, progress: Progress) -> None:
     if text and not commandish:
         down["text"] = text
         down["unmodifiedText"] = spec.text
+    if commands:
+        down["commands"] = list(commands)
     progress.sent = True
     await tab.send("Input.dispatchKeyEvent", down)
     await tab.send("Input.dispatchKeyEvent", {
@@ -91,24 +118,97 @@ _EDITABLE_JS = """function () {
 
 _CLEAR_JS = """function () {
   const el = this, tag = el.localName;
-  if (tag === 'input' || tag === 'textarea') {
-    const proto = tag === 'input' ? HTMLInputElement.prototype : HTMLTextAreaElement.prototype;
-    const setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
-    setter.call(el, '');
-    el.dispatchEvent(new InputEvent('input', {bubbles: true, composed: true,
-                                              inputType: 'deleteContentBackward'}));
-    return 'value';
-  }
-  if (el.isContentEditable) {
-    const sel = el.ownerDocument.getSelection();
-    const range = el.ownerDocument.createRange();
-    range.selectNodeContents(el);
-    sel.removeAllRanges();
-    sel.addRange(range);
-    return 'selection';
-  }
-  return 'none';
+  if (tag !== 'input' && tag !== 'textarea') return 'none';
+  // An invisible field is some widget's key proxy (its text is drawn elsewhere and
+  // follows keys only): its value is not what the widget shows, so leave it be.
+  const box = el.getBoundingClientRect(), cs = el.ownerDocument.defaultView.getComputedStyle(el);
+  if (box.width < 4 || box.height < 4 || parseFloat(cs.opacity) === 0) return 'proxy';
+  const proto = tag === 'input' ? HTMLInputElement.prototype : HTMLTextAreaElement.prototype;
+  const setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
+  setter.call(el, '');
+  el.dispatchEvent(new InputEvent('input', {bubbles: true, composed: true,
+                                            inputType: 'deleteContentBackward'}));
+  return el.value === '' ? 'value' : 'kept';
 }"""
+
+
+def clearing_keys(mac: bool) -> tuple[tuple[Chord, tuple[str, ...]], ...]:
+    """The keys that empty a focused field, with the editing commands each carries.
+
+    Select-all is Control+A, and on macOS Meta+A; there Chromium runs no
+    editing shortcut for synthetic keys by itself, so the key down events
+    carry the commands (``selectAll``, ``deleteBackward``) too.
+    """
+    if mac:
+        return ((parse_chord("Meta+a"), ("selectAll",)),
+                (parse_chord("Backspace"), ("deleteBackward",)))
+    return (parse_chord("Control+a"), ()), (parse_chord("Backspace"), ())
+
+
+async def _focus(tab: TabActor, handle: ElementHandle, editor: Editor | None) -> None:
+    """Focus the element (an editor through its own input); BadRequest if it cannot be."""
+    with contextlib.suppress(CdpError):
+        await send_in(tab, handle.session, "DOM.scrollIntoViewIfNeeded",
+                      {"objectId": handle.object_id})
+    if editor is not None:
+        if await focus_editor(tab, handle) == "refused":
+            raise BadRequest(f"the {editor.kind} editor did not take keyboard focus; "
+                             "nothing was typed", hint="click the editor first")
+        return
+    try:
+        await send_in(tab, handle.session, "DOM.focus", {"objectId": handle.object_id})
+    except CdpError as exc:
+        gone = gone_error(exc)
+        if gone is not None:
+            raise gone from None
+        raise BadRequest(f"the element cannot take keyboard focus ({exc.message})",
+                         hint="target a text field, textarea or editable element") from None
+
+
+async def _clear(tab: TabActor, handle: ElementHandle | None, editor: Editor | None,
+                 progress: Progress) -> None:
+    """Empty the focused field: a plain field's value is set to '' (with an ``input``
+    event); an editor, a field whose value did not stay empty, an invisible field
+    (a widget's key proxy) and, without a target, whatever has focus get
+    select-all + Backspace by keys.
+
+    Raises Conflict when an editor still shows text afterwards (nothing is typed).
+    """
+    if handle is not None and editor is None:
+        progress.sent = True
+        if await call_on(tab, handle, _CLEAR_JS) == "value":
+            return
+    for chord, commands in clearing_keys(editor.mac if editor is not None
+                                         else sys.platform == "darwin"):
+        await key_events(tab, chord, progress, commands=commands)
+    if handle is None or editor is None:
+        return
+    shown, drawn = await editor_text(tab, handle)
+    if shown is not None and drawn and not same_text(shown, ""):
+        raise Conflict(f"the {editor.kind} editor still shows text after select-all and "
+                       "Backspace; nothing was typed", editor=editor.kind,
+                       hint="it may be read-only; take a snapshot to see what it shows")
+
+
+async def _verify(tab: TabActor, handle: ElementHandle, editor: Editor, text: str, *,
+                  cleared: bool) -> dict[str, Any]:
+    """The answer's ``editor``: whether the editor shows the typed text (all of its text
+    after ``clear``, else somewhere in it)."""
+    out: dict[str, Any] = {"kind": editor.kind}
+    shown, drawn = await editor_text(tab, handle)
+    matches = shown is not None and (same_text(shown, text) if cleared
+                                     else text_contains(shown, text))
+    if matches:
+        out["verified"] = True
+    elif shown is None or not drawn:
+        out["verified"] = None
+        out["reason"] = ("the editor's text could not be read" if shown is None
+                         else "the page drew no frame in time to read the editor")
+    else:
+        out["verified"] = False
+        out["reason"] = ("the editor shows other text than was typed (auto-closed brackets, "
+                         "indentation or completion may have changed it)")
+    return out
 
 
 async def type_text(tab: TabActor, text: str, *, target: ElementTarget | None = None,
@@ -116,47 +216,39 @@ async def type_text(tab: TabActor, text: str, *, target: ElementTarget | None = 
                     progress: Progress | None = None) -> dict[str, Any]:
     """Type ``text`` into the element (focused first) or into the focused element.
 
-    ``clear`` empties it first (inputs and textareas: value set to '' with
-    an ``input`` event; contenteditable or no target: select all + Delete).
-    The text goes in with one ``Input.insertText`` unless ``slowly``, which
-    sends a key down/up per character (for pages that listen to keys).
-    ``submit`` presses Enter afterwards. Answers ``{ok, effects}``. Errors
-    and cancellation as for :func:`click`; typed text is never retyped.
+    ``clear`` empties it first (see :func:`_clear`). The text goes in with one
+    ``Input.insertText`` unless ``slowly``, which sends a key down/up per
+    character (for pages that listen to keys). ``submit`` presses Enter
+    afterwards. Answers ``{ok, effects}``, plus for a rich editor
+    ``editor: {kind, verified: true|false|null, reason?}`` (what it shows
+    after the typing, before ``submit``, compared with the text). Raises
+    BadRequest when the element cannot take focus or text, Conflict when an
+    editor did not clear (nothing typed); errors and cancellation otherwise
+    as for :func:`~.pointer.click`; typed text is never retyped.
     """
     progress = progress if progress is not None else Progress()
     handle = None
     if target is not None and target.given():
         handle = await resolve_element(tab, target)
+    report: dict[str, Any] = {}
 
     async def run() -> None:
+        editor = None
+        into = handle
         if handle is not None:
-            with contextlib.suppress(CdpError):
-                await send_in(tab, handle.session, "DOM.scrollIntoViewIfNeeded",
-                            {"objectId": handle.object_id})
-            try:
-                await send_in(tab, handle.session, "DOM.focus", {"objectId": handle.object_id})
-            except CdpError as exc:
-                gone = gone_error(exc)
-                if gone is not None:
-                    raise gone from None
-                raise BadRequest(f"the element cannot take keyboard focus ({exc.message})",
-                                 hint="target a text field, textarea or editable element"
-                                 ) from None
+            editor = await editor_of(tab, handle)
+            await _focus(tab, handle, editor)
             if text or clear:
                 what = await call_on(tab, handle, _EDITABLE_JS)
                 if what != "ok":
                     raise BadRequest(
                         f"the element is not editable (a {what}); nothing was typed",
                         hint="target a text field, textarea or editable element")
+        elif text or clear:
+            into = await focused_element(tab)
+            editor = await editor_of(tab, into) if into is not None else None
         if clear:
-            how = "none"
-            if handle is not None:
-                progress.sent = True
-                how = str(await call_on(tab, handle, _CLEAR_JS))
-            if how != "value":
-                if how == "none":
-                    await key_events(tab, parse_chord("Control+a"), progress)
-                await key_events(tab, parse_chord("Delete"), progress)
+            await _clear(tab, into, editor, progress)
         if text:
             if slowly:
                 for ch in text:
@@ -167,8 +259,10 @@ async def type_text(tab: TabActor, text: str, *, target: ElementTarget | None = 
             else:
                 progress.sent = True
                 await tab.send("Input.insertText", {"text": text})
+        if into is not None and editor is not None and (text or clear):
+            report["editor"] = await _verify(tab, into, editor, text, cleared=clear)
         if submit:
             await key_events(tab, parse_chord("Enter"), progress)
 
     effects = await send_input(tab, "text", progress, run)
-    return {"ok": True, "effects": effects}
+    return {"ok": True, **report, "effects": effects}

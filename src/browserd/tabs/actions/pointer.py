@@ -8,7 +8,9 @@ shadow roots): only when the topmost element there is the target or inside
 it is a real mouse press and release sent (``method: "mouse"``). If another
 element covers the point, or the element has no box (zero size,
 ``display: contents``, off-screen), the click falls back to
-``element.click()`` and says so (``method: "dom"``, ``coveredBy``).
+``element.click()`` and says so (``method: "dom"``, ``coveredBy``) — except
+on a rich editor (:mod:`.editors`), which is pressed on its drawn surface or
+else focused (see :func:`_aim_at_editor`).
 
 **Coordinates.** Input events always go to the tab's top-level session;
 Chromium routes them into OOPIFs by hit-testing, so the OOPIF offset from
@@ -33,11 +35,12 @@ from ..actor import TabActor
 from ..geometry import oopif_offset, owner_content_origin
 from ..resolve import ElementHandle
 from ..routing import send_in, session_root_frame
+from .editors import editor_of, editor_surface, focus_editor
 from .element import call_on, gone_error, resolve_element, send_input
 from .keys import modifier_mask
 from .records import ElementTarget, Progress
 
-__all__ = ["BUTTONS", "Spot", "click", "hover", "locate"]
+__all__ = ["BUTTONS", "EditorAim", "Spot", "click", "hover", "locate"]
 
 BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
@@ -205,7 +208,8 @@ async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", c
                 then: Callable[[], Awaitable[None]] | None = None) -> dict[str, Any]:
     """Click the element like a person; fall back to ``element.click()`` when covered.
 
-    Answers ``{ok, method: "mouse"|"dom", effects, coveredBy?, fallbackReason?}``.
+    Answers ``{ok, method: "mouse"|"dom"|"focus", effects, coveredBy?, fallbackReason?,
+    editor?}`` (``focus`` and ``editor``: a rich editor, see :func:`_aim_at_editor`).
     ``then`` (if given) runs right after the click, observed with it: the
     effects are those of both (e.g. filling the file chooser the click opened).
     Raises BadRequest (bad button/modifier/target), RefNotFound / StaleRef /
@@ -220,12 +224,9 @@ async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", c
     mask = modifier_mask(modifiers)
     progress = progress if progress is not None else Progress()
     handle = await resolve_element(tab, target)
+    answer: dict[str, Any] = {}
 
     async def press(spot: Spot) -> None:
-        if not spot.usable:
-            progress.sent = True
-            await call_on(tab, handle, "function () { this.click(); }", user_gesture=True)
-            return
         assert spot.x is not None and spot.y is not None
         base = {"x": spot.x, "y": spot.y, "modifiers": mask}
         await tab.send("Input.dispatchMouseEvent", {**base, "type": "mouseMoved"})
@@ -241,12 +242,64 @@ async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", c
             await tab.send("Input.dispatchMouseEvent",
                            {**one, "type": "mouseReleased", "buttons": 0})
 
-    async def act(spot: Spot) -> None:
-        await press(spot)
+    async def run() -> None:
+        spot = await locate(tab, handle)
+        if spot.usable:
+            answer["method"] = "mouse"
+            await press(spot)
+        else:
+            aim = await _aim_at_editor(tab, handle, spot, progress)
+            if aim is not None and aim.spot is not None:
+                answer.update(method="mouse", editor=aim.editor)
+                await press(aim.spot)
+            elif aim is not None:
+                answer.update(method="focus", **_fallback_fields(spot), editor=aim.editor)
+            else:
+                answer.update(method="dom", **_fallback_fields(spot))
+                progress.sent = True
+                await call_on(tab, handle, "function () { this.click(); }", user_gesture=True)
         if then is not None:
             await then()
 
-    return await _pointer_action(tab, "click", progress, handle, act)
+    effects = await send_input(tab, "click", progress, run)
+    return {"ok": True, **answer, "effects": effects}
+
+
+@attrs.frozen(kw_only=True)
+class EditorAim:
+    """How a click reaches a rich editor: at ``spot`` on its surface, or (None) by focus."""
+
+    spot: Spot | None
+    editor: dict[str, Any]  # the answer's ``editor``: {kind, via, because?}
+
+
+async def _aim_at_editor(tab: TabActor, handle: ElementHandle, spot: Spot, progress: Progress
+                         ) -> EditorAim | None:
+    """Where a click on a rich editor goes when the element's own point is unusable.
+
+    None when the element is no editor (the DOM click follows). When the
+    element is the editor's hidden input, its centre shows the editor's own
+    parts, or it has no visible box: the editor's drawn surface, if a mouse
+    reaches it (``editor: {kind, via: "surface", because}``). Otherwise —
+    another element covers the editor, or its surface cannot be reached
+    either — the editor is focused as its own scripts expect (no spot;
+    ``editor: {kind, via: "focus"}``); a page that refuses that focus gets the
+    DOM click (None). Errors and cancellation: as :func:`click`'s.
+    """
+    editor = await editor_of(tab, handle)
+    if editor is None:
+        return None
+    if spot.reason in ("noBox", "offscreen") or editor.covered_by_itself():
+        surface = await editor_surface(tab, handle)
+        if surface is not None:
+            aimed = await locate(tab, surface)
+            if aimed.usable:
+                return EditorAim(spot=aimed, editor={"kind": editor.kind, "via": "surface",
+                                                     "because": spot.reason})
+    progress.sent = True
+    if await focus_editor(tab, handle) == "refused":
+        return None
+    return EditorAim(spot=None, editor={"kind": editor.kind, "via": "focus"})
 
 
 _HOVER_DOM_JS = """function () {

@@ -14,6 +14,9 @@
   let live = null; // {ws, targetId, meta, frames}
   const thumbs = new Map(); // targetId -> {url, at}
   let tabIds = [];
+  let auditLines = [];
+  // Health checks (GET /healthz polls): hidden unless the toggle shows them (browserd.ui.audit).
+  const HEALTH_CHECK = /^\S+ \S+ who=\S+ profile=\S+ session=\S+ (?:GET|HEAD) \/healthz /;
 
   // -- helpers ---------------------------------------------------------------------------
   function el(tag, props, ...children) {
@@ -102,7 +105,8 @@
   function render(state) {
     $('#service').textContent =
       `${state.service.version} · ${state.service.controlUrl} · up ${duration(state.service.uptimeS)}`;
-    $('#audit').textContent = state.audit.slice().reverse().join('\n');
+    auditLines = state.audit;
+    renderAudit();
     BrowserdWaiting.render(state, {el, change});
     const usage = $('#usage');
     usage.replaceChildren(el('h2', {text: 'Storage'}), el('div', {class: 'usage'},
@@ -351,8 +355,20 @@
     $('#live-dialog .dialog-dismiss').addEventListener('click', () => answerDialog(false));
   }
 
+  function renderAudit() {
+    const showHealth = $('#audit-health').checked;
+    $('#audit').textContent = auditLines.filter((line) => showHealth || !HEALTH_CHECK.test(line))
+      .reverse().join('\n');
+  }
+
+  function addHealthToggle() {
+    const toggle = el('input', {type: 'checkbox', id: 'audit-health', onchange: renderAudit});
+    $('#audit').before(el('label', {class: 'muted'}, toggle, ' show health checks (/healthz)'));
+  }
+
   // -- start -----------------------------------------------------------------------------
   takeKey();
+  addHealthToggle();
   wireLiveInput();
   $('#logout').addEventListener('click', async () => {
     try { await api('/ui/api/logout', {method: 'POST', json: {}}); } catch (err) { /* gone */ }

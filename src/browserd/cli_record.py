@@ -1,0 +1,98 @@
+"""``browserd record`` and ``browserd replay``: session records from the command line.
+
+``browserd record start [--target ID]`` / ``stop`` record the calls of the
+client's session (``--session``, like every command); ``list`` and ``show
+ID`` read them (JSON with ``--json``; page text shown with ``repr`` so it
+cannot forge lines); ``html ID --out F`` writes the self-contained page,
+``script ID --lang python|typescript [--out F]`` the Playwright script.
+``browserd replay ID [--target ID]`` repeats a record through browserd and
+exits non-zero when it stopped at a step.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .errors import BrowserdError
+
+__all__ = ["RECORD_COMMANDS", "add_record_commands"]
+
+
+def add_record_commands(sub: Any) -> None:
+    """Add ``record`` and ``replay`` to the ``browserd`` subparsers ``sub``."""
+    p = sub.add_parser("record", help="record this session's actions; read, export records")
+    actions = p.add_subparsers(dest="record_action", required=True)
+    start = actions.add_parser("start", help="start recording")
+    start.add_argument("--target", help="record only this tab (targetId)")
+    actions.add_parser("stop", help="stop recording")
+    actions.add_parser("list", help="the records you may read")
+    show = actions.add_parser("show", help="one record's steps")
+    show.add_argument("record_id")
+    html = actions.add_parser("html", help="write the record as one HTML page")
+    html.add_argument("record_id")
+    html.add_argument("--out", required=True, help="the file to write")
+    code = actions.add_parser("script", help="the record as a Playwright script")
+    code.add_argument("record_id")
+    code.add_argument("--lang", choices=("python", "typescript"), default="python")
+    code.add_argument("--out", help="the file to write (default: print it)")
+    replay = sub.add_parser("replay", help="repeat a record's steps through browserd")
+    replay.add_argument("record_id")
+    replay.add_argument("--target", help="the tab to replay on (default: the current tab)")
+
+
+def _text(data: Any) -> str:
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
+
+
+def _step_line(step: dict[str, Any]) -> str:
+    target = (step.get("targets") or {}).get("element") or {}
+    named = " ".join(repr(str(target[k])) for k in ("role", "name") if target.get(k))
+    outcome = "ok" if step.get("ok") else (step.get("error") or {}).get("code", "error")
+    return f"{step['index']:>3}  {step['kind']:<9} {named or '-'}  {outcome}  " \
+           f"{step.get('durationMs', 0):g} ms"
+
+
+def _record(client: Any, args: argparse.Namespace) -> Any:
+    action = args.record_action
+    if action == "start":
+        return client.post("/record/start", targetId=args.target)
+    if action == "stop":
+        return client.post("/record/stop")
+    if action == "list":
+        listing = client.get("/records")
+        if getattr(args, "json", False):
+            return listing
+        return "\n".join(f"{r['id']}  steps={r['steps']}  "
+                         f"{'recording' if r['recording'] else 'stopped'}  "
+                         f"session={r['session'] or '-'}" for r in listing["records"]) \
+            or "no records"
+    if action == "show":
+        record = client.get(f"/records/{args.record_id}")
+        if getattr(args, "json", False):
+            return record
+        return "\n".join(_step_line(s) for s in record["steps"]) or "no steps"
+    if action == "html":
+        page = client.get(f"/records/{args.record_id}", format="html")
+        Path(args.out).write_text(_text(page), encoding="utf-8")
+        return f"wrote {args.out}"
+    code = _text(client.get(f"/records/{args.record_id}", format="script", lang=args.lang))
+    if args.out:
+        Path(args.out).write_text(code, encoding="utf-8")
+        return f"wrote {args.out}"
+    return code
+
+
+def _replay(client: Any, args: argparse.Namespace) -> Any:
+    answer = client.post(f"/records/{args.record_id}/replay", targetId=args.target)
+    if not answer.get("ok"):
+        error = answer.get("error") or {}
+        raise BrowserdError(f"the replay stopped at step {answer.get('stoppedAt')}: "
+                            f"{error.get('code')}: {error.get('error')!r}",
+                            hint="show the record: browserd record show "
+                                 f"{args.record_id}")
+    return answer
+
+
+RECORD_COMMANDS = {"record": _record, "replay": _replay}

@@ -1,0 +1,248 @@
+"""Routes for session records: start and stop one, list, read (JSON, HTML, script), delete,
+replay (:mod:`browserd.records`).
+
+``POST /record/start {targetId?}`` records the calls of the request's session (its
+profile and session; only that tab's with ``targetId``) until ``POST /record/stop``;
+the recording itself is :mod:`browserd.records.recorder`, reached from
+:func:`browserd.http.dispatch.run_handler`. An agent sees the records of its own
+profile and session (any other is 404, as if it did not exist); the person sees all.
+``GET /records/<id>`` answers JSON (``format=json``, shots inline as base64 with
+``shots=true``), a self-contained HTML page (``format=html``) or a Playwright script
+(``format=script&lang=python|typescript``). ``POST /records/<id>/replay`` repeats the
+steps through the route table (each call authorized, audited and bound as the replay
+request), naming elements by role and name; it stops at the first step that fails with
+``{ok: false, stoppedAt, step, error}`` (HTTP 200: the replay ran and says where it
+stopped). File errors are 507; cancellation abandons the call in flight.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import trio
+from quart import Response
+
+from ...errors import BrowserdError, Conflict, Timeout
+from ...principals import require
+from ...records import RecordInfo, Step
+from ...records.html import record_html
+from ...records.recorder import RECORDED_PATHS, record_call
+from ...records.replay import replay_plan
+from ...records.scripts import LANGS, script
+from ...records.store import record_not_found
+from ...system import System
+from ..confirmations import hold_if_confirmed
+from ..fields import TARGET
+from ..schema import Field, Route, parse_args
+from .grants import extra_needs
+
+__all__ = ["record_routes"]
+
+log = logging.getLogger(__name__)
+audit_log = logging.getLogger("browserd.audit")
+
+_ID = Field(name="id", type="string", required=True, max_length=64,
+            description="a record id from GET /records")
+_RESOLVE_DEADLINE_S = 5.0
+
+
+def _visible(system: System, info: RecordInfo) -> bool:
+    if system.principal.is_owner:
+        return True
+    return info.profile == system.profile.name and info.session == system.session_id
+
+
+async def _load(system: System, record_id: str) -> tuple[RecordInfo, list[Step]]:
+    """The record if this caller may see it; 404 alike for unknown and not theirs."""
+    info, steps = await system.records.load(record_id)
+    if not _visible(system, info):
+        raise record_not_found()
+    return info, steps
+
+
+async def start(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """Begin recording this session (409 CONFLICT when it already records)."""
+    target_id = None
+    if args["targetId"] is not None:
+        with trio.fail_after(_RESOLVE_DEADLINE_S):
+            tab = await system.supervisor.require_runtime().tabs.resolve(
+                args["targetId"], use=False)
+        target_id = tab.target_id
+    info = await system.records.start(system.profile.name, system.session_id, target_id)
+    return {"ok": True, "record": info.to_json()}
+
+
+async def stop(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """End this session's recording (404 when none records)."""
+    info = await system.records.stop(system.profile.name, system.session_id)
+    return {"ok": True, "record": info.to_json()}
+
+
+async def list_records(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    infos = [i for i in await system.records.infos() if _visible(system, i)]
+    return {"records": [i.to_json() for i in infos]}
+
+
+async def _shots(system: System, info: RecordInfo, steps: list[Step]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for step in steps:
+        for shot in (step.before, step.after):
+            if shot is not None:
+                try:
+                    out[shot.name] = await system.records.shot(info.id, shot.name)
+                except BrowserdError:
+                    continue  # removed meanwhile: the page shows the step without it
+    return out
+
+
+async def get_record(system: System, args: dict[str, Any]) -> Response:
+    """One record as JSON, HTML or a script (raw response; vault values redacted)."""
+    info, steps = await _load(system, args["id"])
+    redactor = system.vault.redactor
+    if args["format"] == "html":
+        page = record_html(info, steps, await _shots(system, info, steps))
+        return Response(redactor.text(page), status=200, content_type="text/html; charset=utf-8",
+                        headers={"Content-Security-Policy": "default-src 'none'; img-src data:; "
+                                                            "style-src 'unsafe-inline'"})
+    if args["format"] == "script":
+        text = script(steps, args["lang"], record_id=info.id)
+        ext = "py" if args["lang"] == "python" else "ts"
+        return Response(redactor.text(text), status=200, content_type="text/plain; charset=utf-8",
+                        headers={"Content-Disposition": f'inline; filename="{info.id}.{ext}"'})
+    body: dict[str, Any] = {**info.to_json(), "steps": [s.to_json() for s in steps]}
+    if args["shots"]:
+        shots = await _shots(system, info, steps)
+        for step in body["steps"]:
+            for which in ("before", "after"):
+                shot = step.get(which)
+                if shot is not None and shot["name"] in shots:
+                    shot["data"] = base64.b64encode(shots[shot["name"]]).decode("ascii")
+    return Response(orjson.dumps(redactor.redact(body)), status=200,
+                    mimetype="application/json")
+
+
+async def get_shot(system: System, args: dict[str, Any]) -> Response:
+    info, _ = await _load(system, args["id"])
+    data = await system.records.shot(info.id, args["name"])
+    return Response(data, status=200, content_type="image/jpeg")
+
+
+async def delete_record(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    info, _ = await _load(system, args["id"])
+    await system.records.delete(info.id)
+    return {"ok": True, "deleted": info.id}
+
+
+async def _run_step(system: System, route: Route, body: dict[str, Any]) -> None:
+    """One replayed call, checked as :func:`browserd.http.dispatch.run_handler` checks any:
+    the route's scope and what its arguments add, a ``confirm`` rule's hold (202), the
+    recorder when the session records; a deadline expiring inside it is TIMEOUT."""
+    args = parse_args(route.fields, query={}, body=body)
+    what = f"replay {route.path}"
+    require(system.principal, route.needs, what=what)
+    for scope in extra_needs(route, args):
+        require(system.principal, scope, what=what)
+
+    async def invoke() -> Any:
+        try:
+            return await route.handler(system, args)
+        except trio.TooSlowError:
+            raise Timeout(f"{route.path} did not finish within its deadline") from None
+
+    if system.settings.confirm and not system.principal.is_owner:
+        await hold_if_confirmed(system, route, args, invoke)
+    active = system.records.active_for(system.profile.name, system.session_id)
+    if active is not None and route.path in RECORDED_PATHS:
+        await record_call(system, active, route.path, args, invoke)
+    else:
+        await invoke()
+
+
+def _stop_error(system: System, exc: Exception) -> dict[str, Any]:
+    """The ``error`` of a stopped replay: a BrowserdError as its body, anything else 500."""
+    if not isinstance(exc, BrowserdError):
+        log.exception("replay: internal error", exc_info=exc)
+        exc = BrowserdError(f"internal error: {type(exc).__name__}")
+    body: dict[str, Any] = system.vault.redactor.redact(exc.to_dict())
+    return body
+
+
+def _replay_handler(table: Callable[[], list[Route]]) -> Any:
+    async def replay(system: System, args: dict[str, Any]) -> dict[str, Any]:
+        """Repeat the record's steps on ``targetId`` (default: the current tab).
+
+        Each step is one route call made as this request (:func:`_run_step`),
+        with an audit line. The first that fails ends the replay: ``{ok: false,
+        stoppedAt, step, error, done}``. Cancellation abandons the call in flight.
+        """
+        info, steps = await _load(system, args["id"])
+        routes = {r.path: r for r in table() if "POST" in r.methods}
+        by_index = {s.index: s for s in steps}
+        done = 0
+        for planned in replay_plan(steps):
+            started = time.perf_counter()
+            outcome = "ok"
+            try:
+                if planned.problem is not None:
+                    raise Conflict(planned.problem, hint="record with role/name or selectors "
+                                   "to replay this step")
+                await _run_step(system, routes[planned.path],
+                                {**planned.body, "targetId": args["targetId"]})
+            except Exception as exc:
+                error = _stop_error(system, exc)
+                if planned.problem is not None:
+                    error["code"] = "NO_LOCATOR"
+                outcome = str(error.get("code"))
+                return {"ok": False, "recordId": info.id, "stoppedAt": planned.index,
+                        "step": by_index[planned.index].to_json(), "error": error,
+                        "done": done}
+            finally:
+                audit_log.info("who=%s profile=%s session=%s REPLAY %s record=%s step=%d "
+                               "outcome=%s ms=%.1f", system.principal.name,
+                               system.profile.name, system.session_id or "-", planned.path,
+                               info.id, planned.index, outcome,
+                               (time.perf_counter() - started) * 1000)
+            done += 1
+        return {"ok": True, "recordId": info.id, "done": done}
+
+    return replay
+
+
+def record_routes(table: Callable[[], list[Route]]) -> list[Route]:
+    """The session record routes; ``table`` gives the whole route table (for replays)."""
+    return [
+        Route(path="/record/start", methods=("POST",), handler=start, tag="ops",
+              summary="Start recording this session's actions (steps, targets, screenshots)",
+              fields=(Field(name="targetId", type="string", max_length=200,
+                            description="record only this tab's calls (default: every tab "
+                                        "of the session)"),)),
+        Route(path="/record/stop", methods=("POST",), handler=stop, tag="ops",
+              summary="Stop recording this session", fields=()),
+        Route(path="/records", methods=("GET",), handler=list_records, tag="ops",
+              summary="The session records you may read", fields=()),
+        Route(path="/records/<id>", methods=("GET",), handler=get_record, tag="ops",
+              raw_response=True, path_params=("id",),
+              summary="One record: JSON steps, an HTML page or a Playwright script",
+              fields=(_ID,
+                      Field(name="format", type="string", default="json",
+                            enum=("json", "html", "script")),
+                      Field(name="lang", type="string", default="python", enum=LANGS,
+                            description="format script: the script's language"),
+                      Field(name="shots", type="boolean", default=False,
+                            description="format json: screenshots inline as base64 data"))),
+        Route(path="/records/<id>/shots/<name>", methods=("GET",), handler=get_shot,
+              tag="ops", raw_response=True, path_params=("id", "name"),
+              summary="One screenshot of a record (JPEG)",
+              fields=(_ID, Field(name="name", type="string", required=True, max_length=32))),
+        Route(path="/records/<id>", methods=("DELETE",), handler=delete_record, tag="ops",
+              path_params=("id",), summary="Delete a record", fields=(_ID,)),
+        Route(path="/records/<id>/replay", methods=("POST",), handler=_replay_handler(table),
+              tag="ops", path_params=("id",),
+              summary="Repeat a record's steps through browserd, by role and name",
+              fields=(_ID, TARGET)),
+    ]

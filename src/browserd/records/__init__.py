@@ -1,0 +1,15 @@
+"""Session records: what an agent did, step by step, to read, export and replay.
+
+:mod:`.model` (steps, targets, shots as plain records), :mod:`.store` (on
+disk, bounded by retention), :mod:`.recorder` (the hook every recorded
+route call goes through), :mod:`.html` (a self-contained page), :mod:`.scripts` (Playwright scripts)
+and :mod:`.replay` (a record as route calls again, by role and name).
+"""
+
+from __future__ import annotations
+
+from .model import Call, RecordInfo, Shot, Step, Target
+from .store import DEFAULT_RETENTION, MAX_STEPS, ActiveRecord, RecordStore, ShotData
+
+__all__ = ["DEFAULT_RETENTION", "MAX_STEPS", "ActiveRecord", "Call", "RecordInfo", "RecordStore",
+           "Shot", "ShotData", "Step", "Target"]

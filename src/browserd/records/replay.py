@@ -1,0 +1,116 @@
+"""A record as route calls again: every element named by role and name, not by ref.
+
+:func:`replay_plan` turns a record's steps into :class:`PlannedCall` s (the
+route's path and its JSON body). A ref is never replayed (it named an element
+of a page that is gone): the element is named by what the step found it was,
+``{role, name, exact}`` (routes that take a locator: click, type, hover,
+select and those in ``/act``), else by the selector or the text the call gave.
+A step that failed when recorded is left out, and so are waits only a person
+can end (download, handoff, tab request, confirmation). An element that can
+be named in no way the route takes makes a call with ``problem`` set: the
+replay stops there (``NO_LOCATOR``). Plain code: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .model import Call, Step, Target
+
+__all__ = ["LOCATOR_KINDS", "PlannedCall", "replay_plan"]
+
+#: Kinds whose routes take ``{role, name, exact, nth}`` (docs/api.md, Input).
+LOCATOR_KINDS = frozenset({"click", "type", "hover", "select"})
+_TARGET_FIELDS = ("ref", "selector", "text", "role", "name", "exact", "nth")
+_SKIPPED_WAITS = ("download", "handoff", "tabRequest", "confirmation")
+_DROPPED = ("targetId", "snapshot")
+
+
+@attrs.frozen(kw_only=True)
+class PlannedCall:
+    """One call of a replay: ``index`` of the step it repeats, the route, its body."""
+
+    index: int
+    path: str
+    body: Mapping[str, Any]
+    problem: str | None = None
+
+
+def _naming(target: Target, *, locator: bool, text_target: bool) -> dict[str, Any] | None:
+    """The fields that name ``target`` for a route, or None when none it takes can."""
+    if locator and target.role and target.name:
+        whole = not target.name.endswith("…")
+        named: dict[str, Any] = {"role": target.role,
+                                 "name": target.name if whole else target.name[:-1],
+                                 "exact": whole and target.exact}
+        if target.nth is not None and target.ref is None:
+            named["nth"] = target.nth
+        return named
+    if target.selector:
+        return {"selector": target.selector}
+    if target.text and text_target:
+        return {"text": target.text}
+    if locator and target.role:
+        return {"role": target.role}
+    return None
+
+
+def _body(call: Call) -> tuple[dict[str, Any], str | None]:
+    """The route body that repeats ``call`` (and the problem, if it cannot name its element)."""
+    kind = call.kind
+    text_target = kind in ("click", "hover", "select", "scroll")
+    body = {k: v for k, v in call.args.items() if k not in _DROPPED}
+    if kind == "drag":
+        for field in ("from", "to"):
+            target = call.targets.get(field)
+            if target is None:
+                continue  # a point {x, y}, or files: as recorded
+            named = _naming(target, locator=False, text_target=True)
+            if named is None:
+                return body, f"the drag's {field} element has no selector or text"
+            body[field] = named
+        return body, None
+    target = call.targets.get("element")
+    if target is None:
+        return body, None
+    for field in _TARGET_FIELDS:
+        if field != "text" or text_target:
+            body.pop(field, None)
+    named = _naming(target, locator=kind in LOCATOR_KINDS, text_target=text_target)
+    if named is None:
+        return body, f"{kind} named its element by ref only, and /{kind} takes no role/name"
+    body.update(named)
+    return body, None
+
+
+def _skipped(step: Step) -> bool:
+    if not step.ok:
+        return True
+    return step.call.kind == "wait" and any(step.call.args.get(k) for k in _SKIPPED_WAITS)
+
+
+def replay_plan(steps: Sequence[Step]) -> list[PlannedCall]:
+    """The calls that repeat ``steps``, in order (module docstring for what is left out)."""
+    planned = []
+    for step in steps:
+        if _skipped(step):
+            continue
+        if step.call.kind != "act":
+            body, problem = _body(step.call)
+            planned.append(PlannedCall(index=step.index, path=f"/{step.call.kind}", body=body,
+                                       problem=problem))
+            continue
+        actions, problems = [], []
+        for call in step.actions:
+            body, problem = _body(call)
+            actions.append({"kind": call.kind, **body})
+            if problem is not None:
+                problems.append(problem)
+        batch = {k: v for k, v in step.call.args.items() if k not in _DROPPED}
+        planned.append(PlannedCall(index=step.index, path="/act",
+                                   body={**batch, "actions": actions},
+                                   problem=problems[0] if problems else None))
+    return planned

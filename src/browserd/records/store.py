@@ -1,0 +1,323 @@
+"""RecordStore: session records on disk, one directory each, bounded by retention.
+
+A record lives in ``<data_dir>/records/<id>/``: ``meta.json`` (its
+:class:`~browserd.records.model.RecordInfo`, written when it starts and
+when it stops), ``steps.jsonl`` (one :class:`~browserd.records.model.Step`
+a line, appended as calls finish) and the steps' screenshots
+(``0003-before.jpeg``). Files are private (directories 0700, files 0600).
+Ids are ``rec-{YYYYmmdd-HHMMSS}-{16 hex}``: unguessable, and :meth:`RecordStore.path_of`
+accepts nothing else (one and the same 404 for a bad and an unknown id).
+
+At most one record is being recorded per (profile, session); its header and
+step counter are held here (:class:`ActiveRecord`). A record stops taking
+steps at :data:`MAX_STEPS` (``truncated``). Retention (count, total bytes,
+age; :mod:`browserd.retention`, as the media store) runs when a record
+starts and when one stops, over whole records, oldest first; a record being
+recorded is never removed.
+
+All file work runs in worker threads that are not abandoned on
+cancellation (a write either completes or never starts). An ``OSError``
+writing is 507 INSUFFICIENT_STORAGE; reading a damaged record skips its
+unreadable lines.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import attrs
+import trio
+
+from ..errors import Conflict, InsufficientStorage, NotFound
+from ..retention import RetainedFile, Retention, apply_retention
+from .model import RecordInfo, Shot, Step
+
+__all__ = ["DEFAULT_RETENTION", "MAX_STEPS", "ActiveRecord", "RecordStore", "ShotData",
+           "record_not_found"]
+
+log = logging.getLogger(__name__)
+
+MiB = 1024 * 1024
+#: Steps one record takes; later calls are not recorded (the record says ``truncated``).
+MAX_STEPS = 500
+#: Records kept: 50, 200 MiB in all, none older than 7 days.
+DEFAULT_RETENTION = Retention(max_files=50, max_bytes=200 * MiB, max_age_s=7 * 86400.0)
+
+_ID_RE = re.compile(r"rec-[0-9]{8}-[0-9]{6}-[0-9a-f]{16}")
+_SHOT_RE = re.compile(r"[0-9]{4}-(before|after)\.jpeg")
+_META = "meta.json"
+_STEPS = "steps.jsonl"
+
+
+@attrs.frozen(kw_only=True)
+class ShotData:
+    """A screenshot the recorder took, before it has a name in the store."""
+
+    data: bytes = attrs.field(repr=lambda d: f"<{len(d)} bytes>")
+    width: int
+    height: int
+
+
+@attrs.define(kw_only=True)
+class ActiveRecord:
+    """A record being recorded: its header (replaced as it grows) and its append lock."""
+
+    info: RecordInfo
+    lock: trio.Lock = attrs.field(factory=trio.Lock)
+
+
+class RecordStore:
+    """The service's session records (one per directory under ``directory``).
+
+    The directory is created (0700) when the first record starts.
+    """
+
+    def __init__(self, directory: Path, retention: Retention = DEFAULT_RETENTION, *,
+                 max_steps: int = MAX_STEPS) -> None:
+        self._directory = Path(directory).absolute()
+        self._retention = retention
+        self._max_steps = max_steps
+        self._active: dict[tuple[str, str | None], ActiveRecord] = {}
+        self._prune_lock = trio.Lock()
+
+    @property
+    def directory(self) -> Path:
+        return self._directory
+
+    # -- recording ----------------------------------------------------------------------------
+
+    def active_for(self, profile: str, session: str | None) -> ActiveRecord | None:
+        """The record being recorded for ``profile``/``session``, if any (no I/O)."""
+        return self._active.get((profile, session))
+
+    async def start(self, profile: str, session: str | None, target_id: str | None
+                    ) -> RecordInfo:
+        """Begin a record of ``profile``/``session`` (only ``target_id``'s calls if given).
+
+        409 CONFLICT (``recordId``) when one is already being recorded there;
+        507 when its directory cannot be written.
+        """
+        key = (profile, session)
+        current = self._active.get(key)
+        if current is not None:
+            raise Conflict("a record is already being recorded for this session",
+                           recordId=current.info.id, hint="POST /record/stop first")
+        now = time.time()
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+        info = RecordInfo(id=f"rec-{stamp}-{secrets.token_hex(8)}", profile=profile,
+                          session=session, target_id=target_id, started_at=now)
+        active = ActiveRecord(info=info)
+        self._active[key] = active  # before the write: a second start is refused at once
+        try:
+            await self._run(self._write_meta, info)
+        except BaseException:
+            del self._active[key]
+            raise
+        await self.prune()
+        return info
+
+    async def stop(self, profile: str, session: str | None) -> RecordInfo:
+        """End the record of ``profile``/``session``; its header. 404 when none records."""
+        active = self._active.get((profile, session))
+        if active is None:
+            raise NotFound("no record is being recorded for this session",
+                           hint="POST /record/start begins one")
+        async with active.lock:  # a step being written goes in first
+            info = attrs.evolve(active.info, stopped_at=time.time())
+            del self._active[(profile, session)]
+            await self._run(self._write_meta, info)
+        await self.prune()
+        return info
+
+    async def append(self, active: ActiveRecord, step: Step,
+                     shots: Mapping[str, ShotData | None]) -> Step | None:
+        """Store ``step`` (its index assigned here) and its ``before``/``after`` shots.
+
+        None when the record was stopped meanwhile or is full (then it is
+        marked ``truncated``). Raises 507 when the files cannot be written.
+        """
+        async with active.lock:
+            info = active.info
+            if self._active.get((info.profile, info.session)) is not active:
+                return None
+            if info.steps >= self._max_steps:
+                active.info = attrs.evolve(info, truncated=True)
+                return None
+            index = info.steps
+            named = {which: (f"{index:04d}-{which}.jpeg", shot)
+                     for which, shot in shots.items() if shot is not None}
+            shot_of = {which: Shot(name=name, width=shot.width, height=shot.height,
+                                   bytes=len(shot.data)) for which, (name, shot) in named.items()}
+            stored = attrs.evolve(step, index=index, before=shot_of.get("before"),
+                                  after=shot_of.get("after"))
+            line = json.dumps(stored.to_json(), ensure_ascii=False) + "\n"
+            files = {name: shot.data for name, shot in named.values()}
+            await self._run(self._write_step, info.id, files, line.encode())
+            written = len(line) + sum(len(d) for d in files.values())
+            active.info = attrs.evolve(info, steps=index + 1, bytes=info.bytes + written)
+            return stored
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def path_of(self, record_id: str) -> Path:
+        """The directory of record ``record_id``; 404 for a bad or unknown id (no awaits)."""
+        if not _ID_RE.fullmatch(record_id):
+            raise record_not_found()
+        path = self._directory / record_id
+        if not (path / _META).is_file():
+            raise record_not_found()
+        return path
+
+    async def infos(self) -> list[RecordInfo]:
+        """Every stored record's header, newest first (active ones as they are now)."""
+        infos = await trio.to_thread.run_sync(self._read_all)
+        live = {a.info.id: a.info for a in self._active.values()}
+        return [live.get(i.id, i) for i in infos]
+
+    async def load(self, record_id: str) -> tuple[RecordInfo, list[Step]]:
+        """A record's header and its steps in order; 404 for a bad or unknown id."""
+        path = self.path_of(record_id)
+        info, steps = await trio.to_thread.run_sync(_read_record, path)
+        for active in self._active.values():
+            if active.info.id == record_id:
+                info = active.info
+        return info, steps
+
+    async def shot(self, record_id: str, name: str) -> bytes:
+        """The bytes of one of the record's screenshots; 404 for a bad or unknown name."""
+        path = self.path_of(record_id)
+        if not _SHOT_RE.fullmatch(name):
+            raise record_not_found()
+        try:
+            return await trio.to_thread.run_sync((path / name).read_bytes)
+        except OSError:
+            raise record_not_found() from None
+
+    async def delete(self, record_id: str) -> None:
+        """Remove a record (one being recorded stops first); 404 for a bad or unknown id."""
+        path = self.path_of(record_id)
+        for key, active in list(self._active.items()):
+            if active.info.id == record_id:
+                async with active.lock:
+                    self._active.pop(key, None)
+        await self._run(shutil.rmtree, path)
+
+    # -- retention ----------------------------------------------------------------------------
+
+    async def prune(self) -> int:
+        """Apply retention now over whole records; how many went (errors are logged)."""
+        keep = frozenset(a.info.id for a in self._active.values())
+        async with self._prune_lock:
+            return await trio.to_thread.run_sync(self._prune_pass, keep,
+                                                 abandon_on_cancel=False)
+
+    def _prune_pass(self, keep: frozenset[str]) -> int:
+        try:
+            entries = [_retained(p) for p in self._record_dirs()]
+        except OSError as exc:
+            log.warning("records retention: cannot list %s: %s", self._directory, exc)
+            return 0
+        removed, _ = apply_retention(entries, self._retention, now=time.time(), keep=keep,
+                                     remove=self._remove)
+        return removed
+
+    def _remove(self, name: str) -> bool:
+        try:
+            shutil.rmtree(self._directory / name)
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            log.warning("records retention: cannot remove %s: %s", name, exc)
+            return False
+        return True
+
+    # -- files (worker threads) ---------------------------------------------------------------
+
+    async def _run(self, fn: Callable[..., object], *args: object) -> None:
+        try:
+            await trio.to_thread.run_sync(fn, *args, abandon_on_cancel=False)
+        except OSError as exc:
+            raise InsufficientStorage(f"could not write the record: {exc.strerror or exc}",
+                                      hint="free disk space, or delete records") from exc
+
+    def _record_dirs(self) -> list[Path]:
+        if not self._directory.is_dir():
+            return []
+        return [p for p in self._directory.iterdir()
+                if _ID_RE.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
+
+    def _write_meta(self, info: RecordInfo) -> None:
+        path = self._directory / info.id
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path / f".{_META}.tmp"
+        _write_private(tmp, json.dumps(info.to_json()).encode(), append=False)
+        os.replace(tmp, path / _META)
+
+    def _write_step(self, record_id: str, files: Mapping[str, bytes], line: bytes) -> None:
+        path = self._directory / record_id
+        for name, data in files.items():
+            _write_private(path / name, data, append=False)
+        _write_private(path / _STEPS, line, append=True)
+
+    def _read_all(self) -> list[RecordInfo]:
+        infos = []
+        for path in self._record_dirs():
+            try:
+                infos.append(RecordInfo.from_json(json.loads((path / _META).read_bytes())))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # being written or damaged: not listed
+        return sorted(infos, key=lambda i: i.started_at, reverse=True)
+
+
+def _write_private(path: Path, data: bytes, *, append: bool) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags |= os.O_APPEND if append else os.O_TRUNC
+    fd = os.open(path, flags, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _read_record(path: Path) -> tuple[RecordInfo, list[Step]]:
+    try:
+        info = RecordInfo.from_json(json.loads((path / _META).read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError):
+        raise record_not_found() from None
+    steps = []
+    try:
+        lines = (path / _STEPS).read_bytes().splitlines()
+    except FileNotFoundError:
+        lines = []
+    for line in lines:
+        try:
+            steps.append(Step.from_json(json.loads(line)))
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut by a crash: the others stand
+    steps.sort(key=lambda s: s.index)
+    return attrs.evolve(info, steps=len(steps)), steps
+
+
+def _retained(path: Path) -> RetainedFile:
+    size, mtime = 0, 0.0
+    for child in path.iterdir():
+        st = child.stat(follow_symlinks=False)
+        size += st.st_size
+        mtime = max(mtime, st.st_mtime)
+    return RetainedFile(name=path.name, mtime=mtime, size=size)
+
+
+def record_not_found() -> NotFound:
+    """The one 404 of every record lookup (a bad id, an unknown one, one not the caller's)."""
+    return NotFound("record not found",
+                    hint="GET /records lists them; old records are removed by retention")

@@ -1,0 +1,265 @@
+"""Rich editors: which one an element belongs to, how to focus it, where to click it, its text.
+
+Code and rich-text editors do not keep their text where a plain field does.
+CodeMirror 5 and Monaco read keys from a hidden ``textarea`` and draw the
+text elsewhere (setting that textarea's value changes nothing); CodeMirror 6
+and ProseMirror are ``contenteditable`` elements whose model follows key and
+input events, not DOM edits. So browserd treats any of them as a person
+would: click the surface the editor draws, select all and delete by keys,
+type, then read back what the editor *shows*.
+
+An editor is recognised generically where possible: any ``contenteditable``
+editing host is one (kind ``contenteditable``); CodeMirror 5 (``.CodeMirror``),
+CodeMirror 6 (``.cm-editor``), Monaco (``.monaco-editor``) and ProseMirror
+(``.ProseMirror``) are known by their root element, so their hidden inputs,
+drawn surfaces and drawn lines can be found. The page's class names are
+untrusted like everything else on it: they decide only where inside the
+element's own widget a click lands and how its text is read back.
+
+Every function runs while the caller holds the tab's work slot; page
+functions run in the element's ``browserd`` world (page scripts cannot see
+or change them). Errors: StaleRef when the element went away, JsException /
+CdpError when the page or browser fails (see :func:`.element.call_on`).
+Cancellation abandons the CDP call in flight.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+import trio
+
+from ...errors import BrowserdError, CdpError, StaleRef
+from ..actor import TabActor
+from ..resolve import ElementHandle
+from ..routing import send_in
+from ..worlds import world_context, world_evaluate
+from .element import call_on, gone_error
+
+__all__ = ["DRAW_WAIT_S", "EDITOR_KINDS", "Editor", "editor_of", "editor_surface",
+           "editor_text", "focus_editor", "focused_element", "same_text", "text_contains"]
+
+EDITOR_KINDS = ("codemirror5", "codemirror6", "monaco", "prosemirror", "contenteditable")
+"""The ``kind`` an editor is answered as."""
+
+#: How long to wait for the page to draw before reading an editor's text.
+DRAW_WAIT_S = 0.3
+
+# One page function for every question, so the editor is found the same way
+# each time. ``this`` is the target element; ``mode`` is probe | focus |
+# surface | text.
+_EDITOR_JS = r"""function (mode) {
+  const KINDS = [
+    {kind: 'codemirror5', root: '.CodeMirror', surface: '.CodeMirror-scroll',
+     input: ':scope > div > textarea, .CodeMirror-code[contenteditable="true"]'},
+    {kind: 'monaco', root: '.monaco-editor', surface: '.view-lines',
+     input: 'textarea.inputarea, .native-edit-context'},
+    {kind: 'codemirror6', root: '.cm-editor', surface: '.cm-content', input: '.cm-content'},
+    {kind: 'prosemirror', root: '.ProseMirror', surface: null, input: null},
+  ];
+  const el = this;
+  if (!el.isConnected) return {detached: true};
+  const host = n => {
+    let h = null;
+    for (let e = n; e && e.nodeType === 1 && e.isContentEditable; e = e.parentElement) h = e;
+    return h;
+  };
+  let found = null;
+  for (const k of KINDS) {
+    const r = el.closest(k.root);
+    if (r && (!found || found.root.contains(r))) found = {k, root: r};
+  }
+  if (!found) {
+    for (const k of KINDS) {
+      const all = el.querySelectorAll(k.root);
+      if (all.length === 1) { found = {k, root: all[0]}; break; }
+    }
+  }
+  if (!found) {
+    const h = host(el);
+    if (h) found = {k: {kind: 'contenteditable', surface: null, input: null}, root: h};
+  }
+  if (!found) return mode === 'probe' ? null : {none: true};
+  const {k, root} = found;
+  const surface = (k.surface && root.querySelector(k.surface)) || root;
+  const input = (k.input && root.querySelector(k.input)) || surface;
+  const fields = ['input', 'textarea', 'select', 'button'];
+  // A field of the widget's own (a search box inside the editor) is not the editor.
+  if (fields.includes(el.localName) && el !== input) return mode === 'probe' ? null : {none: true};
+  const doc = el.ownerDocument, view = doc.defaultView;
+  const deep = () => {
+    let a = doc.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    return a;
+  };
+  const typing = a => !!a && (a.isContentEditable || a.localName === 'textarea'
+                              || a.localName === 'input');
+  if (mode === 'surface') return surface;
+  if (mode === 'focus') {
+    const a = deep();
+    if (a && root.contains(a) && typing(a)) return 'kept';
+    const to = (el !== root && !el.contains(root) && typing(el)) ? el : input;
+    to.focus({preventScroll: true});
+    const now = deep();
+    return now && root.contains(now) ? 'focused' : 'refused';
+  }
+  if (mode === 'text') {
+    const cap = s => s.slice(0, 200000);
+    const lines = (sel, order) => {
+      let all = [...root.querySelectorAll(sel)];
+      const top = e => parseFloat(e.style.top) || 0;
+      if (order) all.sort((a, b) => top(a) - top(b));
+      return all.map(line => {
+        const copy = line.cloneNode(true);
+        for (const w of copy.querySelectorAll('[contenteditable="false"], .cm-placeholder'))
+          w.remove();
+        return copy.textContent;
+      }).join('\n');
+    };
+    if (k.kind === 'codemirror5') return {text: cap(lines('.CodeMirror-code pre.CodeMirror-line'))};
+    if (k.kind === 'monaco') return {text: cap(lines('.view-lines .view-line', true))};
+    if (k.kind === 'codemirror6') return {text: cap(lines('.cm-content .cm-line'))};
+    return {text: cap(root.innerText)};
+  }
+  // probe: what the editor is, and whether the target's own centre shows the editor.
+  let cover = 'none';
+  const rect = [...el.getClientRects()].find(r => r.width >= 1 && r.height >= 1);
+  if (rect) {
+    const l = Math.max(0, rect.left), r = Math.min(view.innerWidth, rect.right);
+    const t = Math.max(0, rect.top), b = Math.min(view.innerHeight, rect.bottom);
+    if (r - l >= 1 && b - t >= 1) {
+      const hit = doc.elementFromPoint((l + r) / 2, (t + b) / 2);
+      if (hit && !el.contains(hit)) cover = root.contains(hit) ? 'inside' : 'outside';
+    }
+  }
+  return {kind: k.kind, hiddenInput: el === input && el !== surface, cover,
+          mac: /^Mac/.test(String(view.navigator.platform || ''))};
+}"""
+
+_FOCUSED_JS = """(() => {
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  return a && a !== document.body && a !== document.documentElement ? a : null;
+})()"""
+
+_DRAWN_JS = ("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => "
+             "r(true))))")
+
+
+@attrs.frozen(kw_only=True)
+class Editor:
+    """The editor an element belongs to (see :func:`editor_of`)."""
+
+    kind: str  # one of EDITOR_KINDS
+    hidden_input: bool  # the element is the editor's hidden input (CodeMirror 5, Monaco)
+    cover: str  # what the element's centre shows: "none" (itself), "inside" the editor, "outside"
+    mac: bool  # the page runs on macOS: select-all is Meta+A there
+
+    def covered_by_itself(self) -> bool:
+        """The element's centre shows the editor's own parts (or it is a hidden input)."""
+        return self.hidden_input or self.cover == "inside"
+
+
+async def editor_of(tab: TabActor, handle: ElementHandle) -> Editor | None:
+    """The rich editor the element is (or is part of, or is the one editor inside), else None.
+
+    A plain ``input``/``textarea`` — and a field of a widget's own, such as an
+    editor's search box — is None. Raises StaleRef when the element left its
+    document; other errors and cancellation: as the module's.
+    """
+    probe = await call_on(tab, handle, _EDITOR_JS, "probe")
+    if isinstance(probe, dict) and probe.get("detached"):
+        raise StaleRef("the element was removed from the page before the action",
+                       reason="detached", hint="take a new snapshot")
+    if not isinstance(probe, dict) or probe.get("kind") not in EDITOR_KINDS:
+        return None
+    return Editor(kind=str(probe["kind"]), hidden_input=bool(probe.get("hiddenInput")),
+                  cover=str(probe.get("cover") or "none"), mac=bool(probe.get("mac")))
+
+
+async def focus_editor(tab: TabActor, handle: ElementHandle) -> str:
+    """Give the element's editor keyboard focus as its own scripts expect.
+
+    Focus already inside the editor on something that takes text is kept
+    ("kept"); else the element itself (when it takes text) or the editor's
+    input is focused ("focused"), or the page refused it ("refused").
+    Errors and cancellation: as the module's.
+    """
+    how = await call_on(tab, handle, _EDITOR_JS, "focus")
+    return str(how) if how in ("kept", "focused") else "refused"
+
+
+async def editor_surface(tab: TabActor, handle: ElementHandle) -> ElementHandle | None:
+    """The element the editor draws its text on (a click there places the caret), or None."""
+    params: dict[str, Any] = {
+        "objectId": handle.object_id, "functionDeclaration": _EDITOR_JS,
+        "arguments": [{"value": "surface"}], "returnByValue": False}
+    try:
+        result = await send_in(tab, handle.session, "Runtime.callFunctionOn", params)
+    except CdpError as exc:
+        raise (gone_error(exc) or exc) from None
+    remote = result.get("result") or {}
+    if result.get("exceptionDetails") or remote.get("subtype") != "node" \
+            or not remote.get("objectId"):
+        return None
+    return attrs.evolve(handle, object_id=str(remote["objectId"]), ref=None)
+
+
+async def focused_element(tab: TabActor) -> ElementHandle | None:
+    """The main document's focused element (inside open shadow roots), or None.
+
+    None too when the body has focus, or focus is inside a frame (the frame's
+    element is no editor). Errors and cancellation: as the module's.
+    """
+    frame_id = tab.main_frame_id
+    context_id = await world_context(tab, tab.session, frame_id)
+    remote = await world_evaluate(tab, tab.session, frame_id, _FOCUSED_JS, by_value=False)
+    if remote.get("subtype") != "node" or not remote.get("objectId"):
+        return None
+    return ElementHandle(session=tab.session, object_id=str(remote["objectId"]),
+                         context_id=context_id, frame_id=frame_id, role="", name="", ref=None)
+
+
+async def editor_text(tab: TabActor, handle: ElementHandle) -> tuple[str | None, bool]:
+    """What the element's editor shows, once the page has drawn (≤ :data:`DRAW_WAIT_S`).
+
+    Returns ``(text, drawn)``: ``text`` None when the element is no editor;
+    ``drawn`` False when the page drew no frame in time (an editor that
+    draws on the next frame, like Monaco, may then still show older text).
+    Errors and cancellation: as the module's.
+    """
+    drawn = False
+    with trio.move_on_after(DRAW_WAIT_S):
+        try:
+            await send_in(tab, handle.session, "Runtime.evaluate",
+                          {"expression": _DRAWN_JS, "contextId": handle.context_id,
+                           "awaitPromise": True, "returnByValue": True})
+            drawn = True
+        except BrowserdError:
+            drawn = False
+    reply = await call_on(tab, handle, _EDITOR_JS, "text")
+    if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
+        return None, drawn
+    return str(reply["text"]), drawn
+
+
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+_SPACE = re.compile(r"\s+")
+
+
+def _normal(text: str) -> str:
+    """Text as compared: no zero-width characters, every run of white space one space."""
+    return _SPACE.sub(" ", _INVISIBLE.sub("", text)).strip()
+
+
+def same_text(shown: str, typed: str) -> bool:
+    """Whether an editor showing ``shown`` holds exactly ``typed`` (white space aside:
+    editors draw line breaks and spaces their own way)."""
+    return _normal(shown) == _normal(typed)
+
+
+def text_contains(shown: str, typed: str) -> bool:
+    """Whether ``typed`` appears in what the editor shows (white space aside)."""
+    return _normal(typed) in _normal(shown)

@@ -1,0 +1,204 @@
+"""Session records against real Chromium: record a form fill, read it, export it, replay it.
+
+One module-scoped flow on a small form (text input, select, checkbox, submit button,
+link), in a session of its own so no other test's calls land in the record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+import trio
+
+from tests.conftest import add_route
+from tests.integration.helpers import html_route
+
+pytestmark = pytest.mark.chromium
+
+_FORM = """<!doctype html><html><head><title>&lt;script&gt;alert(1)&lt;/script&gt; Shop</title>
+</head><body><form action="/records-done" method="get">
+<label>Full name <input name="fullname"></label>
+<label>Plan <select name="plan"><option value="free">Free</option>
+<option value="pro">Pro</option></select></label>
+<label><input type="checkbox" name="terms"> I agree</label>
+<button type="submit">{button}</button></form>
+<a href="/records-done">Elsewhere</a></body></html>"""
+
+add_route("/records-form", html_route(_FORM.format(button="Pay")))
+add_route("/records-form-renamed", html_route(_FORM.format(button="Submit order")))
+add_route("/records-done", html_route("<!doctype html><title>done</title><p>Thanks</p>"))
+
+
+class Session:
+    def __init__(self, api: httpx.AsyncClient, session_id: str) -> None:
+        self.api, self.id = api, session_id
+        self.headers = {"X-Browserd-Session": session_id}
+
+    async def post(self, path: str, **body: Any) -> httpx.Response:
+        return await self.api.post(path, json=body, headers=self.headers)
+
+    async def get(self, path: str, **params: Any) -> httpx.Response:
+        return await self.api.get(path, params=params, headers=self.headers)
+
+    async def ok(self, path: str, **body: Any) -> dict[str, Any]:
+        r = await self.post(path, **body)
+        assert r.status_code == 200, r.text
+        data: dict[str, Any] = r.json()
+        return data
+
+    async def open_tab(self) -> str:
+        return str((await self.ok("/tabs/open", url="about:blank"))["targetId"])
+
+
+@pytest.fixture
+async def session(api: httpx.AsyncClient) -> AsyncIterator[Session]:
+    r = await api.post("/sessions", json={"name": "records"})
+    assert r.status_code == 200, r.text
+    sid = r.json()["sessionId"]
+    yield Session(api, sid)
+    await api.delete(f"/sessions/{sid}")
+
+
+async def _record_fill(s: Session, url: str) -> tuple[str, str]:
+    """Record the form being filled on a tab of ``s``; (record id, tab)."""
+    tab = await s.open_tab()
+    await s.ok("/navigate", targetId=tab, url=url)
+    started = await s.ok("/record/start", targetId=tab)
+    record_id = started["record"]["id"]
+    await s.ok("/navigate", targetId=tab, url=url)
+    r = await s.get("/snapshot", targetId=tab, nodes="true")
+    assert r.status_code == 200, r.text
+    refs = {(n["role"], n["name"]): n["ref"] for n in r.json()["nodes"]}
+    await s.ok("/type", targetId=tab, ref=refs[("textbox", "Full name")], text="Ada Lovelace")
+    await s.ok("/select", targetId=tab, ref=refs[("combobox", "Plan")], values=["Pro"])
+    await s.ok("/click", targetId=tab, ref=refs[("checkbox", "I agree")])
+    await s.ok("/click", targetId=tab, ref=refs[("button", "Pay")])
+    stopped = await s.ok("/record/stop")
+    assert stopped["record"]["recording"] is False
+    return record_id, tab
+
+
+def _submitted(url: str) -> dict[str, list[str]]:
+    parts = urlsplit(url)
+    assert parts.path == "/records-done", url
+    return parse_qs(parts.query)
+
+
+async def test_a_recorded_fill_reads_back_exports_and_replays(session: Session, pages: Any,
+                                                             api: httpx.AsyncClient) -> None:
+    with trio.fail_after(60):
+        record_id, _ = await _record_fill(session, pages.url("/records-form"))
+
+        # JSON: every step, its target by role and name (looked up before it ran).
+        r = await session.get(f"/records/{record_id}")
+        assert r.status_code == 200, r.text
+        record = r.json()
+        kinds = [s["kind"] for s in record["steps"]]
+        assert kinds == ["navigate", "type", "select", "click", "click"]
+        assert all(s["ok"] for s in record["steps"])
+        targets = [s["targets"].get("element") for s in record["steps"][1:]]
+        assert [(t["role"], t["name"]) for t in targets] == [
+            ("textbox", "Full name"), ("combobox", "Plan"), ("checkbox", "I agree"),
+            ("button", "Pay")]
+        assert all(t["ref"].startswith("e") for t in targets)
+        last = record["steps"][-1]
+        assert urlsplit(last["effects"]["navigated"]).path == "/records-done"
+        assert urlsplit(last["url"]).path == "/records-done"
+        for step in record["steps"]:
+            for which in ("before", "after"):
+                shot = step[which]
+                assert shot is not None and 0 < shot["width"] <= 320, step
+        png = await session.get(f"/records/{record_id}/shots/{last['after']['name']}")
+        assert png.status_code == 200 and png.content[:2] == b"\xff\xd8"  # a JPEG
+        assert len(png.content) < 60_000
+
+        # Another session does not see it; the list of this one does.
+        listing = (await session.get("/records")).json()["records"]
+        assert record_id in [i["id"] for i in listing]
+        assert (await api.get(f"/records/{record_id}")).status_code == 404
+
+        # HTML: self-contained, the page's title escaped.
+        page = await session.get(f"/records/{record_id}", format="html")
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        text = page.text
+        assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+        assert text.count("data:image/jpeg;base64,") == 10
+        assert "http://" not in text.split("</title>")[0]  # nothing fetched from elsewhere
+        assert "&ldquo;Pay&rdquo;" in text
+
+        # The Python script repeats the fill in a Chromium of its own.
+        code = (await session.get(f"/records/{record_id}", format="script",
+                                  lang="python")).text
+        assert 'page.get_by_role("button", name="Pay", exact=True).click()' in code
+        assert "e1" not in code.split("def run")[1].split("\n\n\n")[0].replace("Free", "")
+        final_url = await trio.to_thread.run_sync(_run_python_script, code)
+        assert _submitted(final_url) == {"fullname": ["Ada Lovelace"], "plan": ["pro"],
+                                         "terms": ["on"]}
+
+        # Replay through browserd on a fresh tab of the session.
+        fresh = await session.open_tab()
+        replayed = await session.ok(f"/records/{record_id}/replay", targetId=fresh)
+        assert replayed == {"ok": True, "recordId": record_id, "done": 5}, replayed
+        url = (await session.ok("/eval", targetId=fresh, js="location.href"))["result"]
+        assert _submitted(url) == {"fullname": ["Ada Lovelace"], "plan": ["pro"],
+                                   "terms": ["on"]}
+
+        r = await session.api.delete(f"/records/{record_id}", headers=session.headers)
+        assert r.status_code == 200
+        assert (await session.get(f"/records/{record_id}")).status_code == 404
+
+
+def _run_python_script(code: str) -> str:
+    """Run the generated script's ``run(page)`` with Python Playwright; the final URL."""
+    from playwright.sync_api import sync_playwright
+
+    namespace: dict[str, Any] = {"__name__": "recorded"}
+    exec(compile(code, "recorded.py", "exec"), namespace)  # (our own export)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(10_000)
+            namespace["run"](page)
+            page.wait_for_url("**/records-done**")
+            return str(page.url)
+        finally:
+            browser.close()
+
+
+async def test_replay_on_a_changed_page_stops_where_the_target_is_missing(
+        session: Session, pages: Any) -> None:
+    with trio.fail_after(60):
+        record_id, _ = await _record_fill(session, pages.url("/records-form"))
+        fresh = await session.open_tab()
+        # The recorded URL now serves the form with its button renamed.
+        add_route("/records-form", html_route(_FORM.format(button="Submit order")))
+        try:
+            answer = await session.ok(f"/records/{record_id}/replay", targetId=fresh)
+        finally:
+            add_route("/records-form", html_route(_FORM.format(button="Pay")))
+        assert answer["ok"] is False
+        assert (answer["stoppedAt"], answer["done"]) == (4, 4), answer
+        assert answer["step"]["targets"]["element"]["name"] == "Pay"
+        assert answer["error"]["code"] == "NO_MATCH", answer
+        # The steps before it ran: the field holds the name.
+        typed = await session.ok("/eval", targetId=fresh,
+                                 js="document.querySelector('input[name=fullname]').value")
+        assert typed["result"] == "Ada Lovelace"
+        await session.api.delete(f"/records/{record_id}", headers=session.headers)
+
+
+async def test_starting_twice_is_a_conflict_and_stopping_none_is_404(session: Session) -> None:
+    r = await session.post("/record/start")
+    assert r.status_code == 200, r.text
+    again = await session.post("/record/start")
+    assert again.status_code == 409 and again.json()["recordId"] == r.json()["record"]["id"]
+    assert (await session.post("/record/stop")).status_code == 200
+    missing = await session.post("/record/stop")
+    assert missing.status_code == 404
+
