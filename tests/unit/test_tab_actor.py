@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
 import pytest
 import trio
 
-from browserd.errors import BrowserGone, DialogOpen, TabBroken, TargetCrashed
+from browserd.errors import (
+    BrowserGone,
+    BrowserUnresponsive,
+    DialogOpen,
+    TabBroken,
+    TargetCrashed,
+)
 from browserd.tabs import query
 from browserd.tabs.actions import observing
 from browserd.tabs.actor import DROPPABLE_QUEUE, EVENT_BUFFER, TabActor
@@ -274,3 +281,23 @@ async def test_observer_sees_nothing_when_nothing_happens() -> None:
         async with running_tab(tab_peer()) as tab:
             with observing(tab) as observer:
                 assert await observer.settle(quiet_s=0.01) == {}
+
+
+async def test_work_queued_behind_a_hang_is_told_the_browser_hung() -> None:
+    """A call still waiting for the tab when the browser was found hung gets the cause
+    (503 BROWSER_UNRESPONSIVE), not "the tab was closed"; any other end stays BROWSER_GONE."""
+    with trio.fail_after(10):
+        async with running_tab(tab_peer()) as tab:
+            real = tab.connection
+            tab.close()
+            try:
+                tab.connection = SimpleNamespace(  # type: ignore[assignment]
+                    is_closed=True, close_reason=BrowserUnresponsive("no answer in 5 s"))
+                with pytest.raises(BrowserUnresponsive, match="no answer in 5 s"):
+                    tab.check_usable()
+                tab.connection = SimpleNamespace(  # type: ignore[assignment]
+                    is_closed=True, close_reason=BrowserGone("the browser connection closed"))
+                with pytest.raises(BrowserGone, match="the tab was closed"):
+                    tab.check_usable()
+            finally:
+                tab.connection = real

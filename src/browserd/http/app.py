@@ -13,7 +13,6 @@ import logging
 import time
 from typing import Any
 
-import attrs
 import orjson
 from quart import Response, request
 from quart_trio import QuartTrio
@@ -27,7 +26,7 @@ from ..system import System
 from ..ui.gate import UiGate
 from .answers import components, with_answers
 from .dispatch import audit, audit_field, authorize, domain_error, redacted, run_handler
-from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER
+from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER, with_scope_fields
 from .guard import ASGIApp, Guard
 from .routes import all_routes
 from .routes.ui import register_ui
@@ -87,12 +86,6 @@ def create_app(system: System) -> QuartTrio:
         return error_response(BodyTooLarge("the request body is too large"))
 
     return app
-
-
-def with_scope_fields(route: Route) -> Route:
-    """``route`` with the ``profile`` (and ``session``) fields its scope takes."""
-    extra = {"session": (PROFILE, SESSION), "profile": (PROFILE,), "none": ()}[route.scope]
-    return attrs.evolve(route, fields=(*route.fields, *extra))
 
 
 def bind_request(system: System, route: Route, args: dict[str, Any]) -> System:

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from ..principals import OWNER_SCOPE
-from .fields import PROFILE, SESSION
+from .fields import with_scope_fields
 from .routes import all_routes
 from .schema import Route
 
@@ -113,15 +113,9 @@ def catalog(routes: Iterable[Route] | None = None) -> dict[str, Operation]:
             group = _TAG_GROUPS.get(route.tag, route.tag)
         if name in out:
             raise ValueError(f"two routes are both called {name!r}")
-        out[name] = Operation(name=name, route=_with_scope_fields(route),
+        out[name] = Operation(name=name, route=with_scope_fields(route),
                               http_method=http_method, group=group)
     return out
-
-
-def _with_scope_fields(route: Route) -> Route:
-    """``route`` with the ``profile`` (and ``session``) fields its scope takes, as over HTTP."""
-    extra = {"session": (PROFILE, SESSION), "profile": (PROFILE,), "none": ()}[route.scope]
-    return attrs.evolve(route, fields=(*route.fields, *extra))
 
 
 def select(operations: dict[str, Operation], caps: Iterable[str]) -> list[Operation]:

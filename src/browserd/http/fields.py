@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import attrs
+
 from ..tabs import settle
-from .schema import Field
+from .schema import Field, Route
 
 __all__ = ["LOCATOR", "MODIFIERS", "PROFILE", "PROFILE_HEADER", "REF", "REQUIRED_TARGET",
            "SELECTOR",
            "SESSION", "SESSION_HEADER", "TARGET", "TEXT_TARGET", "WAIT_UNTIL",
-           "timeout_field"]
+           "timeout_field", "with_scope_fields"]
 
 #: The header that names a request's profile (the ``profile`` field wins).
 PROFILE_HEADER = "X-Browserd-Profile"
@@ -53,3 +55,10 @@ PROFILE = Field(name="profile", type="string", max_length=64,
 SESSION = Field(name="session", type="string", max_length=64,
                 description="a sessionId from POST /sessions: only that session's tabs are "
                 "seen (also as the X-Browserd-Session header); default: no session")
+
+
+def with_scope_fields(route: Route) -> Route:
+    """``route`` with the ``profile`` (and ``session``) fields its scope takes: every lane
+    (HTTP, /ws, MCP) accepts them the same way."""
+    extra = {"session": (PROFILE, SESSION), "profile": (PROFILE,), "none": ()}[route.scope]
+    return attrs.evolve(route, fields=(*route.fields, *extra))

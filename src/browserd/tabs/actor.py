@@ -33,6 +33,7 @@ from ..cdp.connection import PendingReply
 from ..errors import (
     BrowserdError,
     BrowserGone,
+    BrowserUnresponsive,
     DialogOpen,
     TabBroken,
     TabBusy,
@@ -440,10 +441,13 @@ class TabActor:
             self._lock.release()
 
     def check_usable(self, *, allow_crashed: bool = False, allow_dialog: bool = True) -> None:
-        """Raise why no work can run on the tab now; TabBroken when its actor ended on its own."""
+        """Raise why no work can run on the tab now: TabBroken when its actor ended on its
+        own, BrowserUnresponsive when the browser hung (for a call that was still queued)."""
         if self.closed:
             if self.broken is not None and not self.connection.is_closed:
                 raise self._broken_error()
+            if isinstance(cause := self.connection.close_reason, BrowserUnresponsive):
+                raise BrowserUnresponsive(cause.message)  # a call queued behind a hang
             raise BrowserGone("the tab was closed", hint="list tabs with GET /tabs")
         if self.crashed and not allow_crashed:
             raise TargetCrashed("the tab's renderer crashed")
