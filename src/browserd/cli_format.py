@@ -27,7 +27,7 @@ from .answer_text import format_matches, page_block
 from .cli_format_state import format_fields, format_state
 from .cli_network import format_network
 
-__all__ = ["human"]
+__all__ = ["PageText", "human"]
 
 
 def _format_status(s: dict[str, Any]) -> str:
@@ -213,10 +213,19 @@ _PAGE_DATA = frozenset({"cookies", "origins", "items", "elements", "requests", "
 """Keys of answers whose fallback rendering is the page's data."""
 
 
+class PageText(str):
+    """A command's text that holds what a page provided: printed between the boundary
+    lines (a plain ``str`` is the command's own words)."""
+
+    __slots__ = ()
+
+
 def human(result: Any, nonce: str | None = None, words: Callable[[str], str] = str) -> str:
     """``result`` (a decoded answer) as text for a person; with ``nonce``, the page's
     parts between that nonce's boundary lines; ``words`` rewrites the service's hints
     (default: as they are)."""
+    if isinstance(result, PageText):
+        return page_block(str(result), nonce)
     if isinstance(result, str):
         return result
     if isinstance(result, dict):

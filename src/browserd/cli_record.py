@@ -6,7 +6,10 @@ ID`` read them (JSON with ``--json``; page text shown with ``repr`` so it
 cannot forge lines); ``html ID --out F`` writes the self-contained page,
 ``script ID --lang python|typescript [--out F]`` the Playwright script.
 ``browserd replay ID [--target ID]`` repeats a record through browserd and
-exits non-zero when it stopped at a step.
+exits non-zero when it stopped at a step; it may take up to
+:data:`REPLAY_TIMEOUT_S`. What a page provided (names, titles, URLs, step
+listings, a script) is printed between the page boundary lines
+(:class:`~browserd.cli_format.PageText`); record ids go into paths quoted.
 """
 
 from __future__ import annotations
@@ -14,10 +17,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from .cli_format import PageText
 from .errors import BrowserdError
 
-__all__ = ["RECORD_COMMANDS", "add_record_commands"]
+__all__ = ["RECORD_COMMANDS", "REPLAY_TIMEOUT_S", "add_record_commands"]
+
+#: How long ``browserd replay`` waits for the service's answer (every step has its own
+#: deadline there; a long record takes long).
+REPLAY_TIMEOUT_S = 30 * 60.0
+
+
+def _path(record_id: str, tail: str = "") -> str:
+    return f"/records/{quote(record_id, safe='')}{tail}"
 
 
 def add_record_commands(sub: Any) -> None:
@@ -64,32 +77,39 @@ def _record(client: Any, args: argparse.Namespace) -> Any:
         listing = client.get("/records")
         if getattr(args, "json", False):
             return listing
-        return "\n".join(f"{r['id']}  steps={r['steps']}  "
-                         f"{'recording' if r['recording'] else 'stopped'}  "
-                         f"session={r['session'] or '-'}" for r in listing["records"]) \
-            or "no records"
+        return PageText("\n".join(f"{r['id']}  steps={r['steps']}  "
+                                  f"{'recording' if r['recording'] else 'stopped'}  "
+                                  f"session={r['session'] or '-'}"
+                                  for r in listing["records"])) or "no records"
     if action == "show":
-        record = client.get(f"/records/{args.record_id}")
+        record = client.get(_path(args.record_id))
         if getattr(args, "json", False):
             return record
-        return "\n".join(_step_line(s) for s in record["steps"]) or "no steps"
+        return PageText("\n".join(_step_line(s) for s in record["steps"])) or "no steps"
     if action == "html":
-        page = client.get(f"/records/{args.record_id}", format="html")
+        page = client.get(_path(args.record_id), format="html")
         Path(args.out).write_text(_text(page), encoding="utf-8")
         return f"wrote {args.out}"
-    code = _text(client.get(f"/records/{args.record_id}", format="script", lang=args.lang))
+    code = _text(client.get(_path(args.record_id), format="script", lang=args.lang))
     if args.out:
         Path(args.out).write_text(code, encoding="utf-8")
         return f"wrote {args.out}"
-    return code
+    return PageText(code)
 
 
 def _replay(client: Any, args: argparse.Namespace) -> Any:
-    answer = client.post(f"/records/{args.record_id}/replay", targetId=args.target)
+    """Replay the record; BrowserdError (exit 1) naming the step and the error's code when
+    it stopped (not its message: that may quote the page, and the error line is the
+    CLI's own words)."""
+    waited, client.timeout = client.timeout, max(client.timeout, REPLAY_TIMEOUT_S)
+    try:
+        answer = client.post(_path(args.record_id, "/replay"), targetId=args.target)
+    finally:
+        client.timeout = waited
     if not answer.get("ok"):
         error = answer.get("error") or {}
         raise BrowserdError(f"the replay stopped at step {answer.get('stoppedAt')}: "
-                            f"{error.get('code')}: {error.get('error')!r}",
+                            f"{error.get('code')}",
                             hint="show the record: browserd record show "
                                  f"{args.record_id}")
     return answer

@@ -24,7 +24,9 @@ SHOP = """<!doctype html><title>shop</title>
 <p id="paid">0</p>
 <button onclick="document.getElementById('paid').textContent =
   String(Number(document.getElementById('paid').textContent) + 1)">Pay now</button>
-<button onclick="document.title = 'looked'">Look</button>"""
+<button onclick="document.title = 'looked'">Look</button>
+<button id="x1" onclick="document.getElementById('paid').textContent =
+  String(Number(document.getElementById('paid').textContent) + 10)">Buy it</button>"""
 add_route("/confirm/shop", html_route(SHOP))
 add_route("/confirm/files", html_route(
     '<!doctype html><a href="/confirm/report" download="report.txt">Get report</a>'))
@@ -112,6 +114,35 @@ async def test_a_pay_click_waits_for_the_person_and_runs_after_approval(
     assert await js(agent, tab, "document.getElementById('paid').textContent") == "1"
 
 
+async def test_the_name_is_the_elements_own_however_the_agent_names_it(
+        agent: httpx.AsyncClient, pages: PageServer) -> None:
+    """A name rule judges the element's accessible name, resolved in the page: a selector,
+    a partial role/name locator or a text match cannot step around it, and raw input whose
+    target cannot be told first (a mouse press at pixels) is held by it too."""
+    tab = await open_shop(agent, pages)
+    box = await js(agent, tab, "(() => { const r = document.getElementById('x1')"
+                               ".getBoundingClientRect(); return [r.x + 5, r.y + 5]; })()")
+    for how in ({"selector": "#x1"}, {"role": "button", "name": "uy i"},
+                {"text": "Buy"}, {"selector": "button:nth-of-type(1)"}):
+        r = await agent.post("/click", json={"targetId": tab, **how})
+        assert r.status_code == 202, (how, r.text)
+        assert r.json()["confirmation"]["target"]["name"] in ("Buy it", "Pay now"), r.text
+    r = await agent.post("/act", json={"targetId": tab, "actions": [
+        {"kind": "click", "selector": "#x1"}]})
+    assert r.status_code == 202, r.text
+    r = await agent.post("/mouse", json={"targetId": tab, "action": "click",
+                                         "x": box[0], "y": box[1]})
+    assert r.status_code == 202, r.text
+    assert "cannot be told first" in r.json()["confirmation"]["summary"]
+    r = await agent.post("/mouse", json={"targetId": tab, "action": "move", "x": 1, "y": 1})
+    assert r.status_code == 200, r.text  # a move clicks nothing
+    r = await agent.post("/click", json={"targetId": tab, "selector": "button:nth-of-type(2)"})
+    assert r.status_code == 200, r.text  # "Look": not a name the rule holds
+    r = await agent.post("/click", json={"targetId": tab, "selector": "#nothing-here"})
+    assert r.status_code == 404, r.text  # the action's own answer: nothing matched
+    assert await js(agent, tab, "document.getElementById('paid').textContent") == "0"
+
+
 async def test_a_denied_click_is_403_denied_and_never_runs(
         held_service: ServiceInfo, agent: httpx.AsyncClient, pages: PageServer) -> None:
     tab = await open_shop(agent, pages)
@@ -162,3 +193,32 @@ async def test_a_downloaded_file_reaches_the_agent_only_after_the_person_approve
     assert r.status_code == 200 and r.json()["result"]["released"] is True, r.text
     r = await agent.get(f"/downloads/{download}")
     assert r.status_code == 200 and r.content == b"quarterly numbers\n", r.text
+
+
+async def test_an_approved_action_is_recorded_and_its_replay_is_held_again(
+        held_service: ServiceInfo, agent: httpx.AsyncClient, pages: PageServer) -> None:
+    tab = await open_shop(agent, pages)
+    r = await agent.post("/record/start", json={"targetId": tab})
+    assert r.status_code == 200, r.text
+    record_id = r.json()["record"]["id"]
+    r = await agent.post("/click", json={"targetId": tab,
+                                         "ref": await ref_of(agent, tab, "button", "Pay now")})
+    assert r.status_code == 202, r.text
+    held = r.json()["confirmation"]
+    r = await agent.post(f"/confirmations/{held['id']}", json={"approve": True},
+                         headers=person(held_service))
+    assert r.status_code == 200, r.text
+    r = await agent.post("/wait", json={"confirmation": held["id"], "timeoutMs": 20_000})
+    assert r.status_code == 200 and r.json()["result"]["ok"] is True, r.text
+    assert (await agent.post("/record/stop", json={})).status_code == 200
+    steps = (await agent.get(f"/records/{record_id}")).json()["steps"]
+    # The approved click is its own step (the wait on the confirmation, which a replay
+    # leaves out, follows it).
+    assert [(s["kind"], s["ok"]) for s in steps] == [("click", True), ("wait", True)], steps
+    assert steps[0]["targets"]["element"]["name"] == "Pay now"
+    # Replayed as the agent, the click is held for the person again (never paid twice).
+    r = await agent.post(f"/records/{record_id}/replay", json={"targetId": tab})
+    assert r.status_code == 200, r.text
+    assert r.json()["ok"] is False and r.json()["error"]["code"] == "CONFIRMATION_REQUIRED"
+    assert await js(agent, tab, "document.getElementById('paid').textContent") == "1"
+    await agent.delete(f"/records/{record_id}")

@@ -265,3 +265,44 @@ async def test_an_invisible_key_proxy_is_cleared_by_keys(api, tab, editor_pages)
         await navigate(api, tab, editor_pages.url("/editor_proxy.html"))
         await ok(api, "/type", tab, selector="#proxy", text=NEW, clear=True)
         assert await js(api, tab, "editorText()") == NEW
+
+
+# The page's class names and editing hosts do not move a covered click: a page
+# whose whole body claims to be an editor, and a container holding one editor,
+# get the usual DOM click (``coveredBy``), not a press somewhere the page chose.
+_VEIL = ("<div id='veil' style='position: fixed; inset: 0; z-index: 10'></div>"
+         "<span id='target' role='button' onclick='window.clicked = (window.clicked || 0) + 1'>"
+         "Go</span>")
+CLAIMS = {
+    "codemirror-class": "<body class='CodeMirror'><div class='CodeMirror-scroll' "
+                        f"style='height: 300px'></div>{_VEIL}</body>",
+    "contenteditable": f"<body contenteditable='true'>{_VEIL}</body>",
+    "both": f"<body class='CodeMirror' contenteditable='true'>{_VEIL}</body>",
+}
+
+
+@pytest.mark.parametrize("claim", list(CLAIMS))
+async def test_a_body_that_claims_to_be_an_editor_gets_the_usual_fallback(api, tab, pages, claim):
+    with trio.fail_after(30):
+        html = f"<!doctype html><html><head><title>Claim</title></head>{CLAIMS[claim]}</html>"
+        add_route(f"/editor_claim_{claim}.html", html_route(html))
+        await navigate(api, tab, pages.url(f"/editor_claim_{claim}.html"))
+        data = await ok(api, "/click", tab, selector="#target")
+        assert data["method"] == "dom", data
+        assert data["coveredBy"]["id"] == "veil", data
+        assert "editor" not in data
+        assert await js(api, tab, "window.clicked") == 1
+
+
+async def test_a_covered_container_holding_one_editor_gets_the_usual_fallback(
+        api, tab, editor_pages):
+    with trio.fail_after(30):
+        await _open(api, tab, editor_pages, "codemirror5")
+        await js(api, tab, "const d = document.createElement('div'); d.id = 'veil';"
+                           "d.style = 'position: fixed; inset: 0; z-index: 10';"
+                           "document.body.append(d); 1")
+        data = await ok(api, "/click", tab, selector="#editor")
+        assert data["method"] == "dom", data
+        assert data["coveredBy"]["id"] == "veil", data
+        assert "editor" not in data
+        assert not await _focus_inside(api, tab, "codemirror5")

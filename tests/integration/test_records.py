@@ -6,6 +6,9 @@ link), in a session of its own so no other test's calls land in the record.
 
 from __future__ import annotations
 
+import html
+import json
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -202,3 +205,106 @@ async def test_starting_twice_is_a_conflict_and_stopping_none_is_404(session: Se
     missing = await session.post("/record/stop")
     assert missing.status_code == 404
 
+
+
+def _owner(service: Any) -> dict[str, str]:
+    token = (service.home / "config" / "owner-token").read_text().strip()
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def _mint(api: httpx.AsyncClient, service: Any, **body: Any) -> dict[str, Any]:
+    body = {"name": f"rec-{os.urandom(4).hex()}", "scopes": ["read", "act"], **body}
+    r = await api.post("/tokens", json=body, headers=_owner(service))
+    assert r.status_code == 200, r.text
+    minted: dict[str, Any] = r.json()
+    return minted
+
+
+async def test_a_record_holds_and_shows_only_its_own_tokens_calls(
+        service: Any, api: httpx.AsyncClient, pages: Any) -> None:
+    with trio.fail_after(30):
+        a = await _mint(api, service, newSession=True)
+        sid = a["sessions"][0]
+        b = await _mint(api, service, sessions=[sid])
+        as_a = {"Authorization": f"Bearer {a['token']}", "X-Browserd-Session": sid}
+        as_b = {"Authorization": f"Bearer {b['token']}", "X-Browserd-Session": sid}
+        r = await api.post("/tabs/open", json={"url": pages.url("/records-done")},
+                           headers=as_b)
+        assert r.status_code == 200, r.text
+        tab_b = r.json()["targetId"]
+        r = await api.post("/record/start", json={}, headers=as_a)
+        assert r.status_code == 200, r.text
+        record_id = r.json()["record"]["id"]
+        assert r.json()["record"]["principal"] == a["name"]
+        r = await api.post("/navigate", json={"targetId": tab_b, "url": pages.url(
+            "/records-form")}, headers=as_b)
+        assert r.status_code == 200, r.text
+        # B may record on its own meanwhile; A's record is not B's to read, stop or delete.
+        for method, path in (("GET", f"/records/{record_id}"),
+                             ("GET", f"/records/{record_id}?format=html"),
+                             ("POST", f"/records/{record_id}/replay"),
+                             ("DELETE", f"/records/{record_id}")):
+            r = await api.request(method, path, headers=as_b,
+                                  json={} if method == "POST" else None)
+            assert r.status_code == 404, (method, path, r.text)
+        assert record_id not in [i["id"] for i in (await api.get(
+            "/records", headers=as_b)).json()["records"]]
+        assert (await api.post("/record/stop", json={}, headers=as_b)).status_code == 404
+        r = await api.post("/record/stop", json={}, headers=as_a)
+        assert r.status_code == 200 and r.json()["record"]["steps"] == 0, r.text
+        # The person reads every record and deletes it.
+        owner = _owner(service)
+        r = await api.get("/records", headers=owner)
+        assert r.status_code == 200 and record_id in [i["id"] for i in r.json()["records"]]
+        r = await api.get(f"/records/{record_id}", headers=owner)
+        assert r.status_code == 200 and r.json()["steps"] == [], r.text
+        assert r.json()["untrusted"] == ["steps"]
+        assert (await api.delete(f"/records/{record_id}", headers=owner)).status_code == 200
+        for token in (a, b):
+            await api.delete(f"/tokens/{token['name']}", headers=owner)
+
+
+async def test_a_record_ends_with_its_session(api: httpx.AsyncClient, service: Any) -> None:
+    r = await api.post("/sessions", json={"name": "records-ending"})
+    assert r.status_code == 200, r.text
+    sid = r.json()["sessionId"]
+    r = await api.post("/record/start", json={}, headers={"X-Browserd-Session": sid})
+    assert r.status_code == 200, r.text
+    record_id = r.json()["record"]["id"]
+    assert (await api.delete(f"/sessions/{sid}")).status_code == 200
+    r = await api.get(f"/records/{record_id}", headers=_owner(service))
+    assert r.status_code == 200 and r.json()["recording"] is False, r.text
+    await api.delete(f"/records/{record_id}", headers=_owner(service))
+
+
+_ODD = '<&"\\é' + os.urandom(3).hex()
+add_route("/records-odd", html_route(f"<!doctype html><title>{html.escape(_ODD)}</title>"))
+
+
+async def test_a_secret_stored_after_the_record_is_not_in_any_export(
+        session: Session, service: Any, pages: Any) -> None:
+    with trio.fail_after(30):
+        tab = await session.open_tab()
+        await session.ok("/record/start", targetId=tab)
+        await session.ok("/navigate", targetId=tab, url=pages.url("/records-odd"))
+        await session.ok("/record/stop")
+        record_id = (await session.get("/records")).json()["records"][0]["id"]
+        raw = await session.get(f"/records/{record_id}")
+        assert raw.json()["steps"][0]["title"] == _ODD  # not a secret yet
+        name = f"odd{os.urandom(3).hex()}"
+        r = await session.api.put(f"/secrets/{name}", json={"value": _ODD},
+                                  headers=_owner(service))
+        assert r.status_code == 200, r.text
+        try:
+            for params in ({}, {"shots": "true"}, {"format": "html"},
+                           {"format": "script", "lang": "python"},
+                           {"format": "script", "lang": "typescript"}):
+                r = await session.get(f"/records/{record_id}", **params)
+                assert r.status_code == 200, (params, r.text)
+                for form in (_ODD, json.dumps(_ODD)[1:-1], html.escape(_ODD)):
+                    assert form not in r.text, (params, form)
+                if params.get("format") != "script":  # a script has no page titles
+                    assert f"secret:{name}" in r.text, params
+        finally:
+            await session.api.delete(f"/secrets/{name}", headers=_owner(service))
+            await session.api.delete(f"/records/{record_id}", headers=session.headers)

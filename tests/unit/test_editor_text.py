@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from browserd.tabs.actions.editors import same_text, text_contains
+from browserd.tabs.actions.editors import mac_platform, same_text, text_contains
 from browserd.tabs.actions.keyboard import clearing_keys
 
 
@@ -27,3 +27,10 @@ def test_clearing_is_select_all_and_backspace_with_the_commands_on_macos():
     assert _spelled(clearing_keys(True)) == [(("Meta",), "a", ("selectAll",)),
                                               ((), "Backspace", ("deleteBackward",))]
     assert _spelled(clearing_keys(False)) == [(("Control",), "a", ()), ((), "Backspace", ())]
+
+
+def test_select_all_follows_the_platform_the_page_reports():
+    for platform in ("MacIntel", "MacPPC", "Macintosh"):
+        assert mac_platform(platform), platform
+    for platform in ("Linux x86_64", "Win32", "iPhone", "", "macintel", "Linux Mac"):
+        assert not mac_platform(platform), platform

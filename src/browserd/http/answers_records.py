@@ -12,7 +12,8 @@ from .answers_json import BOOL, INT, NUM, STR, STRS, arr, maybe, obj, ref
 
 __all__ = ["RECORD_SCHEMAS"]
 
-_INFO = {"id": STR, "profile": STR, "session": maybe(STR), "targetId": maybe(STR),
+_INFO = {"id": STR, "principal": {**STR, "description": "the token that started it"},
+         "profile": STR, "session": maybe(STR), "targetId": maybe(STR),
          "startedAt": NUM, "stoppedAt": maybe(NUM), "recording": BOOL, "bytes": INT,
          "truncated": BOOL}
 _SHOT = obj({"name": STR, "width": INT, "height": INT, "bytes": INT,
@@ -34,6 +35,7 @@ RECORD_SCHEMAS: dict[str, Any] = {
     "RecordList": obj({"records": arr(ref("RecordInfo"))}),
     "RecordDeleted": obj({"ok": BOOL, "deleted": STR}),
     "ReplayAnswer": obj({"ok": BOOL, "recordId": STR, "done": INT, "stoppedAt?": INT,
-                         "step?": ref("RecordStep"), "error?": ref("Error")},
+                         "step?": ref("RecordStep"), "error?": ref("Error"),
+                         "untrusted?": STRS},
                         description="a replay's outcome (the first failed step ends it)"),
 }

@@ -3,7 +3,10 @@
 :func:`hold_if_confirmed` runs before a route's handler (in
 :func:`browserd.http.dispatch.run_handler`, so HTTP, ``/ws`` and MCP alike):
 when a ``confirm`` rule matches the action — its kind, the page's origin (a
-navigation's target origin), the target's accessible name — the action is
+navigation's target origin), the target's accessible name (resolved in the
+page for a selector, text or role/name locator; a raw mouse press or key,
+or typing into the focused element, has a name that cannot be told first
+and is held by any name rule of its kind) — the action is
 held on the :class:`~browserd.confirm.ConfirmationBoard` and the call answers
 202 CONFIRMATION_REQUIRED ``{confirmation: {id, kind, summary, target}}`` at
 once; nothing reached the page. ``POST /wait {confirmation: id}`` waits for
@@ -16,24 +19,36 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 import trio
 
-from ..confirm import first_match
-from ..errors import BrowserdError, ConfirmationRequired, Timeout
+from ..confirm import ConfirmRule, first_match
+from ..errors import (
+    Ambiguous,
+    BadRequest,
+    BrowserdError,
+    ConfirmationRequired,
+    NoMatch,
+    StaleRef,
+    Timeout,
+)
 from ..events import EventType
 from ..system import System
 from ..tabs.actor import TabActor
+from ..tabs.locate import resolve_action_target
+from ..tabs.locator import ElementTarget
 from ..tabs.origins import origin_of
 from .schema import Route
 
-__all__ = ["ROUTE_KINDS", "hold_if_confirmed", "kinds_of", "wait_for_confirmation"]
+__all__ = ["RESOLVE_S", "ROUTE_KINDS", "UNKNOWN", "hold_if_confirmed", "kinds_of",
+           "wait_for_confirmation"]
 
 #: The confirm kind of each route that acts (``/act`` steps: their own kinds).
 ROUTE_KINDS = {"/click": "click", "/type": "type", "/press": "press", "/select": "select",
                "/drag": "drag", "/upload": "upload", "/dialog": "dialog",
                "/navigate": "navigate", "/back": "navigate", "/forward": "navigate",
                "/reload": "navigate", "/eval": "eval", "/login": "submit",
-               "/tabs/open": "navigate"}
+               "/tabs/open": "navigate", "/mouse": "mouse", "/keyboard": "keyboard"}
 
 
 def kinds_of(kind: str, step: dict[str, Any]) -> tuple[str, ...]:
@@ -62,13 +77,67 @@ def _tab(system: System, target_id: Any) -> TabActor | None:
         return None  # the handler reports it
 
 
-def _name(tab: TabActor | None, step: dict[str, Any]) -> str | None:
+class _Unknown:
+    """The target's name cannot be known before the action runs (raw input at pixels,
+    the focused element, a page too busy to answer): name rules hold it (fail closed)."""
+
+
+UNKNOWN = _Unknown()
+#: How long resolving a target's accessible name for the rules may take.
+RESOLVE_S = 5.0
+#: Raw input judged by what it can do: a mouse press is a click, a key down a press.
+_RAW = {("mouse", "down"): "click", ("mouse", "click"): "click",
+        ("keyboard", "down"): "press", ("keyboard", "insertText"): "type"}
+_RAW_KINDS = frozenset({"mouse", "keyboard"})
+
+
+def _rule_kind(kind: str, step: dict[str, Any]) -> str | None:
+    if kind in ("mouse", "keyboard"):
+        return _RAW.get((kind, str(step.get("action"))))
+    return kind
+
+
+def _element_target(kind: str, step: dict[str, Any]) -> ElementTarget:
+    return ElementTarget(selector=step.get("selector"), role=step.get("role"),
+                         name=step.get("name"), exact=bool(step.get("exact")),
+                         nth=step.get("nth"),
+                         text=step.get("text") if kind not in ("type", "press") else None)
+
+
+async def _name(tab: TabActor | None, kind: str, step: dict[str, Any]) -> str | _Unknown | None:
+    """The accessible name of the element ``step`` acts on, as the rules judge it: a ref's
+    from the tab's refs; a selector's, text's or role/name locator's resolved in the page
+    (under the tab's work slot, within :data:`RESOLVE_S`) — the element's own name, not
+    the words the agent chose. None when there is no such element (the action itself
+    answers the error); UNKNOWN when it cannot be told."""
+    if tab is None:
+        return None
     ref = step.get("ref")
-    if isinstance(ref, str) and tab is not None:
+    if isinstance(ref, str):
         record = tab.refs.get(ref)
         return record.name if record is not None else None
-    text = step.get("text")
-    return text if isinstance(text, str) and "secret" not in step else None
+    if kind in _RAW_KINDS:
+        return UNKNOWN
+    target = _element_target(kind, step)
+    if not target.given():
+        return UNKNOWN  # the focused element
+    try:
+        target.check()
+        with trio.fail_after(RESOLVE_S):
+            async with tab.work() as working:
+                return (await resolve_action_target(working, target)).name
+    except (NoMatch, Ambiguous, StaleRef, BadRequest):
+        return None  # the action answers the same error; nothing reaches the page
+    except (BrowserdError, trio.TooSlowError):
+        return UNKNOWN
+
+
+def _first_match(rules: tuple[ConfirmRule, ...], *, kind: str, origin: str | None,
+                 name: str | _Unknown | None) -> ConfirmRule | None:
+    if isinstance(name, _Unknown):  # any name could be the one a rule names
+        return next((r for r in rules if attrs.evolve(r, name=None).matches(
+            kind=kind, origin=origin, name=None)), None)
+    return first_match(rules, kind=kind, origin=origin, name=name)
 
 
 def _download_step(system: System, download_id: str) -> tuple[str | None, str | None]:
@@ -101,14 +170,23 @@ async def hold_if_confirmed(system: System, route: Route, args: dict[str, Any],
     tab = _tab(system, args.get("targetId"))
     page_origin = origin_of(tab.url) if tab is not None else None
     for kind, step in steps:
+        rule_kind = _rule_kind(kind, step)
+        if rule_kind is None:
+            continue
         url = step.get("url")
         origin = origin_of(url) if kind == "navigate" and isinstance(url, str) else page_origin
-        name = _name(tab, step)
-        for candidate in kinds_of(kind, step):
-            rule = first_match(rules, kind=candidate, origin=origin, name=name)
+        candidates = kinds_of(rule_kind, step)
+        found: str | _Unknown | None = None
+        if any(r.name is not None and attrs.evolve(r, name=None).matches(
+                kind=c, origin=origin, name=None) for r in rules for c in candidates):
+            found = await _name(tab, kind, step)  # only when a name rule could apply
+        for candidate in candidates:
+            rule = _first_match(rules, kind=candidate, origin=origin, name=found)
             if rule is None:
                 continue
-            what = f"{candidate}" + (f" {name[:80]!r}" if name else "") + (
+            name = found if isinstance(found, str) else None
+            what = f"{candidate}" + (f" {name[:80]!r}" if name else (
+                " (the target's name cannot be told first)" if found is UNKNOWN else "")) + (
                 f" on {origin}" if origin else "")
             held = system.confirmations.hold(
                 kind=candidate, summary=what, profile=system.profile.name,

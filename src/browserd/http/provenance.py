@@ -32,7 +32,6 @@ PAGE_FIELDS: dict[str, tuple[str, ...]] = {
     "/network": ("requests",),
     "/network/<id>": ("url", "requestHeaders", "responseHeaders", "postData", "body"),
     "/downloads": ("downloads",),
-    "/records/<id>": ("steps",),
     **{path: _ACTION for path in ("/click", "/type", "/press", "/hover", "/select", "/drag",
                                   "/upload", "/mouse", "/keyboard", "/scroll", "/dialog",
                                   "/wait", "/act", "/login")},

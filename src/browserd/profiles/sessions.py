@@ -86,6 +86,9 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._sessions
+
     def _notify(self) -> None:
         self._changed.set()
         self._changed = trio.Event()

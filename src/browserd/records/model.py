@@ -153,13 +153,16 @@ class Step:
 
 @attrs.frozen(kw_only=True)
 class RecordInfo:
-    """A record's header: whose it is (profile, session, maybe one tab), when, how big.
+    """A record's header: whose it is (the principal that started it, its profile and
+    session, maybe one tab), when, how big.
 
+    ``principal`` is the token name whose calls it records (no other's).
     ``stopped_at`` is None while it records; ``truncated`` once it reached its
     step limit (later calls are not recorded).
     """
 
     id: str
+    principal: str
     profile: str
     session: str | None
     target_id: str | None
@@ -174,14 +177,16 @@ class RecordInfo:
         return self.stopped_at is None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "profile": self.profile, "session": self.session,
+        return {"id": self.id, "principal": self.principal, "profile": self.profile,
+                "session": self.session,
                 "targetId": self.target_id, "startedAt": self.started_at,
                 "stoppedAt": self.stopped_at, "recording": self.recording,
                 "steps": self.steps, "bytes": self.bytes, "truncated": self.truncated}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RecordInfo:
-        return cls(id=str(data["id"]), profile=str(data["profile"]),
+        return cls(id=str(data["id"]), principal=str(data.get("principal") or ""),
+                   profile=str(data["profile"]),
                    session=data.get("session"), target_id=data.get("targetId"),
                    started_at=float(data["startedAt"]), stopped_at=data.get("stoppedAt"),
                    steps=int(data.get("steps") or 0), bytes=int(data.get("bytes") or 0),

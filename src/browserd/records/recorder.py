@@ -150,8 +150,9 @@ def _logged(system: System, tab: TabActor, since: float) -> tuple[list[dict[str,
                 "timestamp": e.timestamp}
                for e in tab.console.entries()
                if e.timestamp >= since and e.level in ("error", "assert")][-_LOGGED:]
-    failed = [{"method": r.method, "url": loggable_url(r.url), "status": r.status,
-               "errorText": r.error_text, "resourceType": r.resource_type}
+    failed = [{"method": r.method, "url": text(loggable_url(r.url)), "status": r.status,
+               "errorText": None if r.error_text is None else text(r.error_text),
+               "resourceType": r.resource_type}
               for r in tab.network.entries()
               if r.started_at >= since and (r.failed or (r.status or 0) >= 400)][-_LOGGED:]
     return console, failed

@@ -20,12 +20,14 @@ import attrs
 
 from .model import Call, Step, Target
 
-__all__ = ["LOCATOR_KINDS", "PlannedCall", "replay_plan"]
+__all__ = ["LOCATOR_KINDS", "SKIPPED_WAITS", "PlannedCall", "replay_plan"]
 
 #: Kinds whose routes take ``{role, name, exact, nth}`` (docs/api.md, Input).
 LOCATOR_KINDS = frozenset({"click", "type", "hover", "select"})
 _TARGET_FIELDS = ("ref", "selector", "text", "role", "name", "exact", "nth")
-_SKIPPED_WAITS = ("download", "handoff", "tabRequest", "confirmation")
+#: ``/wait`` conditions a replay (and an exported script) leaves out: they waited on
+#: something of that run (a download, the person, a tab request), not on the page.
+SKIPPED_WAITS = ("download", "handoff", "tabRequest", "confirmation")
 _DROPPED = ("targetId", "snapshot")
 
 
@@ -89,7 +91,7 @@ def _body(call: Call) -> tuple[dict[str, Any], str | None]:
 def _skipped(step: Step) -> bool:
     if not step.ok:
         return True
-    return step.call.kind == "wait" and any(step.call.args.get(k) for k in _SKIPPED_WAITS)
+    return step.call.kind == "wait" and any(step.call.args.get(k) for k in SKIPPED_WAITS)
 
 
 def replay_plan(steps: Sequence[Step]) -> list[PlannedCall]:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .model import Call, Step, Target
+from .replay import SKIPPED_WAITS
 
 __all__ = ["LANGS", "PLAYWRIGHT_ROLES", "locator_expression", "script"]
 
@@ -44,7 +45,6 @@ PLAYWRIGHT_ROLES = frozenset({
     "timer", "toolbar", "tree", "treegrid", "treeitem"})
 
 _CODE_RE = re.compile(r"[^A-Z0-9_]")
-_SKIPPED_WAITS = ("download", "handoff", "tabRequest", "confirmation")
 _HISTORY = {"back": ("go_back", "goBack"), "forward": ("go_forward", "goForward"),
             "reload": ("reload", "reload")}
 
@@ -213,7 +213,7 @@ def _emit_scroll(w: _Writer, args: dict[str, Any], loc: str | None) -> None:
 
 
 def _emit_wait(w: _Writer, args: dict[str, Any], index: int) -> None:
-    if any(args.get(k) for k in _SKIPPED_WAITS):
+    if any(args.get(k) for k in SKIPPED_WAITS):
         w.comment(f"step {index}: a wait only browserd can do is left out")
     elif args.get("selector") is not None:
         w.stmt(f"page.locator({_lit(args['selector'])}).first.{w.m('wait_for', 'waitFor')}()")

@@ -8,15 +8,21 @@ a line, appended as calls finish) and the steps' screenshots
 Ids are ``rec-{YYYYmmdd-HHMMSS}-{16 hex}``: unguessable, and :meth:`RecordStore.path_of`
 accepts nothing else (one and the same 404 for a bad and an unknown id).
 
-At most one record is being recorded per (profile, session); its header and
-step counter are held here (:class:`ActiveRecord`). A record stops taking
+At most one record is being recorded per (profile, session, principal): a
+record holds the calls of the token that started it and no other's. Its
+header and step counter are held here (:class:`ActiveRecord`); one ends when
+it is stopped, deleted, or its session ends (:meth:`RecordStore.end_session`),
+and one left ``recording`` on disk by an earlier run of the service reads as
+ended (at its files' last change). A record stops taking
 steps at :data:`MAX_STEPS` (``truncated``). Retention (count, total bytes,
 age; :mod:`browserd.retention`, as the media store) runs when a record
 starts and when one stops, over whole records, oldest first; a record being
 recorded is never removed.
 
-All file work runs in worker threads that are not abandoned on
-cancellation (a write either completes or never starts). An ``OSError``
+File work runs in worker threads; a record's header is written whole or
+not at all (not abandoned on cancellation), while a step write is abandoned
+when its deadline expires (a stuck disk cannot hold the record's lock; a cut
+line is skipped when read). An ``OSError``
 writing is 507 INSUFFICIENT_STORAGE; reading a damaged record skips its
 unreadable lines.
 """
@@ -85,7 +91,7 @@ class RecordStore:
         self._directory = Path(directory).absolute()
         self._retention = retention
         self._max_steps = max_steps
-        self._active: dict[tuple[str, str | None], ActiveRecord] = {}
+        self._active: dict[tuple[str, str | None, str], ActiveRecord] = {}
         self._prune_lock = trio.Lock()
 
     @property
@@ -94,25 +100,28 @@ class RecordStore:
 
     # -- recording ----------------------------------------------------------------------------
 
-    def active_for(self, profile: str, session: str | None) -> ActiveRecord | None:
-        """The record being recorded for ``profile``/``session``, if any (no I/O)."""
-        return self._active.get((profile, session))
+    def active_for(self, profile: str, session: str | None, principal: str
+                   ) -> ActiveRecord | None:
+        """The record ``principal`` is recording in ``profile``/``session``, if any (no I/O)."""
+        return self._active.get((profile, session, principal))
 
-    async def start(self, profile: str, session: str | None, target_id: str | None
-                    ) -> RecordInfo:
-        """Begin a record of ``profile``/``session`` (only ``target_id``'s calls if given).
+    async def start(self, profile: str, session: str | None, principal: str,
+                    target_id: str | None) -> RecordInfo:
+        """Begin a record of ``principal``'s calls in ``profile``/``session`` (only
+        ``target_id``'s if given).
 
-        409 CONFLICT (``recordId``) when one is already being recorded there;
-        507 when its directory cannot be written.
+        409 CONFLICT (``recordId``) when it already records there; 507 when its
+        directory cannot be written.
         """
-        key = (profile, session)
+        key = (profile, session, principal)
         current = self._active.get(key)
         if current is not None:
             raise Conflict("a record is already being recorded for this session",
                            recordId=current.info.id, hint="POST /record/stop first")
         now = time.time()
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
-        info = RecordInfo(id=f"rec-{stamp}-{secrets.token_hex(8)}", profile=profile,
+        info = RecordInfo(id=f"rec-{stamp}-{secrets.token_hex(8)}", principal=principal,
+                          profile=profile,
                           session=session, target_id=target_id, started_at=now)
         active = ActiveRecord(info=info)
         self._active[key] = active  # before the write: a second start is refused at once
@@ -124,18 +133,34 @@ class RecordStore:
         await self.prune()
         return info
 
-    async def stop(self, profile: str, session: str | None) -> RecordInfo:
-        """End the record of ``profile``/``session``; its header. 404 when none records."""
-        active = self._active.get((profile, session))
+    async def stop(self, profile: str, session: str | None, principal: str) -> RecordInfo:
+        """End ``principal``'s record of ``profile``/``session``; its header. 404 when none
+        records."""
+        key = (profile, session, principal)
+        active = self._active.get(key)
         if active is None:
             raise NotFound("no record is being recorded for this session",
                            hint="POST /record/start begins one")
         async with active.lock:  # a step being written goes in first
             info = attrs.evolve(active.info, stopped_at=time.time())
-            del self._active[(profile, session)]
+            del self._active[key]
             await self._run(self._write_meta, info)
         await self.prune()
         return info
+
+    def recorded_sessions(self) -> set[tuple[str, str]]:
+        """The (profile, session) pairs being recorded (the default context's left out:
+        it does not end)."""
+        return {(p, s) for p, s, _ in self._active if s is not None}
+
+    async def end_session(self, profile: str, session: str) -> None:
+        """Stop every record of ``profile``/``session`` (the session ended); errors are
+        logged (the session closes anyway)."""
+        for key in [k for k in self._active if k[:2] == (profile, session)]:
+            try:
+                await self.stop(*key)
+            except (NotFound, InsufficientStorage) as exc:
+                log.warning("records: ending a record of session %s: %s", session, exc)
 
     async def append(self, active: ActiveRecord, step: Step,
                      shots: Mapping[str, ShotData | None]) -> Step | None:
@@ -146,7 +171,7 @@ class RecordStore:
         """
         async with active.lock:
             info = active.info
-            if self._active.get((info.profile, info.session)) is not active:
+            if self._active.get((info.profile, info.session, info.principal)) is not active:
                 return None
             if info.steps >= self._max_steps:
                 active.info = attrs.evolve(info, truncated=True)
@@ -160,7 +185,7 @@ class RecordStore:
                                   after=shot_of.get("after"))
             line = json.dumps(stored.to_json(), ensure_ascii=False) + "\n"
             files = {name: shot.data for name, shot in named.values()}
-            await self._run(self._write_step, info.id, files, line.encode())
+            await self._run(self._write_step, info.id, files, line.encode(), abandon=True)
             written = len(line) + sum(len(d) for d in files.values())
             active.info = attrs.evolve(info, steps=index + 1, bytes=info.bytes + written)
             return stored
@@ -241,9 +266,11 @@ class RecordStore:
 
     # -- files (worker threads) ---------------------------------------------------------------
 
-    async def _run(self, fn: Callable[..., object], *args: object) -> None:
+    async def _run(self, fn: Callable[..., object], *args: object, abandon: bool = False
+                   ) -> None:
+        """``fn(*args)`` in a worker thread; abandoned on cancellation when ``abandon``."""
         try:
-            await trio.to_thread.run_sync(fn, *args, abandon_on_cancel=False)
+            await trio.to_thread.run_sync(fn, *args, abandon_on_cancel=abandon)
         except OSError as exc:
             raise InsufficientStorage(f"could not write the record: {exc.strerror or exc}",
                                       hint="free disk space, or delete records") from exc
@@ -271,7 +298,8 @@ class RecordStore:
         infos = []
         for path in self._record_dirs():
             try:
-                infos.append(RecordInfo.from_json(json.loads((path / _META).read_bytes())))
+                infos.append(_ended(path, RecordInfo.from_json(
+                    json.loads((path / _META).read_bytes()))))
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # being written or damaged: not listed
         return sorted(infos, key=lambda i: i.started_at, reverse=True)
@@ -294,6 +322,7 @@ def _read_record(path: Path) -> tuple[RecordInfo, list[Step]]:
         info = RecordInfo.from_json(json.loads((path / _META).read_bytes()))
     except (OSError, ValueError, KeyError, TypeError):
         raise record_not_found() from None
+    info = _ended(path, info)
     steps = []
     try:
         lines = (path / _STEPS).read_bytes().splitlines()
@@ -306,6 +335,19 @@ def _read_record(path: Path) -> tuple[RecordInfo, list[Step]]:
             continue  # a line cut by a crash: the others stand
     steps.sort(key=lambda s: s.index)
     return attrs.evolve(info, steps=len(steps)), steps
+
+
+def _ended(path: Path, info: RecordInfo) -> RecordInfo:
+    """``info`` as stored; one left recording (an earlier run) as ended at its last change.
+
+    The store puts the header of a record it is recording over this one.
+    """
+    if not info.recording:
+        return info
+    try:
+        return attrs.evolve(info, stopped_at=_retained(path).mtime)
+    except OSError:
+        return attrs.evolve(info, stopped_at=info.started_at)
 
 
 def _retained(path: Path) -> RetainedFile:

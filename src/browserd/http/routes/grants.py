@@ -65,10 +65,12 @@ GRANTS: dict[tuple[str, str], str] = {
     ("/confirmations", "GET"): OWNER_SCOPE, ("/confirmations/<id>", "POST"): OWNER_SCOPE,
     ("/tokens", "GET"): PUBLIC_SCOPE, ("/tokens", "POST"): PUBLIC_SCOPE,
     ("/tokens/<name>", "DELETE"): PUBLIC_SCOPE,
-    # Session records: an agent reads and replays its own session's (the person: all).
+    # Session records: an agent reads and replays its own (read/act, checked by the
+    # handler); the person reads and deletes all.
     ("/record/start", "POST"): "act", ("/record/stop", "POST"): "act",
-    ("/records", "GET"): "read", ("/records/<id>", "GET"): "read",
-    ("/records/<id>/shots/<name>", "GET"): "read", ("/records/<id>", "DELETE"): "act",
+    ("/records", "GET"): PUBLIC_SCOPE, ("/records/<id>", "GET"): PUBLIC_SCOPE,
+    ("/records/<id>/shots/<name>", "GET"): PUBLIC_SCOPE,
+    ("/records/<id>", "DELETE"): PUBLIC_SCOPE,
     ("/records/<id>/replay", "POST"): "act",
 }
 

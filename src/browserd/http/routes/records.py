@@ -2,23 +2,27 @@
 replay (:mod:`browserd.records`).
 
 ``POST /record/start {targetId?}`` records the calls of the request's session (its
-profile and session; only that tab's with ``targetId``) until ``POST /record/stop``;
-the recording itself is :mod:`browserd.records.recorder`, reached from
-:func:`browserd.http.dispatch.run_handler`. An agent sees the records of its own
-profile and session (any other is 404, as if it did not exist); the person sees all.
+profile and session; only that tab's with ``targetId``) until ``POST /record/stop``
+or the session ends. A record belongs to the token that started it: it holds that
+token's calls only (another agent's in the same session are not in it), and only
+that token reads, replays or deletes it, in its profile and session (any other agent
+gets 404, as if it did not exist); the person (owner token) reads and deletes every
+record. The recording itself is :mod:`browserd.records.recorder`, reached from
+:func:`browserd.http.dispatch.run_handler`.
 ``GET /records/<id>`` answers JSON (``format=json``, shots inline as base64 with
-``shots=true``), a self-contained HTML page (``format=html``) or a Playwright script
-(``format=script&lang=python|typescript``). ``POST /records/<id>/replay`` repeats the
-steps through the route table (each call authorized, audited and bound as the replay
-request), naming elements by role and name; it stops at the first step that fails with
-``{ok: false, stoppedAt, step, error}`` (HTTP 200: the replay ran and says where it
-stopped). File errors are 507; cancellation abandons the call in flight.
+``shots=true``; ``untrusted: ["steps"]``), a self-contained HTML page (``format=html``)
+or a Playwright script (``format=script&lang=python|typescript``); the steps have every
+vault value replaced by its marker before any of them is rendered.
+``POST /records/<id>/replay`` repeats the steps through the route table (each call
+authorized, audited and bound as the replay request), naming elements by role and
+name; it stops at the first step that fails with ``{ok: false, stoppedAt, step, error,
+untrusted: ["step"]}`` (HTTP 200: the replay ran and says where it stopped). File
+errors are 507; cancellation abandons the call in flight.
 """
 
 from __future__ import annotations
 
 import base64
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,24 +31,19 @@ import orjson
 import trio
 from quart import Response
 
-from ...errors import BrowserdError, Conflict, Timeout
+from ...errors import BrowserdError, Conflict
 from ...principals import require
 from ...records import RecordInfo, Step
 from ...records.html import record_html
-from ...records.recorder import RECORDED_PATHS, record_call
 from ...records.replay import replay_plan
 from ...records.scripts import LANGS, script
 from ...records.store import record_not_found
 from ...system import System
-from ..confirmations import hold_if_confirmed
 from ..fields import TARGET
 from ..schema import Field, Route, parse_args
-from .grants import extra_needs
 
 __all__ = ["record_routes"]
 
-log = logging.getLogger(__name__)
-audit_log = logging.getLogger("browserd.audit")
 
 _ID = Field(name="id", type="string", required=True, max_length=64,
             description="a record id from GET /records")
@@ -52,17 +51,44 @@ _RESOLVE_DEADLINE_S = 5.0
 
 
 def _visible(system: System, info: RecordInfo) -> bool:
+    """The person sees every record; an agent its own, in this profile and session."""
     if system.principal.is_owner:
         return True
-    return info.profile == system.profile.name and info.session == system.session_id
+    return (info.principal == system.principal.name and info.profile == system.profile.name
+            and info.session == system.session_id)
+
+
+def _allow(system: System, scope: str, what: str) -> None:
+    """The routes the person reaches too (``any`` in the grants table): an agent needs
+    ``scope``; the owner token needs nothing more (ScopeRequired otherwise)."""
+    if not system.principal.is_owner:
+        require(system.principal, scope, what=what)
+
+
+async def _end_orphans(system: System) -> None:
+    """End the records of sessions that ended (closed, or idle past their ttl)."""
+    for profile, session in system.records.recorded_sessions():
+        try:
+            alive = session in system.profiles.get(profile).sessions
+        except BrowserdError:
+            alive = False
+        if not alive:
+            await system.records.end_session(profile, session)
 
 
 async def _load(system: System, record_id: str) -> tuple[RecordInfo, list[Step]]:
     """The record if this caller may see it; 404 alike for unknown and not theirs."""
+    await _end_orphans(system)
     info, steps = await system.records.load(record_id)
     if not _visible(system, info):
         raise record_not_found()
     return info, steps
+
+
+def _redacted(system: System, steps: list[Step]) -> list[Step]:
+    """The steps with every vault value replaced by its marker (before any rendering)."""
+    redact = system.vault.redactor.redact
+    return [Step.from_json(redact(s.to_json())) for s in steps]
 
 
 async def start(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -73,17 +99,23 @@ async def start(system: System, args: dict[str, Any]) -> dict[str, Any]:
             tab = await system.supervisor.require_runtime().tabs.resolve(
                 args["targetId"], use=False)
         target_id = tab.target_id
-    info = await system.records.start(system.profile.name, system.session_id, target_id)
+    await _end_orphans(system)
+    info = await system.records.start(system.profile.name, system.session_id,
+                                      system.principal.name, target_id)
     return {"ok": True, "record": info.to_json()}
 
 
 async def stop(system: System, args: dict[str, Any]) -> dict[str, Any]:
     """End this session's recording (404 when none records)."""
-    info = await system.records.stop(system.profile.name, system.session_id)
+    info = await system.records.stop(system.profile.name, system.session_id,
+                                     system.principal.name)
     return {"ok": True, "record": info.to_json()}
 
 
 async def list_records(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """The records this caller may read (the person: all), newest first."""
+    _allow(system, "read", "GET /records")
+    await _end_orphans(system)
     infos = [i for i in await system.records.infos() if _visible(system, i)]
     return {"records": [i.to_json() for i in infos]}
 
@@ -101,20 +133,23 @@ async def _shots(system: System, info: RecordInfo, steps: list[Step]) -> dict[st
 
 
 async def get_record(system: System, args: dict[str, Any]) -> Response:
-    """One record as JSON, HTML or a script (raw response; vault values redacted)."""
+    """One record as JSON, HTML or a script (raw response; vault values redacted in the
+    steps first, then rendered; the screenshots are inlined after)."""
+    _allow(system, "read", "GET /records/<id>")
     info, steps = await _load(system, args["id"])
-    redactor = system.vault.redactor
+    steps = _redacted(system, steps)
     if args["format"] == "html":
         page = record_html(info, steps, await _shots(system, info, steps))
-        return Response(redactor.text(page), status=200, content_type="text/html; charset=utf-8",
+        return Response(page, status=200, content_type="text/html; charset=utf-8",
                         headers={"Content-Security-Policy": "default-src 'none'; img-src data:; "
                                                             "style-src 'unsafe-inline'"})
     if args["format"] == "script":
         text = script(steps, args["lang"], record_id=info.id)
         ext = "py" if args["lang"] == "python" else "ts"
-        return Response(redactor.text(text), status=200, content_type="text/plain; charset=utf-8",
+        return Response(text, status=200, content_type="text/plain; charset=utf-8",
                         headers={"Content-Disposition": f'inline; filename="{info.id}.{ext}"'})
-    body: dict[str, Any] = {**info.to_json(), "steps": [s.to_json() for s in steps]}
+    body: dict[str, Any] = {**info.to_json(), "untrusted": ["steps"],
+                            "steps": [s.to_json() for s in steps]}
     if args["shots"]:
         shots = await _shots(system, info, steps)
         for step in body["steps"]:
@@ -122,52 +157,55 @@ async def get_record(system: System, args: dict[str, Any]) -> Response:
                 shot = step.get(which)
                 if shot is not None and shot["name"] in shots:
                     shot["data"] = base64.b64encode(shots[shot["name"]]).decode("ascii")
-    return Response(orjson.dumps(redactor.redact(body)), status=200,
+    return Response(orjson.dumps(body), status=200,
                     mimetype="application/json")
 
 
 async def get_shot(system: System, args: dict[str, Any]) -> Response:
+    """One screenshot of a record this caller may read (JPEG)."""
+    _allow(system, "read", "GET /records/<id>/shots/<name>")
     info, _ = await _load(system, args["id"])
     data = await system.records.shot(info.id, args["name"])
     return Response(data, status=200, content_type="image/jpeg")
 
 
 async def delete_record(system: System, args: dict[str, Any]) -> dict[str, Any]:
+    """Delete a record this caller may read (one being recorded stops first)."""
+    _allow(system, "act", "DELETE /records/<id>")
     info, _ = await _load(system, args["id"])
     await system.records.delete(info.id)
     return {"ok": True, "deleted": info.id}
 
 
-async def _run_step(system: System, route: Route, body: dict[str, Any]) -> None:
-    """One replayed call, checked as :func:`browserd.http.dispatch.run_handler` checks any:
-    the route's scope and what its arguments add, a ``confirm`` rule's hold (202), the
-    recorder when the session records; a deadline expiring inside it is TIMEOUT."""
-    args = parse_args(route.fields, query={}, body=body)
-    what = f"replay {route.path}"
-    require(system.principal, route.needs, what=what)
-    for scope in extra_needs(route, args):
-        require(system.principal, scope, what=what)
+async def _run_step(system: System, route: Route, body: dict[str, Any], *,
+                    record_id: str) -> None:
+    """One replayed call, made as any call is (:mod:`browserd.http.calls`): authorized,
+    run by ``run_handler`` (a ``confirm`` rule's hold, the recorder, the deadline) and
+    audited (method ``REPLAY``). Raises the BrowserdError the step failed with;
+    cancellation propagates (audited as ``cancelled``)."""
+    from .. import calls  # here: calls imports routes.grants, whose package imports us
 
-    async def invoke() -> Any:
-        try:
-            return await route.handler(system, args)
-        except trio.TooSlowError:
-            raise Timeout(f"{route.path} did not finish within its deadline") from None
+    started = time.perf_counter()
+    outcome = "cancelled"
+    args: dict[str, Any] = {}
+    what = f"replay {route.path} ({record_id})"
+    try:
+        args = parse_args(route.fields, query={}, body=body)
+        calls.authorize(system.principal, route, args, what=what)
+        await calls.run_handler(system, route, args, path=route.path)
+        outcome = "ok"
+    except BaseException as exc:
+        error = calls.redacted(system, calls.domain_error(exc, what=what))  # re-raises cancel
+        outcome = error.code
+        raise error from None
+    finally:
+        calls.audit(system, who=system.principal.name, method="REPLAY", path=route.path,
+                    args=args, outcome=outcome, started=started, profile=system.profile.name,
+                    session=system.session_id or "-")
 
-    if system.settings.confirm and not system.principal.is_owner:
-        await hold_if_confirmed(system, route, args, invoke)
-    active = system.records.active_for(system.profile.name, system.session_id)
-    if active is not None and route.path in RECORDED_PATHS:
-        await record_call(system, active, route.path, args, invoke)
-    else:
-        await invoke()
 
-
-def _stop_error(system: System, exc: Exception) -> dict[str, Any]:
-    """The ``error`` of a stopped replay: a BrowserdError as its body, anything else 500."""
-    if not isinstance(exc, BrowserdError):
-        log.exception("replay: internal error", exc_info=exc)
-        exc = BrowserdError(f"internal error: {type(exc).__name__}")
+def _stop_error(system: System, exc: BrowserdError) -> dict[str, Any]:
+    """The ``error`` of a stopped replay: the BrowserdError's body (vault values redacted)."""
     body: dict[str, Any] = system.vault.redactor.redact(exc.to_dict())
     return body
 
@@ -185,28 +223,20 @@ def _replay_handler(table: Callable[[], list[Route]]) -> Any:
         by_index = {s.index: s for s in steps}
         done = 0
         for planned in replay_plan(steps):
-            started = time.perf_counter()
-            outcome = "ok"
             try:
                 if planned.problem is not None:
                     raise Conflict(planned.problem, hint="record with role/name or selectors "
                                    "to replay this step")
                 await _run_step(system, routes[planned.path],
-                                {**planned.body, "targetId": args["targetId"]})
-            except Exception as exc:
+                                {**planned.body, "targetId": args["targetId"]},
+                                record_id=info.id)
+            except BrowserdError as exc:
                 error = _stop_error(system, exc)
                 if planned.problem is not None:
                     error["code"] = "NO_LOCATOR"
-                outcome = str(error.get("code"))
                 return {"ok": False, "recordId": info.id, "stoppedAt": planned.index,
-                        "step": by_index[planned.index].to_json(), "error": error,
-                        "done": done}
-            finally:
-                audit_log.info("who=%s profile=%s session=%s REPLAY %s record=%s step=%d "
-                               "outcome=%s ms=%.1f", system.principal.name,
-                               system.profile.name, system.session_id or "-", planned.path,
-                               info.id, planned.index, outcome,
-                               (time.perf_counter() - started) * 1000)
+                        "step": system.vault.redactor.redact(by_index[planned.index].to_json()),
+                        "error": error, "done": done, "untrusted": ["step"]}
             done += 1
         return {"ok": True, "recordId": info.id, "done": done}
 

@@ -14,7 +14,10 @@ CodeMirror 6 (``.cm-editor``), Monaco (``.monaco-editor``) and ProseMirror
 (``.ProseMirror``) are known by their root element, so their hidden inputs,
 drawn surfaces and drawn lines can be found. The page's class names are
 untrusted like everything else on it: they decide only where inside the
-element's own widget a click lands and how its text is read back.
+element's own widget a click lands and how its text is read back. So a
+click is aimed only when its target is the editor's own input or inside
+its drawn surface, and never when the "editor" is ``<html>`` or ``<body>``
+(a page that marks its whole document as one is no widget to aim within).
 
 Every function runs while the caller holds the tab's work slot; page
 functions run in the element's ``browserd`` world (page scripts cannot see
@@ -39,7 +42,8 @@ from ..worlds import world_context, world_evaluate
 from .element import call_on, gone_error
 
 __all__ = ["DRAW_WAIT_S", "EDITOR_KINDS", "Editor", "editor_of", "editor_surface",
-           "editor_text", "focus_editor", "focused_element", "same_text", "text_contains"]
+           "editor_text", "focus_editor", "focused_element", "mac_platform", "page_platform",
+           "same_text", "text_contains"]
 
 EDITOR_KINDS = ("codemirror5", "codemirror6", "monaco", "prosemirror", "contenteditable")
 """The ``kind`` an editor is answered as."""
@@ -49,8 +53,10 @@ DRAW_WAIT_S = 0.3
 
 # One page function for every question, so the editor is found the same way
 # each time. ``this`` is the target element; ``mode`` is probe | focus |
-# surface | text.
-_EDITOR_JS = r"""function (mode) {
+# surface | text; ``click``: the element is a click's target, so it must be
+# the editor's own input or inside its drawn surface, the editor no whole
+# document, and an element merely holding an editor is not that editor.
+_EDITOR_JS = r"""function (mode, click) {
   const KINDS = [
     {kind: 'codemirror5', root: '.CodeMirror', surface: '.CodeMirror-scroll',
      input: ':scope > div > textarea, .CodeMirror-code[contenteditable="true"]'},
@@ -71,7 +77,7 @@ _EDITOR_JS = r"""function (mode) {
     const r = el.closest(k.root);
     if (r && (!found || found.root.contains(r))) found = {k, root: r};
   }
-  if (!found) {
+  if (!found && !click) {
     for (const k of KINDS) {
       const all = el.querySelectorAll(k.root);
       if (all.length === 1) { found = {k, root: all[0]}; break; }
@@ -89,6 +95,14 @@ _EDITOR_JS = r"""function (mode) {
   // A field of the widget's own (a search box inside the editor) is not the editor.
   if (fields.includes(el.localName) && el !== input) return mode === 'probe' ? null : {none: true};
   const doc = el.ownerDocument, view = doc.defaultView;
+  if (click) {
+    // Class names are the page's: they may move a click only within a real widget.
+    const own = k.input ? root.querySelector(k.input) : root;
+    const drawn = k.surface ? root.querySelector(k.surface) : root;
+    const whole = root === doc.documentElement || root === doc.body;
+    if (whole || !(el === own || (drawn && drawn.contains(el))))
+      return mode === 'probe' ? null : {none: true};
+  }
   const deep = () => {
     let a = doc.activeElement;
     while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
@@ -135,7 +149,7 @@ _EDITOR_JS = r"""function (mode) {
     }
   }
   return {kind: k.kind, hiddenInput: el === input && el !== surface, cover,
-          mac: /^Mac/.test(String(view.navigator.platform || ''))};
+          platform: String(view.navigator.platform || '').slice(0, 100)};
 }"""
 
 _FOCUSED_JS = """(() => {
@@ -155,47 +169,83 @@ class Editor:
     kind: str  # one of EDITOR_KINDS
     hidden_input: bool  # the element is the editor's hidden input (CodeMirror 5, Monaco)
     cover: str  # what the element's centre shows: "none" (itself), "inside" the editor, "outside"
-    mac: bool  # the page runs on macOS: select-all is Meta+A there
+    mac: bool  # the page says it runs on macOS (see :func:`mac_platform`)
 
     def covered_by_itself(self) -> bool:
         """The element's centre shows the editor's own parts (or it is a hidden input)."""
         return self.hidden_input or self.cover == "inside"
 
 
-async def editor_of(tab: TabActor, handle: ElementHandle) -> Editor | None:
+async def editor_of(tab: TabActor, handle: ElementHandle, *, click: bool = False
+                    ) -> Editor | None:
     """The rich editor the element is (or is part of, or is the one editor inside), else None.
 
     A plain ``input``/``textarea`` — and a field of a widget's own, such as an
-    editor's search box — is None. Raises StaleRef when the element left its
+    editor's search box — is None. With ``click`` (the element is a click's
+    target) only the editor's own input (CodeMirror 5's and Monaco's hidden
+    textarea, CodeMirror 6's content, a ProseMirror or contenteditable host)
+    or an element inside the editor's drawn surface counts, never an element
+    that merely holds an editor, nor an "editor" that is the whole document
+    (``<html>`` or ``<body>``). Raises StaleRef when the element left its
     document; other errors and cancellation: as the module's.
     """
-    probe = await call_on(tab, handle, _EDITOR_JS, "probe")
+    probe = await call_on(tab, handle, _EDITOR_JS, "probe", click)
     if isinstance(probe, dict) and probe.get("detached"):
         raise StaleRef("the element was removed from the page before the action",
                        reason="detached", hint="take a new snapshot")
     if not isinstance(probe, dict) or probe.get("kind") not in EDITOR_KINDS:
         return None
     return Editor(kind=str(probe["kind"]), hidden_input=bool(probe.get("hiddenInput")),
-                  cover=str(probe.get("cover") or "none"), mac=bool(probe.get("mac")))
+                  cover=str(probe.get("cover") or "none"),
+                  mac=mac_platform(str(probe.get("platform") or "")))
 
 
-async def focus_editor(tab: TabActor, handle: ElementHandle) -> str:
+def mac_platform(platform: str) -> bool:
+    """Whether a page whose ``navigator.platform`` is ``platform`` runs on macOS.
+
+    A page's scripts pick their shortcuts (select-all: Meta+A there,
+    Control+A elsewhere) by what the page says, not by where the service runs.
+    """
+    return platform.startswith("Mac")
+
+
+_PLATFORM_JS = "String(navigator.platform || '').slice(0, 100)"
+
+
+async def page_platform(tab: TabActor, handle: ElementHandle | None) -> str:
+    """The ``navigator.platform`` the element's page (without one, the tab's) reports.
+
+    Read in the ``browserd`` world, so page scripts cannot change what it
+    says for that read. Errors and cancellation: as the module's.
+    """
+    if handle is not None:
+        return str(await call_on(tab, handle, f"function () {{ return {_PLATFORM_JS}; }}"))
+    remote = await world_evaluate(tab, tab.session, tab.main_frame_id, _PLATFORM_JS)
+    return str(remote.get("value") or "")
+
+
+async def focus_editor(tab: TabActor, handle: ElementHandle, *, click: bool = False) -> str:
     """Give the element's editor keyboard focus as its own scripts expect.
 
     Focus already inside the editor on something that takes text is kept
     ("kept"); else the element itself (when it takes text) or the editor's
     input is focused ("focused"), or the page refused it ("refused").
+    ``click``: the editor is found as for :func:`editor_of`'s ``click``.
     Errors and cancellation: as the module's.
     """
-    how = await call_on(tab, handle, _EDITOR_JS, "focus")
+    how = await call_on(tab, handle, _EDITOR_JS, "focus", click)
     return str(how) if how in ("kept", "focused") else "refused"
 
 
 async def editor_surface(tab: TabActor, handle: ElementHandle) -> ElementHandle | None:
-    """The element the editor draws its text on (a click there places the caret), or None."""
+    """The element the editor draws its text on (a click there places the caret), or None.
+
+    The editor is found as for :func:`editor_of` with ``click``. Errors and
+    cancellation: as the module's.
+    """
     params: dict[str, Any] = {
         "objectId": handle.object_id, "functionDeclaration": _EDITOR_JS,
-        "arguments": [{"value": "surface"}], "returnByValue": False}
+        "arguments": [{"value": "surface"}, {"value": True}], "returnByValue": False}
     try:
         result = await send_in(tab, handle.session, "Runtime.callFunctionOn", params)
     except CdpError as exc:
@@ -239,7 +289,7 @@ async def editor_text(tab: TabActor, handle: ElementHandle) -> tuple[str | None,
             drawn = True
         except BrowserdError:
             drawn = False
-    reply = await call_on(tab, handle, _EDITOR_JS, "text")
+    reply = await call_on(tab, handle, _EDITOR_JS, "text", False)
     if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
         return None, drawn
     return str(reply["text"]), drawn

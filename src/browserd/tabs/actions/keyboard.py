@@ -6,14 +6,14 @@ them). Every function runs while the caller holds the tab's work slot.
 Typing into a rich editor (:mod:`.editors`: CodeMirror 5/6, Monaco,
 ProseMirror, any contenteditable) goes the way a person's would: the editor
 is focused through its own input, ``clear`` selects all and deletes by keys
-(the platform's select-all: Meta+A on macOS, Control+A elsewhere), and what
+(the page's platform's select-all: Meta+A where ``navigator.platform`` says
+macOS, Control+A elsewhere — see :func:`.editors.mac_platform`), and what
 the editor shows afterwards is compared with what was typed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +27,8 @@ from .editors import (
     editor_text,
     focus_editor,
     focused_element,
+    mac_platform,
+    page_platform,
     same_text,
     text_contains,
 )
@@ -135,7 +137,8 @@ _CLEAR_JS = """function () {
 def clearing_keys(mac: bool) -> tuple[tuple[Chord, tuple[str, ...]], ...]:
     """The keys that empty a focused field, with the editing commands each carries.
 
-    Select-all is Control+A, and on macOS Meta+A; there Chromium runs no
+    Select-all is Control+A, and on a macOS page (``mac``: see
+    :func:`.editors.mac_platform`) Meta+A; there Chromium runs no
     editing shortcut for synthetic keys by itself, so the key down events
     carry the commands (``selectAll``, ``deleteBackward``) too.
     """
@@ -170,7 +173,7 @@ async def _clear(tab: TabActor, handle: ElementHandle | None, editor: Editor | N
     """Empty the focused field: a plain field's value is set to '' (with an ``input``
     event); an editor, a field whose value did not stay empty, an invisible field
     (a widget's key proxy) and, without a target, whatever has focus get
-    select-all + Backspace by keys.
+    select-all + Backspace by keys (the page's platform's, read once).
 
     Raises Conflict when an editor still shows text afterwards (nothing is typed).
     """
@@ -178,8 +181,8 @@ async def _clear(tab: TabActor, handle: ElementHandle | None, editor: Editor | N
         progress.sent = True
         if await call_on(tab, handle, _CLEAR_JS) == "value":
             return
-    for chord, commands in clearing_keys(editor.mac if editor is not None
-                                         else sys.platform == "darwin"):
+    mac = editor.mac if editor is not None else mac_platform(await page_platform(tab, handle))
+    for chord, commands in clearing_keys(mac):
         await key_events(tab, chord, progress, commands=commands)
     if handle is None or editor is None:
         return

@@ -9,8 +9,9 @@ it is a real mouse press and release sent (``method: "mouse"``). If another
 element covers the point, or the element has no box (zero size,
 ``display: contents``, off-screen), the click falls back to
 ``element.click()`` and says so (``method: "dom"``, ``coveredBy``) — except
-on a rich editor (:mod:`.editors`), which is pressed on its drawn surface or
-else focused (see :func:`_aim_at_editor`).
+on a rich editor's own input or drawn text (:mod:`.editors`), which is
+pressed on the editor's drawn surface or else focused (see
+:func:`_aim_at_editor`).
 
 **Coordinates.** Input events always go to the tab's top-level session;
 Chromium routes them into OOPIFs by hit-testing, so the OOPIF offset from
@@ -277,7 +278,9 @@ async def _aim_at_editor(tab: TabActor, handle: ElementHandle, spot: Spot, progr
                          ) -> EditorAim | None:
     """Where a click on a rich editor goes when the element's own point is unusable.
 
-    None when the element is no editor (the DOM click follows). When the
+    None when the element is not an editor's own input nor inside its drawn
+    surface, or the "editor" is the whole document (see :func:`.editors.editor_of`
+    with ``click``; the DOM click follows). When the
     element is the editor's hidden input, its centre shows the editor's own
     parts, or it has no visible box: the editor's drawn surface, if a mouse
     reaches it (``editor: {kind, via: "surface", because}``). Otherwise —
@@ -286,7 +289,7 @@ async def _aim_at_editor(tab: TabActor, handle: ElementHandle, spot: Spot, progr
     ``editor: {kind, via: "focus"}``); a page that refuses that focus gets the
     DOM click (None). Errors and cancellation: as :func:`click`'s.
     """
-    editor = await editor_of(tab, handle)
+    editor = await editor_of(tab, handle, click=True)
     if editor is None:
         return None
     if spot.reason in ("noBox", "offscreen") or editor.covered_by_itself():
@@ -297,7 +300,7 @@ async def _aim_at_editor(tab: TabActor, handle: ElementHandle, spot: Spot, progr
                 return EditorAim(spot=aimed, editor={"kind": editor.kind, "via": "surface",
                                                      "because": spot.reason})
     progress.sent = True
-    if await focus_editor(tab, handle) == "refused":
+    if await focus_editor(tab, handle, click=True) == "refused":
         return None
     return EditorAim(spot=None, editor={"kind": editor.kind, "via": "focus"})
 
