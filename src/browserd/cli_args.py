@@ -21,24 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import BadRequest
+from .snapshot.roles import ARIA_ROLES
 
 __all__ = ["ADJUSTERS", "ARIA_ROLES", "adjust_find", "adjust_select", "is_ref", "split_upload"]
 
-ARIA_ROLES = frozenset({
-    # WAI-ARIA 1.2 roles, plus the HTML-AAM roles Chromium reports for plain elements.
-    "alert", "alertdialog", "application", "article", "banner", "blockquote", "button",
-    "caption", "cell", "checkbox", "code", "columnheader", "combobox", "complementary",
-    "contentinfo", "definition", "deletion", "dialog", "directory", "document", "emphasis",
-    "feed", "figure", "form", "generic", "grid", "gridcell", "group", "heading", "img",
-    "image", "insertion", "link", "list", "listbox", "listitem", "log", "main", "mark",
-    "marquee", "math", "menu", "menubar", "menuitem", "menuitemcheckbox", "menuitemradio",
-    "meter", "navigation", "none", "note", "option", "paragraph", "presentation",
-    "progressbar", "radio", "radiogroup", "region", "row", "rowgroup", "rowheader",
-    "scrollbar", "search", "searchbox", "separator", "slider", "spinbutton", "status",
-    "strong", "subscript", "superscript", "switch", "tab", "table", "tablist", "tabpanel",
-    "term", "textbox", "time", "timer", "toolbar", "tooltip", "tree", "treegrid",
-    "treeitem",
-})
 """The roles ``find ROLE`` recognises as a role (any other first word is text)."""
 
 _REF = re.compile(r"^e[1-9][0-9]{0,9}$")

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..snapshot.roles import ARIA_ROLES
 from .model import Call, Step, Target
 from .replay import SKIPPED_WAITS
 
@@ -30,19 +31,8 @@ __all__ = ["LANGS", "PLAYWRIGHT_ROLES", "locator_expression", "script"]
 
 LANGS = ("python", "typescript")
 
-#: The ARIA roles Playwright's ``get_by_role`` accepts.
-PLAYWRIGHT_ROLES = frozenset({
-    "alert", "alertdialog", "application", "article", "banner", "blockquote", "button",
-    "caption", "cell", "checkbox", "code", "columnheader", "combobox", "complementary",
-    "contentinfo", "definition", "deletion", "dialog", "directory", "document", "emphasis",
-    "feed", "figure", "form", "generic", "grid", "gridcell", "group", "heading", "img",
-    "insertion", "link", "list", "listbox", "listitem", "log", "main", "marquee", "math",
-    "meter", "menu", "menubar", "menuitem", "menuitemcheckbox", "menuitemradio", "navigation",
-    "none", "note", "option", "paragraph", "presentation", "progressbar", "radio",
-    "radiogroup", "region", "row", "rowgroup", "rowheader", "scrollbar", "search",
-    "searchbox", "separator", "slider", "spinbutton", "status", "strong", "subscript",
-    "superscript", "switch", "tab", "table", "tablist", "tabpanel", "term", "textbox", "time",
-    "timer", "toolbar", "tree", "treegrid", "treeitem"})
+#: The roles Playwright's ``get_by_role`` accepts (all but three the walker may report).
+PLAYWRIGHT_ROLES = ARIA_ROLES - {"image", "mark", "tooltip"}
 
 _CODE_RE = re.compile(r"[^A-Z0-9_]")
 _HISTORY = {"back": ("go_back", "goBack"), "forward": ("go_forward", "goForward"),
