@@ -63,3 +63,29 @@ async def test_several_matches_list_the_candidates_and_nth_chooses(
     r = await api.post("/act", json={"targetId": tab, "actions": [
         {"kind": "click", "role": "button", "name": "Save", "exact": True}]})
     assert r.status_code == 200 and r.json()["ok"] is True, r.text
+
+
+LATE = """<!doctype html><title>late</title><main id="app">loading…</main>
+<script>
+// An app that draws after a burst of fetches (as a single-page app does).
+Promise.all([1, 2, 3].map(i => new Promise(r => setTimeout(r, 120 * i)))).then(() => {
+  document.getElementById('app').innerHTML =
+    '<button onclick="document.title = \\'started\\'">Start</button>';
+});
+</script>"""
+add_route("/locators/late", html_route(LATE))
+
+
+async def test_an_action_on_a_page_still_drawing_waits_for_it_as_a_read_would(
+        api: httpx.AsyncClient, pages: PageServer, tab: str) -> None:
+    r = await api.post("/navigate", json={"targetId": tab, "url": pages.url("/locators/late"),
+                                         "waitUntil": "commit"})
+    assert r.status_code == 200, r.text
+    r = await api.post("/click", json={"targetId": tab, "role": "button", "name": "Start"})
+    assert r.status_code == 200, r.text
+    assert await js(api, tab, "document.title") == "started"
+    # What never appears is still NO_MATCH, once the page has settled.
+    r = await api.post("/click", json={"targetId": tab, "role": "button", "name": "Stop"})
+    assert r.status_code == 404 and r.json()["code"] == "NO_MATCH", r.text
+    r = await api.post("/click", json={"targetId": tab, "selector": "#never"})
+    assert r.status_code == 404 and r.json()["code"] == "NO_MATCH", r.text

@@ -15,7 +15,7 @@ import trio_websocket
 
 from browserd.cdp.connection import MAX_MESSAGE_SIZE, CdpConnection, open_cdp_over
 from browserd.cdp.protocol import Protocol
-from browserd.errors import BrowserGone, CdpError, Timeout
+from browserd.errors import BrowserGone, BrowserUnresponsive, CdpError, Timeout
 from tests.fakecdp import FakeCdpPeer, connected
 
 # -- Protocol: plain code, no I/O ---------------------------------------------
@@ -323,3 +323,16 @@ async def test_a_subscriber_that_never_reads_keeps_the_essentials_and_counts_the
             got = [(await stalled.receive()).params["n"] for _ in range(7)]
             assert got == [-10, -30, 45, 46, 47, 48, 49]
             assert not stalled.overflowed
+
+
+def test_a_call_after_a_hang_closed_the_connection_is_told_the_browser_hung() -> None:
+    """After the liveness probe closed the connection (the browser hung), a new call fails
+    with the cause (503 BROWSER_UNRESPONSIVE); after any other end, BROWSER_GONE."""
+    hung = Protocol()
+    hung.close(BrowserUnresponsive("no answer to Browser.getVersion within 2 s"))
+    with pytest.raises(BrowserUnresponsive, match="within 2 s"):
+        hung.encode("Runtime.evaluate", {}, None)
+    gone = Protocol()
+    gone.close(BrowserGone("the pipe closed"))
+    with pytest.raises(BrowserGone, match="the pipe closed"):
+        gone.encode("Runtime.evaluate", {}, None)

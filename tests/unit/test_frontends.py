@@ -185,3 +185,21 @@ def test_the_mcp_docs_host_snippets_are_json_with_their_env() -> None:
     assert any("BROWSERD_HOME" in server["env"] for server in stdio)
     for host in ("Claude Desktop", "Claude Code", "Cursor", "VS Code"):
         assert f"**{host}**" in doc
+
+
+def test_an_act_answer_is_a_line_per_step_with_its_diff_not_json() -> None:
+    answer = {"ok": False, "targetId": "T1", "failedAt": 1, "steps": [
+        {"index": 0, "kind": "type", "ok": True, "result": {"ok": True, "effects": {}}},
+        {"index": 1, "kind": "click", "ok": False,
+         "error": {"code": "NO_MATCH", "error": "no element matches '#go'",
+                   "hint": "check the selector"}}],
+        "snapshot": {"snapshotId": "s2", "targetId": "T1", "baseSnapshotId": "s1",
+                     "diff": {"added": ['[e9] listitem "milk"'], "removed": [], "changed": []}}}
+    [content] = render_result("act", answer, nonce="n0nce")
+    text = content["text"]
+    assert text.splitlines()[:4] == [
+        "stopped at step 1", "0: type ok",
+        "1: click failed: NO_MATCH: no element matches '#go'", "  hint: check the selector"]
+    assert text.endswith('<<page:n0nce>>\n(changes since s1)\n+ [e9] listitem "milk"\n'
+                         '<</page:n0nce>>'), text
+    assert '"steps"' not in text and "{" not in text

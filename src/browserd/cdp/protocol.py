@@ -17,7 +17,7 @@ import orjson
 import trio
 
 from .. import jsontext as decoding
-from ..errors import BrowserdError, BrowserGone, CdpError, CdpUndecodable
+from ..errors import BrowserdError, BrowserGone, BrowserUnresponsive, CdpError, CdpUndecodable
 
 JsonDict = dict[str, Any]
 
@@ -270,9 +270,12 @@ class Protocol:
 
         ``on_resolve`` is set on the call before anything can resolve it.
 
-        Raises BrowserGone if the connection has already closed.
+        Raises BrowserGone if the connection has already closed (BrowserUnresponsive
+        when it closed because the browser hung: a call made after that gets the cause).
         """
         if self._closed is not None:
+            if isinstance(self._closed, BrowserUnresponsive):
+                raise BrowserUnresponsive(self._closed.message)
             raise BrowserGone(f"the browser connection is closed ({self._closed})")
         self._next_id += 1
         call_id = self._next_id

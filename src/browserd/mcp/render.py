@@ -109,6 +109,27 @@ def _action(r: dict[str, Any], nonce: str) -> str:
     return "\n".join(lines)
 
 
+def _act(r: dict[str, Any], nonce: str) -> str:
+    """An /act batch: one line per step (what it caused inside the page boundary, a failed
+    step's code, message and hint), then the snapshot or diff when one was asked for."""
+    lines = ["ok" if r.get("ok") else f"stopped at step {r.get('failedAt', '?')}"]
+    for step in r.get("steps") or []:
+        if not isinstance(step, dict):
+            continue
+        head = f"{step.get('index')}: {step.get('kind')}"
+        if step.get("ok"):
+            effects = (step.get("result") or {}).get("effects") or {}
+            shown = {k: v for k, v in effects.items() if v not in (None, False, [], {})}
+            lines.append(head + " ok" + ("\n" + page_block(_json(shown), nonce) if shown else ""))
+        else:
+            error = step.get("error") or {}
+            lines.append(f"{head} failed: {error.get('code')}: {error.get('error')}"
+                         + (f"\n  hint: {error['hint']}" if error.get("hint") else ""))
+    if isinstance(r.get("snapshot"), dict):
+        lines.append(_snapshot(r["snapshot"], nonce))
+    return "\n".join(lines)
+
+
 def wants_image(result: Any) -> bool:
     """True for a screenshot answer small enough to send as image content."""
     return (isinstance(result, dict) and str(result.get("mime", "")).startswith("image/")
@@ -131,6 +152,8 @@ def render_result(name: str, result: Any, image: bytes | None = None, *,
         return [_text(page_block(value if isinstance(value, str) else _json(value), nonce))]
     if name == "tabs":
         return [_text(_tabs(result, nonce))]
+    if name == "act" and isinstance(result.get("steps"), list):
+        return [_text(_act(result, nonce))]
     if name == "tabs/open":
         return [_text("opened\n" + _tabs({"tabs": [result]}, nonce))]
     if name in ("screenshot", "pdf"):

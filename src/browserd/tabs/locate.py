@@ -16,11 +16,14 @@ from .actor import TabActor
 from .locator import ElementTarget
 from .refs import run_walker
 from .resolve import ElementHandle, resolve_ref, resolve_target
+from .settle import settle_read
 
-__all__ = ["CANDIDATES_SHOWN", "resolve_action_target", "resolve_locator"]
+__all__ = ["CANDIDATES_SHOWN", "SETTLE_RETRY_MS", "resolve_action_target", "resolve_locator"]
 
 #: Candidates an AMBIGUOUS answer lists.
 CANDIDATES_SHOWN = 5
+#: How long an action whose target matched nothing waits for a drawing page to settle.
+SETTLE_RETRY_MS = 2000
 
 
 async def resolve_locator(tab: TabActor, target: ElementTarget) -> ElementHandle:
@@ -56,8 +59,23 @@ async def resolve_locator(tab: TabActor, target: ElementTarget) -> ElementHandle
 
 async def resolve_action_target(tab: TabActor, target: ElementTarget) -> ElementHandle:
     """The element an action's ``target`` names: a locator here, anything else as
-    :func:`~browserd.tabs.resolve.resolve_target` resolves it."""
+    :func:`~browserd.tabs.resolve.resolve_target` resolves it.
+
+    A selector, text or locator that matches nothing on a page still drawing (an
+    app that renders after its fetches) is tried once more after the page settled
+    as a read would (within :data:`SETTLE_RETRY_MS`); NoMatch after that.
+    """
     target.check()
+    try:
+        return await _resolve(tab, target)
+    except NoMatch:
+        if target.ref is not None:
+            raise
+        await settle_read(tab, settle_ms=SETTLE_RETRY_MS)
+        return await _resolve(tab, target)
+
+
+async def _resolve(tab: TabActor, target: ElementTarget) -> ElementHandle:
     if target.is_locator:
         return await resolve_locator(tab, target)
     return await resolve_target(tab, target)
