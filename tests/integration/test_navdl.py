@@ -495,6 +495,11 @@ async def test_download_that_does_not_fit_is_canceled_no_space(full_disk_service
             tab = r.json()["targetId"]
             # A download that fits is kept (the detector works on this disk).
             small = await click_download(api, tab, "#click")
+            # Finished before the big one starts: a download that fills the disk while the
+            # small one is still being written would fail that one too (a race under load).
+            while not any(d["id"] == small and d["state"] != "inProgress"
+                          for d in await downloads(api)):
+                await trio.sleep(0.05)
             big = await click_download(api, tab, link)
             while True:
                 listed = {d["id"]: d for d in await downloads(api)}
@@ -502,7 +507,7 @@ async def test_download_that_does_not_fit_is_canceled_no_space(full_disk_service
                        for i in (small, big)):
                     break
                 await trio.sleep(0.1)
-            assert listed[small]["state"] == "completed"
+            assert listed[small]["state"] == "completed", listed[small]
             assert listed[big]["state"] == "canceled", listed[big]
             assert listed[big]["reason"] == "no_space", listed[big]
             directory = downloads_dir(svc)
