@@ -189,6 +189,11 @@ class NavGuard:
         """A position in the block history: later blocks have a larger ``seq``."""
         return self._seq
 
+    def is_contained(self, target_id: str) -> bool:
+        """Whether ``target_id``'s context has an egress policy (its requests are judged)."""
+        guarded = self._targets.get(target_id)
+        return guarded is not None and guarded.egress is not None
+
     def blocks_since(self, mark: int, *, target_id: str,
                      opened_by: Iterable[str] = ()) -> list[BlockRecord]:
         """Blocks after ``mark`` on ``target_id`` or on popups it opened."""

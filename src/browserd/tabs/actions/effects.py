@@ -37,6 +37,7 @@ from ..worlds import world_context
 
 __all__ = [
     "COMMIT_WAIT_S",
+    "CONTAIN_GRACE_S",
     "DOWNLOADS_KEPT",
     "DOWNLOAD_GRACE_S",
     "POPUP_DECIDE_S",
@@ -57,6 +58,10 @@ DOWNLOAD_GRACE_S = 0.5
 """How long effects wait for a download after a navigation ended without committing."""
 POPUP_DECIDE_S = 1.0
 """How long effects wait for the navigation guard to judge a new popup's first request."""
+CONTAIN_GRACE_S = 0.1
+"""On a contained tab (``allowed_origins``), how long effects wait after the page turned
+for the requests it made to reach the guard: a request the renderer issued is judged
+when the network service pauses it, which no reply on the tab's session is ordered with."""
 DOWNLOADS_KEPT = 100
 """At most this many downloads are listed in one action's effects."""
 
@@ -202,7 +207,7 @@ class Observer:
         dialog — at most ``quiet_s`` — then for a pending commit.
 
         Returns the effects dict. Bounded (``quiet_s`` + :data:`COMMIT_WAIT_S` +
-        :data:`DOWNLOAD_GRACE_S` + :data:`POPUP_DECIDE_S`); cancellation
+        :data:`DOWNLOAD_GRACE_S` + :data:`CONTAIN_GRACE_S` + :data:`POPUP_DECIDE_S`); cancellation
         simply ends the watch.
         """
         tab = self._tab
@@ -233,6 +238,9 @@ class Observer:
                 # may be reported just after.
                 with trio.move_on_after(DOWNLOAD_GRACE_S):
                     await self._until(lambda: bool(self.downloads) or self.committed)
+            if (tab.navguard is not None and not self.committed and tab.dialog is None
+                    and tab.navguard.is_contained(tab.target_id)):
+                await trio.sleep(CONTAIN_GRACE_S)
             if self.new_tabs and tab.navguard is not None:
                 # A popup's first request is judged just after it opens.
                 with trio.move_on_after(POPUP_DECIDE_S):
