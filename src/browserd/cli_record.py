@@ -4,6 +4,7 @@
 client's session (``--session``, like every command); ``list`` and ``show
 ID`` read them (JSON with ``--json``; page text shown with ``repr`` so it
 cannot forge lines); ``html ID --out F`` writes the self-contained page,
+``trace ID --out F`` a Playwright trace zip (``playwright show-trace F`` opens it),
 ``script ID --lang python|typescript [--out F]`` the Playwright script.
 ``browserd replay ID [--target ID]`` repeats a record through browserd and
 exits non-zero when it stopped at a step; it may take up to
@@ -46,6 +47,9 @@ def add_record_commands(sub: Any) -> None:
     html = actions.add_parser("html", help="write the record as one HTML page")
     html.add_argument("record_id")
     html.add_argument("--out", required=True, help="the file to write")
+    trace = actions.add_parser("trace", help="write the record as a Playwright trace zip")
+    trace.add_argument("record_id")
+    trace.add_argument("--out", required=True, help="the file to write (a .zip)")
     code = actions.add_parser("script", help="the record as a Playwright script")
     code.add_argument("record_id")
     code.add_argument("--lang", choices=("python", "typescript"), default="python")
@@ -90,6 +94,10 @@ def _record(client: Any, args: argparse.Namespace) -> Any:
         page = client.get(_path(args.record_id), format="html")
         Path(args.out).write_text(_text(page), encoding="utf-8")
         return f"wrote {args.out}"
+    if action == "trace":
+        data = client.get(_path(args.record_id), format="trace")
+        Path(args.out).write_bytes(data if isinstance(data, bytes) else _text(data).encode())
+        return f"wrote {args.out} (open it with: playwright show-trace {args.out})"
     code = _text(client.get(_path(args.record_id), format="script", lang=args.lang))
     if args.out:
         Path(args.out).write_text(code, encoding="utf-8")

@@ -2,8 +2,9 @@
 
 :mod:`.model` (steps, targets, shots as plain records), :mod:`.store` (on
 disk, bounded by retention), :mod:`.recorder` (the hook every recorded
-route call goes through), :mod:`.html` (a self-contained page), :mod:`.scripts` (Playwright scripts)
-and :mod:`.replay` (a record as route calls again, by role and name).
+route call goes through), :mod:`.html` (a self-contained page), :mod:`.scripts`
+(Playwright scripts), :mod:`.trace` (a Playwright trace zip) and :mod:`.replay` (a
+record as route calls again, by role and name).
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ gets 404, as if it did not exist); the person (owner token) reads and deletes ev
 record. The recording itself is :mod:`browserd.records.recorder`, reached from
 :func:`browserd.http.dispatch.run_handler`.
 ``GET /records/<id>`` answers JSON (``format=json``, shots inline as base64 with
-``shots=true``; ``untrusted: ["steps"]``), a self-contained HTML page (``format=html``)
-or a Playwright script (``format=script&lang=python|typescript``); the steps have every
+``shots=true``; ``untrusted: ["steps"]``), a self-contained HTML page (``format=html``),
+a Playwright script (``format=script&lang=python|typescript``) or a Playwright trace
+zip (``format=trace``, :mod:`browserd.records.trace`); the steps have every
 vault value replaced by its marker before any of them is rendered.
 ``POST /records/<id>/replay`` repeats the steps through the route table (each call
 authorized, audited and bound as the replay request), naming elements by role and
@@ -38,6 +39,7 @@ from ...records.html import record_html
 from ...records.replay import replay_plan
 from ...records.scripts import LANGS, script
 from ...records.store import record_not_found
+from ...records.trace import trace_zip
 from ...system import System
 from ..fields import TARGET
 from ..schema import Field, Route, parse_args
@@ -143,6 +145,10 @@ async def get_record(system: System, args: dict[str, Any]) -> Response:
         return Response(page, status=200, content_type="text/html; charset=utf-8",
                         headers={"Content-Security-Policy": "default-src 'none'; img-src data:; "
                                                             "style-src 'unsafe-inline'"})
+    if args["format"] == "trace":
+        data = trace_zip(info, steps, await _shots(system, info, steps))
+        return Response(data, status=200, content_type="application/zip",
+                        headers={"Content-Disposition": f'attachment; filename="{info.id}.zip"'})
     if args["format"] == "script":
         text = script(steps, args["lang"], record_id=info.id)
         ext = "py" if args["lang"] == "python" else "ts"
@@ -260,7 +266,7 @@ def record_routes(table: Callable[[], list[Route]]) -> list[Route]:
               summary="One record: JSON steps, an HTML page or a Playwright script",
               fields=(_ID,
                       Field(name="format", type="string", default="json",
-                            enum=("json", "html", "script")),
+                            enum=("json", "html", "script", "trace")),
                       Field(name="lang", type="string", default="python", enum=LANGS,
                             description="format script: the script's language"),
                       Field(name="shots", type="boolean", default=False,
