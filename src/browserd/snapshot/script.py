@@ -1,12 +1,13 @@
 """The in-page snapshot walker's source and the pure-Python text around it.
 
 ``WALKER_SOURCE`` is ``text.js`` (the text helpers: names from content, link
-targets, placeholders) followed by ``walker.js``: an expression that, evaluated in a CDP
-isolated world (``Page.createIsolatedWorld`` + ``Runtime.evaluate`` with its
-``contextId``), defines ``globalThis.__browserd``. Re-evaluating it keeps the
-world's ref maps. The ``*_call`` functions build the ``Runtime.evaluate``
-expressions for its entry points; every argument goes through
-:func:`js_literal` (which the other page modules use too), so no
+targets, placeholders) followed by the walker (``walker.js`` and the files
+``_WALKER_PARTS`` lists after it, joined into one function): an expression
+that, evaluated in a CDP isolated world (``Page.createIsolatedWorld`` +
+``Runtime.evaluate`` with its ``contextId``), defines ``globalThis.__browserd``.
+Re-evaluating it keeps the world's ref maps. The ``*_call`` functions build
+the ``Runtime.evaluate`` expressions for its entry points; every argument goes
+through :func:`js_literal` (which the other page modules use too), so no
 caller-supplied string is ever pasted into JavaScript unescaped.
 
 Nothing here does I/O; nothing here can be cancelled half-way.
@@ -29,11 +30,30 @@ __all__ = [
     "snapshot_call", "splice_frame_text",
 ]
 
-WALKER_SOURCE: str = "\n".join(
-    importlib.resources.files("browserd.snapshot").joinpath(name).read_text("utf-8")
-    for name in ("text.js", "walker.js")
+#: The walker's files, in the order they are joined into one function body:
+#: ``walker.js`` (the version check) first, ``install.js`` (which publishes the
+#: entry points once every declaration before it has run) last.
+_WALKER_PARTS: tuple[str, ...] = (
+    "walker.js", "tree.js", "roles.js", "names.js", "states.js", "refs.js", "lines.js",
+    "find.js", "reading.js", "dom.js", "install.js",
 )
-"""The walker, to be evaluated once per isolated world (returns "installed" or "present")."""
+
+
+def _page_source(name: str) -> str:
+    return importlib.resources.files("browserd.snapshot").joinpath(name).read_text("utf-8")
+
+
+WALKER_SOURCE: str = "\n".join((
+    _page_source("text.js"),
+    "(() => {",
+    *(_page_source(name) for name in _WALKER_PARTS),
+    "})()",
+))
+"""The walker, to be evaluated once per isolated world (returns "installed" or "present").
+
+``text.js`` and then the ``_WALKER_PARTS`` inside one arrow function, so
+that they share one scope and define nothing global but ``__browserd``,
+``__browserdState`` and ``__browserdText``. Read once, at import."""
 
 DESCRIBE_FUNCTION = "function () { return globalThis.__browserd.describe(this); }"
 """For ``Runtime.callFunctionOn`` on an element objectId from the isolated world
