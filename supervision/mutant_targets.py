@@ -96,7 +96,7 @@ TARGETS: tuple[Target, ...] = (
                       "DownloadFollower._safe_free_space", "DownloadFollower._cancel",
                       "DownloadFollower._completed", "DownloadFollower._canceled_by_browser",
                       "_int")),
-    Target(name="profile-spec", module="browserd/profiles/spec.py",
+    Target(name="profile-spec", module="browserd/profilespec.py",
            tests=("tests/unit/test_profiles.py", "tests/unit/test_profile_downloads.py",
                   "tests/unit/test_profiles_mutants.py")),
     # A mutant that turns the reaper into a busy loop never yields to MockClock: 20 s.

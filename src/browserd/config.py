@@ -28,7 +28,7 @@ from .confirm.rules import ConfirmRule, parse_rules
 from .egress import EgressPolicy
 from .errors import ConfigError
 from .paths import Paths
-from .profiles.spec import ProfileSpec, parse_profile_table
+from .profilespec import ProfileSpec, parse_profile_table
 
 __all__ = [
     "DEFAULT_CONTROL_PORT", "FORBIDDEN_PORTS", "Settings", "default_headless",

@@ -46,9 +46,10 @@ from .paths import Paths, ensure_private_dir
 from .principals import TokenStore
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
-from .profiles.spec import ProfileOrigin
+from .profilespec import ProfileOrigin
 from .redact import RedactingFilter
-from .relay import PairingStore, RelayDoor, RelayHub
+from .relay import PairingStore, RelayHub
+from .relay.door import RelayDoor
 from .supervisor.budgets import HTTP_DRAIN_S
 from .system import System
 from .tls import check_tls_settings, served_fingerprint, server_tls, tls_enabled

@@ -29,7 +29,7 @@ from .principals import OWNER, Principal, TokenStore
 from .profiles.binding import GrantsHidden, LiveWithFallback, SessionBoundSupervisor
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
-from .profiles.spec import Driver
+from .profilespec import Driver
 from .records import RecordStore
 from .supervisor.handle import SupervisorHandle
 from .tabrequests import TabRequestBoard

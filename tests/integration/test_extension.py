@@ -30,7 +30,8 @@ from browserd.cdp import CdpConnection, open_cdp_connection, open_cdp_over
 from browserd.cli_extension import install
 from browserd.config import Settings
 from browserd.paths import Paths
-from browserd.relay import PairingStore, RelayDoor, RelayHub, RelayTransport
+from browserd.relay import PairingStore, RelayHub, RelayTransport
+from browserd.relay.door import RelayDoor
 from browserd.tabs import actions as inp
 from browserd.tabs.actions.records import Click, Navigate, TypeText
 from browserd.tabs.actor import TabActor

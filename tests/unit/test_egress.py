@@ -29,7 +29,7 @@ from browserd.egress import (
 from browserd.errors import BadRequest, ConfigError
 from browserd.paths import Paths
 from browserd.profiles.sessions import SessionTable, session_egress
-from browserd.profiles.spec import ProfileOrigin, build_spec, parse_profile_table
+from browserd.profilespec import ProfileOrigin, build_spec, parse_profile_table
 from browserd.supervisor.runtime import BrowserRuntime
 from browserd.tabs.contain import NO_UNHELD_APIS, Containment
 from browserd.tabs.navguard import NavGuard

@@ -12,7 +12,7 @@ from browserd.config import load_settings
 from browserd.downloads import DownloadFollower, DownloadStore, remove_downloads
 from browserd.paths import Paths
 from browserd.profiles.manager import download_store_for, settings_for
-from browserd.profiles.spec import ProfileOrigin, build_spec
+from browserd.profilespec import ProfileOrigin, build_spec
 from browserd.retention import Retention
 
 GUIDS = [f"{i:08x}-0000-4000-8000-000000000000" for i in range(1, 4)]

@@ -20,8 +20,8 @@ from browserd.errors import (
 )
 from browserd.paths import Paths
 from browserd.profiles.manager import ProfileManager, settings_for
-from browserd.profiles.spec import Driver, ProfileOrigin, build_spec
 from browserd.profiles.store import ProfileStore, allocate_port
+from browserd.profilespec import Driver, ProfileOrigin, build_spec
 
 
 def paths_with(tmp_path: Path, config: str = "") -> Paths:

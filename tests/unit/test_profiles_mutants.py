@@ -1,6 +1,6 @@
 """Profile specs at their edges, and profile names that could escape their directory.
 
-Written for the mutants of ``profiles/spec.py`` (``python -m supervision.mutants
+Written for the mutants of ``profilespec.py`` (``python -m supervision.mutants
 --only profile-spec``) and for the audit's "profile names ``.``, ``..``, ``.x``
 are refused everywhere": in ``config.toml``, ``BROWSERD_PROFILE``, ``POST
 /profiles``' check, the store read back from disk, ``live_fallback`` and the
@@ -18,7 +18,8 @@ import pytest
 from browserd.config import load_settings
 from browserd.errors import BadRequest, ConfigError
 from browserd.paths import Paths
-from browserd.profiles.spec import (
+from browserd.profiles.store import ProfileStore
+from browserd.profilespec import (
     DEFAULT_APPROVAL_TIMEOUT_S,
     Driver,
     ProfileOrigin,
@@ -28,7 +29,6 @@ from browserd.profiles.spec import (
     parse_driver,
     parse_profile_table,
 )
-from browserd.profiles.store import ProfileStore
 from browserd.relay import PairingStore
 
 DOTTED = [".", "..", ".x", "..x", "./x", "../x", "x/..", "x/y"]

@@ -21,7 +21,8 @@ from browserd.errors import (
     PairingFailed,
     RelayBusy,
 )
-from browserd.relay import PairingStore, RelayDoor, RelayHub, RelayTransport, group_colour
+from browserd.relay import PairingStore, RelayHub, RelayTransport, group_colour
+from browserd.relay.door import RelayDoor
 
 EXT_ID = "abcdefghijklmnopabcdefghijklmnop"
 TARGET = "A1B2C3D4E5F60718"

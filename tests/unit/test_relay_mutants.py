@@ -19,7 +19,8 @@ import trio
 import trio.testing
 
 from browserd.errors import BadRequest, PairingFailed
-from browserd.relay import PairingStore, RelayDoor, RelayHub
+from browserd.relay import PairingStore, RelayHub
+from browserd.relay.door import RelayDoor
 from browserd.relay.throttle import CONNECTION_MEMORY_S, PairingThrottle, ThrottleLimits
 
 EXT_ID = "abcdefghijklmnopabcdefghijklmnop"

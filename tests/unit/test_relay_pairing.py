@@ -14,8 +14,8 @@ import pytest
 import trio
 import trio.testing
 
-from browserd.relay import PairingStore, RelayDoor, RelayHub
-from browserd.relay.door import CLOSE_UNAUTHORIZED, HELLO_TIMEOUT_S
+from browserd.relay import PairingStore, RelayHub
+from browserd.relay.door import CLOSE_UNAUTHORIZED, HELLO_TIMEOUT_S, RelayDoor
 from browserd.relay.throttle import (
     CONNECTION_MEMORY_S,
     FAILURES_PER_CONNECTION,

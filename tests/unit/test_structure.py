@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,11 @@ PINNED = {
     "browserd.supervisor": ["BrowserSupervisor"],
     "browserd.supervisor.runtime": ["BrowserRuntime"],
     "browserd.supervisor.policy": ["REFUSALS", "RestartHistory", "RestartPolicy"],
+    "browserd.supervisor.child": ["ChildSpec", "Outcome", "RestartDecision", "RestartTracker",
+                                  "RestartType", "run_child"],
+    "browserd.supervisor.serve": ["VERSION_DEADLINE_S", "open_runtime"],
+    "browserd.relay": ["PairedExtension", "PairingCode", "PairingStore", "PinnedTarget",
+                       "RelayHub", "RelayTransport", "extension_subtree", "group_colour"],
     "browserd.supervisor.state": ["SupervisorState", "SupervisorStatistics"],
     "browserd.supervisor.budgets": ["BROWSER_STOP_S", "HTTP_DRAIN_S", "SERVICE_STOP_S",
                                     "SUPERVISOR_STOP_S"],
@@ -195,7 +201,7 @@ def imports_of(name: str) -> set[str]:
 
 
 def test_the_import_graph_sees_relative_and_lazy_imports() -> None:
-    assert "browserd.tabs.registry" in imports_of("browserd.supervisor.supervisor")
+    assert "browserd.tabs.registry" in imports_of("browserd.supervisor.serve")
     assert "browserd.service" in imports_of("browserd.cli")  # imported inside a function
     assert "browserd.tabs.actor" in imports_of("browserd.tabs.actions.element")
     assert "supervision.drill" in imports_of("supervision.neighbour")
@@ -282,13 +288,118 @@ FORBIDDEN = {
 }
 
 
-def test_imports_point_down_the_tree() -> None:
+def test_neighbours_keep_their_finer_rules() -> None:
+    """Direct imports only: the rules inside and beside a layer (:data:`FORBIDDEN`)."""
     wrong = sorted(
         f"{name} imports {target}"
         for name in all_modules()
         for target in imports_of(name)
         if area(target) in FORBIDDEN.get(area(name), set())
     )
+    assert not wrong, "\n".join(wrong)
+
+
+_CLI_COMMANDS = (_CLI - {"cli"}) | {"cli_record"}
+#: The layers of ``browserd``, lowest first (docs/architecture.md, "Layers"). A module
+#: belongs to the layer of the longest name below that matches it (``relay.door`` is a
+#: front door, the rest of ``relay`` sits with the supervisor); every module must have
+#: one. A module may import its own layer and those below, never one above, through
+#: any chain (importing ``a.b.c`` runs ``a.b``'s ``__init__`` too, so that counts).
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
+    (layer, frozenset(names)) for layer, names in (
+        ("leaves", {"", "errors", "groups", "paths", "jsontext", "redact", "textmatch",
+                    "retention", "events", "privatefile", "token", "confirm", "metrics",
+                    "media", "tabrequests", "answer_text", "records"}),
+        ("cdp", {"cdp"}),
+        ("browser", {"browser"}),
+        # Settings records: they name browsers (live discovery) and CDP types (egress).
+        ("settings", {"config", "profilespec", "egress", "urlpolicy", "uploads", "tls",
+                      "client"}),
+        ("tabs", {"tabs", "snapshot", "downloads", "state", "handoff", "vault",
+                  "records.scripts", "records.trace"}),
+        ("supervisor", {"supervisor", "relay"}),
+        ("profiles", {"profiles", "principals", "ui"}),
+        # The System holds every profile and board; the recorder reads it.
+        ("system", {"system", "records.recorder"}),
+        ("front doors", {"http", "gateway", "mcp", "relay.door"}),
+        ("cli", _CLI_COMMANDS | {"service_install", "service_units"}),
+        ("service", {"service"}),
+        # ``browserd serve`` runs the service: the command line is the very top.
+        ("entry", {"cli", "__main__"}),
+    )
+)
+
+
+def layer_of(name: str) -> int:
+    """The index in :data:`LAYERS` of module ``name`` (KeyError: it has no layer)."""
+    key = name.partition(".")[2]
+    best: tuple[int, int] | None = None  # (length of the match, layer)
+    for index, (_, names) in enumerate(LAYERS):
+        for prefix in names:
+            matches = key == prefix or (prefix and key.startswith(prefix + "."))
+            if matches and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), index)
+    if best is None:
+        raise KeyError(f"{name} has no layer in LAYERS")
+    return best[1]
+
+
+def runtime_graph(modules: list[str]) -> dict[str, set[str]]:
+    """:func:`imports_of` each module, plus the packages whose ``__init__`` that runs."""
+    graph: dict[str, set[str]] = {}
+    for name in modules:
+        found = imports_of(name)
+        parents = {target.rsplit(".", n)[0] for target in found
+                   for n in range(1, target.count(".") + 1)}
+        graph[name] = (found | parents) & set(modules) - {name}
+    return graph
+
+
+def upward_chains(graph: dict[str, set[str]], layer: Callable[[str], int]) -> list[list[str]]:
+    """For each module, a shortest chain of imports to a module of a higher layer."""
+    found = []
+    for start in sorted(graph):
+        came_from: dict[str, str | None] = {start: None}
+        queue = [start]
+        for node in queue:  # breadth first: the shortest chain
+            if layer(node) > layer(start):
+                chain = [node]
+                while (before := came_from[chain[-1]]) is not None:
+                    chain.append(before)
+                found.append(chain[::-1])
+                break
+            for child in sorted(graph[node]):
+                if child not in came_from:
+                    came_from[child] = node
+                    queue.append(child)
+    return found
+
+
+def test_the_layer_check_sees_a_leak_through_a_chain() -> None:
+    graph = {"low": {"mid"}, "mid": {"high"}, "high": set()}
+    rank = {"low": 0, "mid": 0, "high": 1}.__getitem__
+    assert upward_chains(graph, rank) == [["low", "mid", "high"], ["mid", "high"]]
+    assert "browserd.relay" in runtime_graph(all_modules())["browserd.relay.hub"]
+    assert LAYERS[layer_of("browserd.relay.door")][0] == "front doors"
+    assert LAYERS[layer_of("browserd.relay.hub")][0] == "supervisor"
+    assert LAYERS[layer_of("browserd")][0] == "leaves"
+
+
+def test_imports_point_down_the_tree() -> None:
+    """No module reaches a higher layer through any chain of imports."""
+    modules = all_modules()
+    unplaced = []
+    for name in modules:
+        try:
+            layer_of(name)
+        except KeyError:
+            unplaced.append(name)
+    assert not unplaced, f"give these a layer in LAYERS: {unplaced}"
+    wrong = [
+        f"{LAYERS[layer_of(chain[0])][0]} {chain[0]} reaches "
+        f"{LAYERS[layer_of(chain[-1])][0]} {chain[-1]}: " + " -> ".join(chain)
+        for chain in upward_chains(runtime_graph(modules), layer_of)
+    ]
     assert not wrong, "\n".join(wrong)
 
 

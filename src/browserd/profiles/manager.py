@@ -46,15 +46,7 @@ from ..errors import (
 )
 from ..events import EventHub, EventSink
 from ..paths import Paths
-from ..relay import PairingStore, RelayHub, extension_subtree
-from ..retention import Retention
-from ..supervisor import BrowserSupervisor
-from ..supervisor.budgets import SUPERVISOR_STOP_S
-from ..supervisor.state import SupervisorState
-from ..urlpolicy import UrlPolicy
-from .profile import Profile
-from .sessions import SessionTable
-from .spec import (
+from ..profilespec import (
     DEFAULT_APPROVAL_TIMEOUT_S,
     PROFILE_PALETTE,
     Driver,
@@ -63,6 +55,16 @@ from .spec import (
     build_spec,
     check_profile_name,
 )
+from ..relay import PairingStore, RelayHub, extension_subtree
+from ..retention import Retention
+from ..supervisor import BrowserSupervisor
+from ..supervisor.budgets import SUPERVISOR_STOP_S
+from ..supervisor.child import ChildSpec, RestartDecision, RestartType, run_child
+from ..supervisor.policy import RestartPolicy
+from ..supervisor.state import SupervisorState
+from ..urlpolicy import UrlPolicy
+from .profile import Profile
+from .sessions import SessionTable
 from .store import ProfileStore, allocate_port
 
 __all__ = ["GatewayRunner", "ProfileManager", "download_store_for", "settings_for"]
@@ -73,8 +75,16 @@ log = logging.getLogger(__name__)
 #: until ``shutdown`` (wired by the service; the manager knows no HTTP).
 GatewayRunner = Callable[..., Awaitable[None]]
 _DOWN = frozenset({SupervisorState.STOPPED, SupervisorState.DISABLED, SupervisorState.FAILED})
-SUBTREE_BACKOFF_S = (1.0, 60.0)
-GATEWAY_BACKOFF_S = (2.0, 60.0)
+#: A profile's subtree (its supervisor, reaper and gateway) failing is a bug: restarted
+#: alone, 1 s doubling to 60 s, without a budget — giving up would leave the profile with
+#: no supervisor to answer /start, and nothing above it may fail without taking the
+#: other profiles down. (Its browser's crash loop is bounded by the browser's own budget.)
+SUBTREE_POLICY = RestartPolicy(backoff_start_s=1.0, backoff_max_s=60.0, budget=None,
+                               refusals=())
+#: A profile's CDP gateway (its port may be taken for a while): 2 s doubling to 60 s,
+#: retried until the profile goes; ``gatewayError`` in /profiles says why meanwhile.
+GATEWAY_POLICY = RestartPolicy(backoff_start_s=2.0, backoff_max_s=60.0, budget=None,
+                               refusals=())
 
 
 def default_color(name: str) -> str:
@@ -246,51 +256,50 @@ class ProfileManager:
 
     async def _run_profile(self, profile: Profile, *,
                            task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """One profile's subtree; restarted alone (after a backoff) if it fails."""
-        delay = SUBTREE_BACKOFF_S[0]
+        """One profile's subtree, a permanent child; restarted alone (after a backoff) if it
+        fails. A failure before it started propagates (the caller could not start it)."""
+
+        async def subtree(*, task_status: trio.TaskStatus[None]) -> None:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(profile.supervisor.run)
+                await nursery.start(profile.sessions.run_reaper,
+                                    lambda: profile.supervisor.runtime)
+                if self._run_gateway is not None and profile.settings.gateway_active:
+                    await nursery.start(self._gateway_loop, profile)
+                task_status.started()
+
         with profile.scope:
             try:
-                while True:
-                    try:
-                        async with trio.open_nursery() as nursery:
-                            await nursery.start(profile.supervisor.run)
-                            await nursery.start(profile.sessions.run_reaper,
-                                                lambda: profile.supervisor.runtime)
-                            if self._run_gateway is not None and profile.settings.gateway_active:
-                                await nursery.start(self._gateway_loop, profile)
-                            task_status.started()
-                            task_status = trio.TASK_STATUS_IGNORED
-                    except Exception as exc:  # one_for_one: only this profile is restarted
-                        if task_status is not trio.TASK_STATUS_IGNORED:
-                            raise
-                        log.exception("profile %s: its subtree failed (%r); restarting it in "
-                                      "%.0f s", profile.name, exc, delay)
-                        await trio.sleep(delay)
-                        delay = min(delay * 2, SUBTREE_BACKOFF_S[1])
+                await run_child(ChildSpec(name=f"profile {profile.name}: its subtree",
+                                          run=subtree, policy=SUBTREE_POLICY),
+                                task_status=task_status)
             finally:
                 profile.done.set()
 
     async def _gateway_loop(self, profile: Profile, *,
                             task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Serve the profile's gateway; a non-default one retries with a backoff on failure."""
-        assert self._run_gateway is not None
-        delay = GATEWAY_BACKOFF_S[0]
-        while not profile.gateway_shutdown.is_set():
-            try:
-                await self._run_gateway(profile, profile.gateway_shutdown,
-                                        task_status=task_status)
-                return
-            except BrowserdError as exc:
-                if profile.is_default and task_status is not trio.TASK_STATUS_IGNORED:
-                    raise  # the service refuses to start, as with one profile
+        """Serve the profile's gateway, a transient child: it ends with the profile's
+        ``gateway_shutdown``; a failure (a BrowserdError) is retried with a backoff.
+
+        The default profile's failure at start propagates (the service refuses to
+        start, as with one profile); another profile reports started and retries.
+        """
+        runner = self._run_gateway
+        assert runner is not None
+
+        async def gateway(*, task_status: trio.TaskStatus[None]) -> None:
+            await runner(profile, profile.gateway_shutdown, task_status=task_status)
+
+        def failed(exc: Exception, _decision: RestartDecision) -> None:
+            if isinstance(exc, BrowserdError):
                 profile.gateway_error = exc
-                log.error("profile %s: CDP gateway: %s; retrying in %.0f s", profile.name,
-                          exc.message, delay)
-            if task_status is not trio.TASK_STATUS_IGNORED:
-                task_status.started()
-                task_status = trio.TASK_STATUS_IGNORED
-            await trio.sleep(delay)
-            delay = min(delay * 2, GATEWAY_BACKOFF_S[1])
+
+        await run_child(ChildSpec(
+            name=f"profile {profile.name}: CDP gateway", run=gateway,
+            restart=RestartType.TRANSIENT, policy=GATEWAY_POLICY, failures=(BrowserdError,),
+            raise_before_started=profile.is_default, on_failure=failed,
+            wanted=lambda: not profile.gateway_shutdown.is_set(),
+        ), task_status=task_status)
 
     async def start_profiles(self, names: list[str]) -> None:
         """Start the named profiles concurrently; a failure is logged, not raised."""

@@ -9,10 +9,10 @@ import trio
 from ..config import Settings
 from ..downloads import DownloadStore
 from ..errors import BrowserdError
+from ..profilespec import ProfileSpec
 from ..supervisor import BrowserSupervisor
 from ..supervisor.state import SupervisorState
 from .sessions import SessionTable
-from .spec import ProfileSpec
 
 __all__ = ["Profile"]
 

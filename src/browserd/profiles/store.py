@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadRequest, ConfigError, PortInUse
-from .spec import ProfileOrigin, ProfileSpec, build_spec
+from ..profilespec import ProfileOrigin, ProfileSpec, build_spec
 
 __all__ = ["ProfileStore", "allocate_port"]
 

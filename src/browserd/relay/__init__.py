@@ -2,7 +2,9 @@
 
 - :mod:`.pairing` — one-time codes and relay tokens (files under ``<config>/relay``);
 - :mod:`.hub` — the extension connection of each profile (one at most);
-- :mod:`.door` — ``POST /relay/pair`` and the ``/relay`` WebSocket, in front of the Guard;
+- :mod:`.door` — ``POST /relay/pair`` and the ``/relay`` WebSocket, in front of the Guard:
+  a front door (it borrows the guard's ASGI types), so this ``__init__`` does not import
+  it and the profile manager can import the rest without reaching the HTTP layer;
 - :mod:`.records` — the records (a shared tab, a request in flight);
 - :mod:`.transport` — :class:`RelayTransport`, a browser endpoint emulated over one
   extension connection, for :func:`browserd.cdp.open_cdp_over`;
@@ -10,7 +12,7 @@
 
 The extension itself is package data in ``browserd/extension/``.
 
-Hooking it into the service (one hub per service)::
+Hooking it into the service (one hub per service; ``RelayDoor`` from :mod:`.door`)::
 
     hub = RelayHub(PairingStore(paths.config_dir), colour_of=<profile name -> "#RRGGBB">,
                    on_change=<profile name -> None: re-read its pinned tabs>)
@@ -22,13 +24,11 @@ and ``hub.transport(profile).pinned_targets()`` lists what the user shared.
 
 from __future__ import annotations
 
-from .door import RELAY_PAIR_PATH, RELAY_PATH, RelayDoor
 from .hub import RelayHub, group_colour
 from .pairing import PairedExtension, PairingCode, PairingStore
 from .records import PinnedTarget
 from .subtree import extension_subtree
 from .transport import RelayTransport
 
-__all__ = ["RELAY_PAIR_PATH", "RELAY_PATH", "PairedExtension", "PairingCode", "PairingStore",
-           "PinnedTarget", "RelayDoor", "RelayHub", "RelayTransport", "extension_subtree",
-           "group_colour"]
+__all__ = ["PairedExtension", "PairingCode", "PairingStore", "PinnedTarget", "RelayHub",
+           "RelayTransport", "extension_subtree", "group_colour"]

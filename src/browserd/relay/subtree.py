@@ -7,8 +7,11 @@ place of launching or attaching to a browser. It loops, inside one attempt:
 1. wait (no bound: the user opens the browser whenever they like) for the
    profile's extension to connect to the relay (:meth:`RelayHub.wait_transport`);
 2. run browserd's CDP connection over the :class:`RelayTransport` and the tab
-   registry over that (no navigation guard, no download follower: see
-   :mod:`browserd.relay.transport` for why), then mark the supervisor running;
+   registry over that (:func:`~browserd.supervisor.serve.open_runtime`, as for
+   every driver, with no navigation guard, no download follower: see
+   :mod:`browserd.relay.transport` for why), then serve it
+   (``BrowserSupervisor.serve_runtime``, unwatched: no liveness probe, no
+   restore), state ``running``;
 3. when the connection ends (the extension went, or browserd closed it),
    clear the runtime and go back to 1. Nothing of the old connection is kept:
    the extension dropped its pins, and the user pins again.
@@ -23,16 +26,12 @@ extension then drops its pins; the user's tabs stay open.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-import trio
-
 from ..cdp import open_cdp_over
 from ..errors import BrowserdError
-from ..tabs.capture_gate import CaptureGate
-from ..tabs.registry import open_tab_registry
+from ..supervisor.serve import open_runtime
 from .hub import RelayHub
 
 if TYPE_CHECKING:
@@ -47,28 +46,17 @@ def extension_subtree(hub: RelayHub) -> Callable[[BrowserSupervisor], Awaitable[
     """The ``subtree`` for ``BrowserSupervisor(…, subtree=…)`` of an extension profile."""
 
     async def serve(supervisor: BrowserSupervisor) -> None:
-        from ..supervisor.runtime import BrowserRuntime  # the supervisor imports tabs: no cycle
-
         settings = supervisor.settings
         while True:
             if hub.transport(settings.profile) is None:
                 supervisor.mark_awaiting_extension()  # /start answers; requests are 503
             transport = await hub.wait_transport(settings.profile)
-            async with open_cdp_over(transport, transport.description) as conn:
-                with trio.fail_after(10):
-                    version = await conn.send("Browser.getVersion")
-                async with open_tab_registry(conn, settings=settings, headless=False,
-                                             events=supervisor.events) as tabs:
-                    supervisor.mark_running(BrowserRuntime(
-                        connection=conn, registry=tabs, process=None,
-                        version=str(version.get("product", "")),
-                        user_agent=str(version.get("userAgent", "")),
-                        started_at=time.time(),
-                        captures=CaptureGate.with_capacity(settings.max_concurrent_captures),
-                    ))
-                    await conn.wait_closed()
+            # No page guards, no commit log, no liveness probe over the relay.
+            async with open_runtime(open_cdp_over(transport, transport.description),
+                                    settings=settings, events=supervisor.events) as runtime:
+                await supervisor.serve_runtime(runtime, watched=False)
             supervisor.mark_awaiting_extension()
-            reason = conn.close_reason
+            reason = runtime.connection.close_reason
             log.info("profile %s: the extension connection ended (%s); waiting for it again",
                      settings.profile, reason.message if isinstance(reason, BrowserdError)
                      else "closed")

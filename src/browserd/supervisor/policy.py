@@ -41,13 +41,15 @@ class RestartPolicy:
     """Backoff 0.5 s doubling to 30 s (with jitter), reset after 60 s healthy; a budget.
 
     More than ``budget`` restarts within ``window_s`` seconds, and the
-    supervisor gives up (state ``failed``). ``refusals`` fail at once.
+    supervisor gives up (state ``failed``); ``budget=None`` never gives up
+    (a child with nothing above it to escalate to). ``refusals`` fail at once.
+    Applied by :class:`~.child.RestartTracker`.
     """
 
     backoff_start_s: float = 0.5
     backoff_max_s: float = 30.0
     healthy_reset_s: float = 60.0
-    budget: int = 5
+    budget: int | None = 5
     window_s: float = 60.0
     refusals: tuple[type[BrowserdError], ...] = REFUSALS
 
@@ -70,7 +72,7 @@ class RestartPolicy:
 
 @attrs.define
 class RestartHistory:
-    """The restarts within the policy's window; owned by the supervisor's loop."""
+    """The restarts within the policy's window; owned by a :class:`~.child.RestartTracker`."""
 
     policy: RestartPolicy
     _times: deque[float] = attrs.field(factory=deque)
@@ -79,8 +81,10 @@ class RestartHistory:
         self._times.clear()
 
     def record(self, now: float) -> bool:
-        """Count a restart at ``now``; False when that exceeds the budget."""
+        """Count a restart at ``now``; False when that exceeds the budget (never without one)."""
         self._times.append(now)
         while self._times and now - self._times[0] > self.policy.window_s:
             self._times.popleft()
+        if self.policy.budget is None:
+            return True
         return len(self._times) <= self.policy.budget

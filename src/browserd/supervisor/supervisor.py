@@ -13,8 +13,10 @@ the reason and the browser's stderr tail. Refusals that a retry cannot fix
 
 States: :class:`SupervisorState` (disabled, stopped, starting, running,
 unresponsive, restarting, stopping, failed). Policy is data
-(:class:`RestartPolicy`, :class:`~.liveness.LivenessPolicy`); pid records and
-leftovers: :mod:`.leftovers`. Every attempt serves its browser through
+(:class:`RestartPolicy`, :class:`~.liveness.LivenessPolicy`), applied by the
+supervised child's :class:`~.child.RestartTracker`; pid records and
+leftovers: :mod:`.leftovers`. Every attempt builds its runtime with
+:func:`~.serve.open_runtime` and serves it through
 :meth:`BrowserSupervisor.serve_runtime`, which runs the liveness probe: a hung
 browser is ``unresponsive``, then restarted (reason ``hung``; an attached one is
 reconnected, never killed). A running browser's end is told by the crash
@@ -31,7 +33,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -57,17 +59,15 @@ from ..errors import (
 )
 from ..events import EventSink, EventType
 from ..paths import Paths
-from ..tabs.capture_gate import CaptureGate
-from ..tabs.commits import CommitLog
-from ..tabs.registry import open_tab_registry
+from .child import Outcome, RestartTracker, RestartType
 from .crash import CrashWatch
-from .guards import open_page_guards
 from .launch import prepare_launch, run_launched_browser
 from .leftovers import PidRecord
 from .liveness import AbortableTransport, LivenessPolicy, LivenessProbe
-from .policy import RestartHistory, RestartPolicy
+from .policy import RestartPolicy
 from .restore import SessionCarrier, TabRestorer
 from .runtime import BrowserRuntime
+from .serve import open_runtime
 from .state import SupervisorState, SupervisorStatistics
 
 if TYPE_CHECKING:
@@ -113,7 +113,6 @@ class BrowserSupervisor:
         self.url_policy = url_policy
         self.downloads = downloads
         self.paths = paths
-        self._rng = rng
         self._subtree = subtree
         self.policy = policy if policy is not None else RestartPolicy.from_settings(settings)
         self.liveness = liveness if liveness is not None else LivenessPolicy.from_settings(settings)
@@ -132,7 +131,8 @@ class BrowserSupervisor:
         self.restarts = 0
         self.spawns = 0
         self._tries = 0  # attempts begun by the loop (a start after a failure waits for one)
-        self._restart_history = RestartHistory(self.policy)
+        # A permanent child: any end of an attempt while wanted is a restart (or a give-up).
+        self._restarts_seen = RestartTracker(self.policy, RestartType.PERMANENT, rng)
         self.executable_path: str | None = None
         self.chosen_browser: str | None = None
 
@@ -193,7 +193,7 @@ class BrowserSupervisor:
         # answer, not the failure already on record.
         failed_at = self._tries if self.state == SupervisorState.FAILED else None
         if failed_at is not None:
-            self._restart_history.clear()
+            self._restarts_seen.clear_history()
         self._want(True)
         # An extension profile is up once it waits for its extension (the user's move).
         while (self.state not in (SupervisorState.RUNNING, SupervisorState.FAILED,
@@ -267,8 +267,7 @@ class BrowserSupervisor:
         task_status.started()
         if not self.settings.enabled:
             await trio.sleep_forever()
-        policy = self.policy
-        backoff = policy.backoff_start_s
+        tracker = self._restarts_seen
         while True:
             if not self._wanted and self.state not in (SupervisorState.FAILED,
                                                        SupervisorState.STOPPED):
@@ -277,49 +276,44 @@ class BrowserSupervisor:
                 while not self._wanted:
                     self._wake = trio.Event()
                     await self._wake.wait()
-                backoff = policy.backoff_start_s  # a new start: earlier crashes set no delay
+                tracker.reset_backoff()  # a new start: earlier crashes set no delay
             was_running = self.state in (SupervisorState.RUNNING, SupervisorState.RESTARTING)
             self._tries += 1
             self._set_state(SupervisorState.RESTARTING if was_running
                             else SupervisorState.STARTING)
             began = trio.current_time()
             error = await self._attempt()
-            healthy_for = trio.current_time() - began
             if not self._wanted:
                 self._set_state(SupervisorState.STOPPED)
                 continue
             self.last_error = error
-            if policy.is_refusal(error):
-                log.error("browser start refused: %s", error.message)
+            decision = tracker.after(error, ran_for_s=trio.current_time() - began,
+                                     now=trio.current_time())
+            if decision.outcome == Outcome.REFUSED:
+                log.error("browser start refused: %s", error.message if error else "")
                 self._wanted = False
                 self._set_state(SupervisorState.FAILED)
                 continue
-            if healthy_for >= policy.healthy_reset_s:
-                backoff = policy.backoff_start_s
-                self._restart_history.clear()
-            if not self._restart_history.record(trio.current_time()):
+            if decision.outcome == Outcome.BUDGET:
                 log.error("browser restart budget exhausted: %s", error)
                 self._wanted = False
                 self.last_error = BrowserGone(
-                    f"restarted {policy.budget} times in "
-                    f"{policy.window_s:.0f} s; giving up: "
-                    f"{error.message if error else 'unknown'}",
+                    decision.reason,
                     hint="it will not be restarted again: see stderr and the log, fix the "
                          "cause, then POST /start (browserd start)",
                     **(error.details if error else {}),
                 )
                 self._set_state(SupervisorState.FAILED)
                 continue
-            self.restarts += 1
+            self.restarts = tracker.restarts
             self._set_state(SupervisorState.RESTARTING)
-            delay = policy.delay(backoff, self._rng)
+            delay = decision.delay_s
             log.warning("browser down (%s); restarting in %.2f s", error, delay)
             with trio.move_on_after(delay):
                 # A stop during the backoff ends the wait at once.
                 while self._wanted:
                     self._wake = trio.Event()
                     await self._wake.wait()
-            backoff = policy.next_backoff(backoff)
 
     async def _attempt(self) -> BrowserdError | None:
         """One one_for_all attempt; returns why it ended (None for a requested stop).
@@ -405,45 +399,36 @@ class BrowserSupervisor:
             if pipe is not None
             else open_cdp_connection(str(ws_url), handshake_timeout_s=handshake_timeout_s)
         )
-        async with opened as conn:
-            commits = CommitLog.tapping(conn)  # before any page attaches
-            with trio.fail_after(10):
-                version = await conn.send("Browser.getVersion")
-            async with open_page_guards(
-                conn, url_policy=None if live else self.url_policy,
-                downloads=None if live else self.downloads,
-                allowed_origins=self.settings.allowed_origins,
-            ) as guards, open_tab_registry(
-                conn, settings=self.settings, headless=self.headless and process is not None,
-                navguard=guards.navguard, events=self.events, consent=live,
-            ) as tabs:
-                if guards.downloads is not None:
-                    guards.downloads.locate_tabs_with(tabs.locate_frame,
-                                                      session_of=tabs.session_of)
-                await self.serve_runtime(BrowserRuntime(
-                    connection=conn,
-                    registry=tabs,
-                    process=process,
-                    version=str(version.get("product", "")),
-                    user_agent=str(version.get("userAgent", "")),
-                    started_at=time.time(),
-                    captures=CaptureGate.with_capacity(self.settings.max_concurrent_captures),
-                    navguard=guards.navguard,
-                    downloads=guards.downloads,
-                    commits=commits, restored=self.restorer.ledger,
-                ), abortable=pipe)
+        async with open_runtime(
+            opened, settings=self.settings, events=self.events, process=process,
+            headless=self.headless and process is not None,
+            url_policy=None if live else self.url_policy,
+            downloads=None if live else self.downloads, consent=live,
+            commits=True, restored=self.restorer.ledger,
+        ) as runtime:
+            await self.serve_runtime(runtime, abortable=pipe)
 
     async def serve_runtime(self, runtime: BrowserRuntime, *,
-                            abortable: AbortableTransport | None = None) -> NoReturn:
-        """Serve ``runtime`` (state ``running``) with the liveness probe until its end; raise why.
+                            abortable: AbortableTransport | None = None,
+                            watched: bool = True) -> None:
+        """Serve ``runtime`` (state ``running``) until its end; raise why (watched).
 
-        ``abortable``: the transport the connection runs over, so a hang fails
-        the calls in flight with BROWSER_UNRESPONSIVE (else BROWSER_GONE).
-        Raises the connection's close reason (BrowserGone when it has none) or
-        BrowserUnresponsive (hung); cancellation ends it at once. How it ended
-        is noted for the crash account. After a crash, the tabs are restored
-        (:meth:`TabRestorer.restore`) before the state is ``running``.
+        ``runtime`` comes from :func:`~.serve.open_runtime`. Watched (a browser
+        browserd launched or attached to): the liveness probe runs, and after a
+        crash the tabs are restored (:meth:`TabRestorer.restore`) before the
+        state is ``running``; it raises the connection's close reason
+        (BrowserGone when it has none) or BrowserUnresponsive (hung), and how
+        it ended is noted for the crash account. ``abortable``: the transport
+        the connection runs over, so a hang fails the calls in flight with
+        BROWSER_UNRESPONSIVE (else BROWSER_GONE). Not watched (the extension
+        relay, whose connection comes and goes with the user's browser): no
+        probe, no restore; it returns when the connection closes. Cancellation
+        ends it at once.
         """
+        if not watched:
+            self.mark_running(runtime)
+            await runtime.connection.wait_closed()
+            return
         probe = LivenessProbe(runtime.connection, self.liveness,
                               on_unresponsive=self._on_unresponsive, abortable=abortable)
         runtime = attrs.evolve(runtime, liveness=probe)

@@ -25,7 +25,7 @@ import trio
 
 from ...errors import BadRequest, NotAgentTab
 from ...events import EventType
-from ...profiles.spec import Driver
+from ...profilespec import Driver
 from ...system import System
 from ...tabrequests import TabRequest, TabRequestState
 from ..fields import REQUIRED_TARGET

@@ -49,7 +49,7 @@ from ... import __version__
 from ...downloads import DownloadState
 from ...errors import BadRequest, BrowserdError, NotFound, Timeout, unwrap_group
 from ...handoff import HandoffOutcome
-from ...profiles.spec import Driver
+from ...profilespec import Driver
 from ...supervisor.state import SupervisorState
 from ...system import System
 from ...tabs.actor import TabActor

@@ -1,11 +1,16 @@
 """ProfileSpec: what one named profile is (driver, colour, ports), validated once.
 
+A settings record beside :mod:`browserd.config` (which reads the
+``[profiles.NAME]`` tables with it), below the supervisor and the profile
+manager that run what it describes.
+
 A profile comes from one of three places (:class:`ProfileOrigin`): the
 default profile (``default_profile``, launch driver, no table needed), a
 ``[profiles.NAME]`` table in ``config.toml``, or ``POST /profiles``
-(persisted by :mod:`browserd.profiles.store`). :func:`settings_for` turns a
-spec into the :class:`~browserd.config.Settings` its supervisor runs with,
-so a profile's browser is configured exactly like the single browser was.
+(persisted by :mod:`browserd.profiles.store`).
+:func:`~browserd.profiles.manager.settings_for` turns a spec into the
+:class:`~browserd.config.Settings` its supervisor runs with, so a profile's
+browser is configured exactly like the single browser was.
 
 Drivers: ``launch`` (browserd launches and supervises Chromium; its CDP
 gateway on ``cdp_port``) and ``cdp`` (attach to a browser at ``cdp_url``).
@@ -28,9 +33,9 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ..browser.live import LiveBrowser, parse_live_browser
-from ..egress import EgressPolicy
-from ..errors import BadRequest, ConfigError, DriverNotAvailable
+from .browser.live import LiveBrowser, parse_live_browser
+from .egress import EgressPolicy
+from .errors import BadRequest, ConfigError, DriverNotAvailable
 
 __all__ = [
     "AVAILABLE_DRIVERS", "PROFILE_NAME_RE", "PROFILE_PALETTE", "Driver", "ProfileOrigin",
