@@ -7,8 +7,10 @@ link), in a session of its own so no other test's calls land in the record.
 from __future__ import annotations
 
 import html
+import io
 import json
 import os
+import zipfile
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -305,6 +307,14 @@ async def test_a_secret_stored_after_the_record_is_not_in_any_export(
                     assert form not in r.text, (params, form)
                 if params.get("format") != "script":  # a script has no page titles
                     assert f"secret:{name}" in r.text, params
+            r = await session.get(f"/records/{record_id}", format="trace")
+            assert r.status_code == 200, r.text
+            with zipfile.ZipFile(io.BytesIO(r.content)) as trace:
+                text = "".join(trace.read(n).decode("utf-8", "replace")
+                               for n in trace.namelist() if not n.startswith("resources/"))
+            for form in (_ODD, json.dumps(_ODD)[1:-1]):
+                assert form not in text, ("trace", form)
+            assert f"secret:{name}" in text
         finally:
             await session.api.delete(f"/secrets/{name}", headers=_owner(service))
             await session.api.delete(f"/records/{record_id}", headers=session.headers)
