@@ -582,8 +582,15 @@ async def test_element_in_out_of_process_frame(api, pages, other_origin):
             ref = next(n["ref"] for n in snap["nodes"] if n.get("name") == "Child target")
             handle = await resolve.resolve_ref(tab, ref)
             assert handle.session.session_id != tab.session.session_id  # really out of process
-            shot = await capture.screenshot(tab, element=handle)
-            decoded = png_rows(shot.data)
+            # The child process may not have painted its frame yet (white under load):
+            # capture again until it has, within 10 s; a wrong clip never turns magenta.
+            with trio.move_on_after(10):
+                while True:
+                    shot = await capture.screenshot(tab, element=handle)
+                    decoded = png_rows(shot.data)
+                    if close_to(pixel(decoded, 100, 50), (255, 0, 255)):
+                        break
+                    await trio.sleep(0.2)
             assert (decoded[0], decoded[1]) == (shot.width, shot.height) == (200, 100)
             for x, y in ((1, 1), (100, 50), (198, 98)):
                 assert close_to(pixel(decoded, x, y), (255, 0, 255)), (x, y)
