@@ -75,13 +75,7 @@ function findByText(text) {
 // `limit` matches (and the headings named as their context) only; the walk
 // counts all matches. Returns {matches, count, nodes, nextRef, stats}.
 function find(opts) {
-  opts = opts || {};
-  const t0 = performance.now();
-  const scope = scopeRoot(opts);
-  if (scope.error) return { error: scope.error };
-  sweep();
-  const refs = makeRefs(opts);
-  return withLabels(() => withLineCap(opts, () => findIn(opts, scope, refs, t0)));
+  return refView(opts, findIn);
 }
 
 function findIn(opts, scope, refs, t0) {

@@ -14,13 +14,7 @@ function indent(d) {
 
 // ---- snapshot ---------------------------------------------------------
 function snapshot(opts) {
-  opts = opts || {};
-  const t0 = performance.now();
-  const scope = scopeRoot(opts);
-  if (scope.error) return { error: scope.error };
-  sweep();
-  const refs = makeRefs(opts);
-  return withLabels(() => withLineCap(opts, () => walkPage(opts, scope, refs, t0)));
+  return refView(opts, walkPage);
 }
 
 function walkPage(opts, scope, refs, t0) {

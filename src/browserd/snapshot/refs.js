@@ -99,3 +99,16 @@ function makeRefs(opts) {
   };
   return self;
 }
+
+// The start every view that issues refs shares (snapshot lines, find): the
+// call's scope (or its error), the ref map swept, then body(opts, scope,
+// refs, t0) with the label index and the line cap in place.
+function refView(opts, body) {
+  opts = opts || {};
+  const t0 = performance.now();
+  const scope = scopeRoot(opts);
+  if (scope.error) return { error: scope.error };
+  sweep();
+  const refs = makeRefs(opts);
+  return withLabels(() => withLineCap(opts, () => body(opts, scope, refs, t0)));
+}
