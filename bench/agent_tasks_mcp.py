@@ -167,15 +167,15 @@ def _pw_ref(text: str, role: str, name: str | None = None) -> str:
 
 async def bd_table(bd: McpSide, pages: AppPages) -> str:
     await bd.call("navigate", {"url": pages.url("/reference.html")})
-    # /find answers a match and its heading, not its row or the <dd> after a <dt>:
-    # the agent reads the page's main region as text (table rows are lines).
-    text = await bd.call("snapshot", {"root": "main", "format": "read", "maxChars": 0})
-    lines = text.splitlines()
-    row = next(line for line in lines if line.startswith(ROW + " "))
-    definition = lines[lines.index(TERM) + 1]
-    link = " ".join(row.split()[-2:])  # the Changelog cell: "<version> notes"
-    opened = await bd.call("click", {"role": "link", "name": link, "exact": True,
-                                     "snapshot": "full"})
+    # /find with around answers each match's row (cells between |, its link as a
+    # ref) and a term's definitions, so neither needs the page read.
+    row = await bd.call("find", {"role": "rowheader", "name": ROW, "exact": True,
+                                 "around": True})
+    term = await bd.call("find", {"role": "term", "name": TERM, "exact": True,
+                                  "around": True})
+    link = _refs_before(row, "notes", "link", BD_REF)
+    definition = term.split(f"{TERM} | ", 1)[1]
+    opened = await bd.call("click", {"ref": link, "snapshot": "full"})
     return definition + "\n" + opened
 
 

@@ -31,7 +31,8 @@ def page_block(text: str, nonce: str | None) -> str:
 
 def format_matches(r: dict[str, Any]) -> str:
     """/find answers (matches with refs): ``[ref] role "name" placeholder="…" text "…"
-    → target  (in context)`` (the placeholder and link target as snapshot lines show them);
+    → target  (in context)`` and, asked for ``around``, an indented ``↳ row | line``
+    under it (the placeholder and link target as snapshot lines show them);
     /query answers: the fields of each matching element; then the count (the one
     rendering of matches, for the CLI and for MCP)."""
     lines = []
@@ -50,6 +51,8 @@ def format_matches(r: dict[str, Any]) -> str:
                 line += f" \u2192 {m['target']}"
             if m.get("context"):
                 line += f"  (in {m['context']})"
+            if m.get("around"):
+                line += f"\n  \u21b3 {m['around']}"
         else:
             line = " ".join(f"{k}={v!r}" for k, v in m.items()
                             if k != "index" and v not in (None, "", [], {}))

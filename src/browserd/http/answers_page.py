@@ -61,7 +61,7 @@ _READS: dict[str, Any] = {
         "diff?": obj({"added": STRS, "removed": STRS, "changed": STRS}),
         **_UNTRUSTED}),
     "Match": obj({"ref": STR, "role": STR, "name": STR, "text?": STR, "context?": STR,
-                  "href?": STR, "target?": STR, "placeholder?": STR}),
+                  "around?": STR, "href?": STR, "target?": STR, "placeholder?": STR}),
     "FindAnswer": obj({"targetId": STR, "url": STR, "loadState": _LOAD_STATE,
                        "settled?": BOOL, "count": INT, "matches": arr(ref("Match")),
                        "truncated": BOOL,

@@ -69,17 +69,20 @@ function findByText(text) {
 // ---- find -------------------------------------------------------------
 // Elements whose role, accessible name or own visible text match, in
 // document order. opts: {role?, name?, text?, exact?, limit?, lineChars?,
-// rootRef?/rootSelector?, nextRef}. Matching is case-insensitive, on
+// rootRef?/rootSelector?, around?, nextRef}. Matching is case-insensitive, on
 // substrings unless exact; every given criterion must hold (text matches
 // the name or the element's own text). Refs are issued for the first
 // `limit` matches (and the headings named as their context) only; the walk
-// counts all matches. Returns {matches, count, nodes, nextRef, stats}.
+// counts all matches. With around, each match also carries `around`, the
+// line of its row, definition group or list item (around.js).
+// Returns {matches, count, nodes, nextRef, stats}.
 function find(opts) {
   return refView(opts, findIn);
 }
 
 function findIn(opts, scope, refs, t0) {
   const exact = !!opts.exact;
+  const around = !!opts.around;
   const limit = opts.limit == null ? 20 : Math.max(1, +opts.limit | 0);
   const wantRole = opts.role ? String(opts.role).trim().toLowerCase() : '';
   const wantName = opts.name != null && opts.name !== '' ? collapse(String(opts.name)).toLowerCase() : null;
@@ -130,6 +133,10 @@ function findIn(opts, scope, refs, t0) {
     extras(el, role, tag, m.name, m);
     const ctx = contextOf();
     if (ctx) m.context = ctx;
+    if (around) {
+      const line = aroundOf(el, refOf);
+      if (line) m.around = line;
+    }
     matches.push(m);
   }
 

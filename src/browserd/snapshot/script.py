@@ -35,7 +35,7 @@ __all__ = [
 #: entry points once every declaration before it has run) last.
 _WALKER_PARTS: tuple[str, ...] = (
     "walker.js", "tree.js", "roles.js", "names.js", "states.js", "refs.js", "lines.js",
-    "find.js", "reading.js", "dom.js", "install.js",
+    "find.js", "around.js", "reading.js", "dom.js", "install.js",
 )
 
 
@@ -129,6 +129,7 @@ class FindOptions:
     line_chars: int | None = attrs.field(default=None, validator=_non_negative)
     root_ref: str | None = None
     root_selector: str | None = None
+    around: bool = False
 
     def __attrs_post_init__(self) -> None:
         if not (self.role or self.name or self.text):
@@ -143,6 +144,7 @@ class FindOptions:
             "nextRef": self.next_ref, "role": self.role, "name": self.name, "text": self.text,
             "exact": self.exact, "limit": self.limit, "lineChars": self.line_chars,
             "rootRef": self.root_ref, "rootSelector": self.root_selector,
+            "around": self.around,
         }
 
 
@@ -150,7 +152,7 @@ def find_call(opts: FindOptions) -> str:
     """The expression for ``__browserd.find`` (``returnByValue: true``); a JSON string.
 
     Decoded: ``{matches: [{ref, role, name, text?, placeholder?, href?, target?,
-    context?}], count, truncated,
+    context?, around?}], count, truncated,
     nodes, nextRef, stats: {elements, ms}}`` or ``{error: {...}}`` as for
     :func:`snapshot_call`. The match is done in the page, case-insensitively,
     on substrings unless ``exact``; no page text is matched in Python.

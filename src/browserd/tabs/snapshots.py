@@ -179,23 +179,25 @@ async def _dom_walk(tab: TabActor, scope: Scope, *, limit: int | None) -> dict[s
 async def find(tab: TabActor, *, role: str | None = None, name: str | None = None,
                text: str | None = None, exact: bool = False, limit: int = 20,
                root: str | None = None, line_chars: int | None = None,
-               settle_ms: int = DEFAULT_SETTLE_MS) -> dict[str, Any]:
+               around: bool = False, settle_ms: int = DEFAULT_SETTLE_MS) -> dict[str, Any]:
     """The /find answer: elements matching ``role`` / ``name`` / ``text``, with refs.
 
     Case-insensitive substring matches (whole-string with ``exact``) on the
     accessible name, or for ``text`` on the name or the element's own
     visible text, done by the walker in the page; every given criterion must
     hold. Answers ``{targetId, url, loadState, count, matches: [{ref, role,
-    name, text?, placeholder?, href?, target?, context?}], truncated, stats}``
+    name, text?, placeholder?, href?, target?, context?, around?}], truncated, stats}``
     (``target``: a link's target as snapshot lines show it) — ``count`` counts every
     match, ``matches`` holds the first ``limit`` in document order, and
     ``context`` is the nearest heading (or enclosing landmark) before the
-    match as a snapshot line. Out-of-process iframes are not searched.
+    match as a snapshot line; with ``around``, ``around`` is the match's table row,
+    definition group or list item as one line (its actionable elements as refs).
+    Out-of-process iframes are not searched.
 
     Raises BadRequest when no criterion is given; otherwise as the module says.
     """
     opts = FindOptions(role=role, name=name, text=text, exact=exact, limit=limit,
-                       line_chars=line_chars)  # validates before any page work
+                       line_chars=line_chars, around=around)  # validates before any page work
     load_state, settled = await settle_read(tab, settle_ms=settle_ms)
     started = time.perf_counter()
     scope = await walk_scope(tab, root)

@@ -71,7 +71,7 @@ async def find(system: System, args: dict[str, Any]) -> dict[str, Any]:
         lambda tab: snapshots.find(
             tab, role=args["role"], name=args["name"], text=args["text"], exact=args["exact"],
             limit=args["limit"], root=args["root"], line_chars=args["lineChars"],
-            settle_ms=args["settleMs"]),
+            around=args["around"], settle_ms=args["settleMs"]),
         deadline_s=QUERY_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
 
 
@@ -154,6 +154,10 @@ def page_routes() -> list[Route]:
                       Field(name="exact", type="boolean", default=False,
                             description="match the whole name / text, not a part"),
                       Field(name="limit", type="integer", default=20, minimum=1, maximum=1000),
+                      Field(name="around", type="boolean", default=False,
+                            description="also answer what surrounds each match as one line: "
+                                        "its table row (cells between |), its term and "
+                                        "definitions, or its list item, with refs to act on"),
                       ROOT, LINE_CHARS, SETTLE)),
         Route(path="/query", methods=READ, handler=query, tag="page",
               summary="Elements matching a CSS selector",
