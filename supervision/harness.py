@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import signal
 import socket
 import ssl
@@ -47,22 +48,43 @@ _HANDED_OUT: set[int] = set()
 _HANDED_OUT_LOCK = threading.Lock()
 
 
-def free_port_pair() -> int:
-    """A port P such that P and P+1 are both free on 127.0.0.1 right now.
+#: The test ports' range, ``LOW-HIGH`` (both ports of a pair inside it); default: the
+#: 12,000 ports below the kernel's ephemeral range.
+PORTS_ENV = "BROWSERD_TEST_PORTS"
 
-    Drawn below the kernel's ephemeral range, so an outgoing connection of
-    some other process cannot take P or P+1 between this check and the
-    service's bind (both ports are listeners: control API and gateway).
-    Never hands out the same pair twice in one process, so concurrent tests
-    and drills here cannot race each other for it. Another process can still
-    take it between this probe and browserd's bind: :func:`start_service`
-    retries with a new pair when that happens.
-    """
+
+def port_range() -> tuple[int, int]:
+    """The range test ports are drawn from: :data:`PORTS_ENV` when set, else the 12,000
+    ports below the kernel's ephemeral range. ValueError for a malformed setting."""
+    given = os.environ.get(PORTS_ENV, "").strip()
+    if given:
+        match = re.fullmatch(r"(\d+)\s*-\s*(\d+)", given)
+        if match is None:
+            raise ValueError(f"{PORTS_ENV}={given!r}: expected LOW-HIGH, e.g. 20000-29999")
+        low, high = int(match[1]), int(match[2])
+        if not 1024 <= low < high <= 65535:
+            raise ValueError(f"{PORTS_ENV}={given!r}: need 1024 <= LOW < HIGH <= 65535")
+        return low, high
     low = 32768
     with contextlib.suppress(OSError, ValueError, IndexError):
         low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    return max(1024, low - 12000), low - 1
+
+
+def free_port_pair() -> int:
+    """A port P such that P and P+1 are both free on 127.0.0.1 right now.
+
+    Drawn from :func:`port_range` (by default below the kernel's ephemeral
+    range, so an outgoing connection of some other process cannot take P or
+    P+1 between this check and the service's bind; both ports are listeners:
+    control API and gateway). Never hands out the same pair twice in one
+    process, so concurrent tests and drills here cannot race each other for
+    it. Another process can still take it between this probe and browserd's
+    bind: :func:`start_service` retries with a new pair when that happens.
+    """
+    low, high = port_range()
     for _ in range(200):
-        port = random.randrange(max(1024, low - 12000), low - 2)
+        port = random.randrange(low, high)  # P+1 <= high
         if port in (9221, 9222):
             continue
         with _HANDED_OUT_LOCK:
@@ -76,7 +98,7 @@ def free_port_pair() -> int:
                 continue
             _HANDED_OUT.update((port, port + 1))
         return port
-    raise RuntimeError("no free port pair")
+    raise RuntimeError(f"no free port pair in {low}-{high} (set {PORTS_ENV} to another range)")
 
 
 class PortTaken(RuntimeError):

@@ -24,6 +24,7 @@ import pytest
 import trio
 
 from browserd.browser.profile import pid_alive, user_data_dir_arg
+from browserd.supervisor import leftovers
 from browserd.supervisor.leftovers import PidRecord
 
 #: A "browser" that takes 0.3 s to clean up on SIGTERM (a marker), then exits; or ignores it.
@@ -189,6 +190,22 @@ def test_a_browser_whose_browserd_lives_is_left_alone(
     other_browserd = spawn("-c", "import time; time.sleep(3600)", "browserd", "serve")
     lock(profile, proc.pid)
     write_record(record, profile, proc.pid, other_browserd.pid)
+    assert record.leftover_pid(profile) is None
+
+
+def test_a_live_service_whose_command_line_reads_empty_protects_the_browser(
+    record: PidRecord, profile: Path, spawn: Spawn, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process in the middle of its exec shows an empty command line for a moment:
+    browserd cannot tell what it is, so it touches nothing."""
+    proc, _ = leftover_browser(spawn, profile, tmp_path)
+    service = spawn("-c", "import time; time.sleep(3600)", "browserd", "serve")
+    lock(profile, proc.pid)
+    write_record(record, profile, proc.pid, service.pid)
+    real = leftovers.process_argv
+    monkeypatch.setattr(leftovers, "process_argv",
+                        lambda pid: () if pid == service.pid else real(pid))
     assert record.leftover_pid(profile) is None
 
 

@@ -213,3 +213,30 @@ def test_download_settings_are_validated(tmp_path):
                        ("DOWNLOAD_MAX_AGE_S", "0")):
         with pytest.raises(ConfigError, match=key.lower()):
             load_settings(paths, environ={f"BROWSERD_{key}": value})
+
+
+async def test_wait_listed_returns_once_the_follower_recorded_the_download(tmp_path):
+    """An action's answer names a download the follower may record a moment later."""
+    store = make_store(tmp_path)
+    done_at: list[float] = []
+
+    async def waiter() -> None:
+        await store.wait_listed([GUIDS[0]], timeout_s=5)
+        done_at.append(trio.current_time())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(waiter)
+        await trio.sleep(0.5)
+        assert not done_at  # not listed yet: still waiting
+        began_at = trio.current_time()
+        store.began(GUIDS[0], url="http://e.com/f", suggested_filename="f", target_id=None)
+    assert done_at and done_at[0] - began_at < 0.1
+
+
+async def test_wait_listed_gives_up_quietly_at_its_deadline(tmp_path):
+    store = make_store(tmp_path)
+    started = trio.current_time()
+    await store.wait_listed([GUIDS[1]], timeout_s=0.3)
+    assert 0.3 <= trio.current_time() - started < 1
+    await store.wait_listed([], timeout_s=5)  # nothing to wait for: at once
+    assert trio.current_time() - started < 1

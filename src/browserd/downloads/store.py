@@ -230,6 +230,19 @@ class DownloadStore:
     async def wait_changed(self) -> None:
         await self._changed.wait()
 
+    async def wait_listed(self, download_ids: list[str], *, timeout_s: float = 2.0) -> None:
+        """Wait (at most ``timeout_s``) until every id is in :meth:`records`.
+
+        A tab reports a download (``Page.downloadWillBegin``) on its own session
+        and the follower records it from the browser's event a moment later:
+        an action's answer that names a download waits for it here, so the id
+        is listed by the time the answer arrives. Returns quietly at the
+        deadline (an id that never came is not an error of the action).
+        """
+        with trio.move_on_after(timeout_s):
+            while any(i not in self._records for i in download_ids):
+                await self.wait_changed()
+
     def records(self) -> list[DownloadRecord]:
         return list(self._records.values())
 

@@ -108,6 +108,8 @@ def _is_live_browserd(pid: int) -> bool:
     if not pid_alive(pid):
         return False
     argv = process_argv(pid)
-    if argv is None:
-        return True  # no /proc (macOS): assume the worst, touch nothing
+    if not argv:
+        # No /proc (macOS), or an empty command line (a process in the middle of its
+        # exec shows none for a moment): we cannot tell, so assume the worst, touch nothing.
+        return True
     return any("browserd" in arg for arg in argv)

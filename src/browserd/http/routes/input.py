@@ -224,8 +224,18 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
         snap = await snapshot_after(tab, args.get("snapshot") or "none")
         return {"targetId": tab.target_id, **result, **({"snapshot": snap} if snap else {})}
 
-    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                        allow_dialog=kind == "dialog", agent_input=kind != "wait")
+    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
+                          allow_dialog=kind == "dialog", agent_input=kind != "wait")
+    await system.downloads.wait_listed(_downloads_in(answer))
+    return answer
+
+
+def _downloads_in(answer: dict[str, Any]) -> list[str]:
+    """The download ids an action's answer reports (its effects, or its steps' effects)."""
+    parts = [answer, *(step.get("result") or {} for step in answer.get("steps") or ()
+                       if isinstance(step, dict))]
+    return [str(d.get("id")) for part in parts if isinstance(part, dict)
+            for d in (part.get("effects") or {}).get("downloads") or () if isinstance(d, dict)]
 
 
 @attrs.frozen
@@ -308,8 +318,10 @@ async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
         snap = await snapshot_after(tab, args["snapshot"])
         return result if snap is None else {**result, "snapshot": snap}
 
-    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                        allow_dialog=False, agent_input=True)
+    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
+                          allow_dialog=False, agent_input=True)
+    await system.downloads.wait_listed(_downloads_in(answer))
+    return answer
 
 
 _SUMMARIES = {
