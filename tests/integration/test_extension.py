@@ -27,7 +27,7 @@ from supervision.chromium import PlainChromium, launch_chromium
 from supervision.harness import LOOPBACK_TLS
 
 from browserd.cdp import CdpConnection, open_cdp_connection, open_cdp_over
-from browserd.cli_extension import install
+from browserd.cli.extension import install
 from browserd.config import Settings
 from browserd.paths import Paths
 from browserd.relay import PairingStore, RelayHub, RelayTransport

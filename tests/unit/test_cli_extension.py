@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from browserd.cli import main
+from browserd.cli.main import main
 from browserd.paths import Paths
 from browserd.relay import PairingStore
 

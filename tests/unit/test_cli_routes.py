@@ -7,9 +7,9 @@ import re
 import pytest
 
 from browserd import __version__
-from browserd.cli import HAND_WRITTEN, LOCAL_COMMANDS, build_parser
-from browserd.cli_routes import SKIP, commands_from_openapi, commands_from_routes
-from browserd.cli_state import STATE_COMMANDS
+from browserd.cli.main import HAND_WRITTEN, LOCAL_COMMANDS, build_parser
+from browserd.cli.routes import SKIP, commands_from_openapi, commands_from_routes
+from browserd.cli.state import STATE_COMMANDS
 from browserd.http.routes import all_routes
 from browserd.http.schema import openapi
 
@@ -40,7 +40,7 @@ def test_every_route_is_a_command() -> None:
 
 
 def test_a_path_with_a_route_per_method_gets_a_command_per_route() -> None:
-    from browserd.cli_routes import FieldSpec, RouteCommand, _unique
+    from browserd.cli.routes import FieldSpec, RouteCommand, _unique
 
     def cmd(method: str) -> RouteCommand:
         return RouteCommand(name="things", path="/things", method=method, summary=method,
@@ -128,7 +128,7 @@ def test_the_served_openapi_builds_a_parser_with_global_profile_and_session() ->
 
 def test_version_is_printed_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     from browserd import __version__
-    from browserd.cli import build_parser
+    from browserd.cli.main import build_parser
 
     with pytest.raises(SystemExit) as exited:
         build_parser(commands=()).parse_args(["--version"])
@@ -157,8 +157,8 @@ class FakeClient:
 
 def sent(parser, *argv: str, client: FakeClient | None = None) -> tuple[str, str, object]:
     """The request ``browserd *argv`` sends (the last one, after any listing)."""
-    from browserd.cli import HAND_WRITTEN
-    from browserd.cli_routes import run_route_command
+    from browserd.cli.main import HAND_WRITTEN
+    from browserd.cli.routes import run_route_command
 
     client = client or FakeClient()
     args = parser.parse_args(argv)
@@ -238,7 +238,7 @@ def test_a_download_id_may_be_a_unique_prefix(parser) -> None:
 
 
 def test_route_words_in_hints_become_commands() -> None:
-    from browserd.cli_hints import CommandWords
+    from browserd.cli.hints import CommandWords
 
     words = CommandWords(commands_from_routes())
     assert words.rewrite("list tabs with GET /tabs") == "list tabs with browserd tabs"
@@ -257,7 +257,7 @@ def test_route_words_in_hints_become_commands() -> None:
 
 
 def test_the_top_level_help_is_grouped_by_task(parser) -> None:
-    from browserd.cli_help import GROUPS
+    from browserd.cli.help import GROUPS
 
     text = parser.format_help()
     titles = [title for title, _ in GROUPS]

@@ -216,8 +216,8 @@ async def test_a_stuck_step_write_is_abandoned_at_its_deadline(tmp_path: Path) -
 def test_the_cli_puts_record_page_text_inside_the_page_boundary() -> None:
     import argparse
 
-    from browserd.cli_format import human
-    from browserd.cli_record import RECORD_COMMANDS
+    from browserd.cli.format import human
+    from browserd.cli.record import RECORD_COMMANDS
 
     class FakeClient:
         timeout = 60.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from browserd.cli_format import human
+from browserd.cli.format import human
 from browserd.tabs.actions import scroll
 
 STATE = {"page": True, "x": 0.0, "y": 300.0, "maxX": 0.0, "maxY": 5000.0, "vw": 1280.0,
@@ -148,8 +148,8 @@ ANSWERS: dict[str, dict[str, object]] = {
 
 
 def test_every_command_prints_text_not_json() -> None:
-    from browserd.cli import HAND_WRITTEN
-    from browserd.cli_routes import commands_from_routes
+    from browserd.cli.main import HAND_WRITTEN
+    from browserd.cli.routes import commands_from_routes
 
     names = {c.name for c in commands_from_routes()} | set(HAND_WRITTEN)
     assert {name.split()[0] for name in ANSWERS} <= names, "no such command"

@@ -128,7 +128,7 @@ PINNED = {
                          "ServiceGauges", "code_label", "known_codes"],
     "browserd.ui": ["AuditTail", "LiveViews", "OpsUi", "ThumbnailCache", "UiSessions"],
     "browserd.http.tabwork": ["on_tab"],
-    "browserd.cli_routes": ["GLOBAL_FIELDS", "MIN_PREFIX", "NAMES", "NEGATIONS", "POSITIONAL",
+    "browserd.cli.routes": ["GLOBAL_FIELDS", "MIN_PREFIX", "NAMES", "NEGATIONS", "POSITIONAL",
                             "PREFIXED", "SKIP", "WORDS", "FieldSpec", "RouteCommand",
                             "add_route_commands", "commands_from_openapi",
                             "commands_from_routes", "resolve_prefix", "run_route_command"],
@@ -143,7 +143,7 @@ PINNED = {
                               "ensure_enabled", "export_har", "request_detail", "set_blocked",
                               "set_extra_headers"],
     "browserd.tabs.har": ["HarBody", "body_for_har", "build_har"],
-    "browserd.cli_network": ["NETWORK_COMMANDS", "add_network_commands", "format_network"],
+    "browserd.cli.network": ["NETWORK_COMMANDS", "add_network_commands", "format_network"],
     "browserd.events": ["RING_SIZE", "SUBSCRIBER_BUFFER", "Event", "EventHub", "EventSink",
                         "EventType", "HubStatistics", "Subscription", "parse_types",
                         "sse_comment", "sse_event", "sse_retry"],
@@ -202,7 +202,7 @@ def imports_of(name: str) -> set[str]:
 
 def test_the_import_graph_sees_relative_and_lazy_imports() -> None:
     assert "browserd.tabs.registry" in imports_of("browserd.supervisor.serve")
-    assert "browserd.service" in imports_of("browserd.cli")  # imported inside a function
+    assert "browserd.service" in imports_of("browserd.cli.main")  # imported inside a function
     assert "browserd.tabs.actor" in imports_of("browserd.tabs.actions.element")
     assert "supervision.drill" in imports_of("supervision.neighbour")
     assert "supervision.drills" in imports_of("supervision")  # a package's own __init__
@@ -243,9 +243,7 @@ def area(name: str) -> str:
 #: tabs, downloads); ``mcp`` sits beside ``http`` (it builds on its catalog). ``uploads``
 #: (the upload-roots policy) is a leaf used by http: the tabs only ever see paths it
 #: already checked.
-_CLI = {"cli", "cli_state", "cli_input", "cli_network", "cli_profiles", "cli_routes",
-        "cli_format", "cli_ui", "cli_extension", "cli_offer", "cli_tokens",
-        "cli_secrets", "cli_confirm", "cli_args", "cli_hints", "cli_help", "cli_format_state"}
+_CLI = {"cli"}  # the command line: the package browserd.cli
 _ABOVE_LEAVES = {"gateway", "state", "supervisor", "http", "media", "service", "system",
                  "downloads", "profiles", "handoff", "tabrequests", "metrics", "ui", "mcp",
                  "relay",
@@ -299,7 +297,6 @@ def test_neighbours_keep_their_finer_rules() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-_CLI_COMMANDS = (_CLI - {"cli"}) | {"cli_record"}
 #: The layers of ``browserd``, lowest first (docs/architecture.md, "Layers"). A module
 #: belongs to the layer of the longest name below that matches it (``relay.door`` is a
 #: front door, the rest of ``relay`` sits with the supervisor); every module must have
@@ -322,10 +319,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
         # The System holds every profile and board; the recorder reads it.
         ("system", {"system", "records.recorder"}),
         ("front doors", {"http", "gateway", "mcp", "relay.door"}),
-        ("cli", _CLI_COMMANDS | {"service_install", "service_units"}),
+        ("cli", {"cli", "service_install", "service_units"}),
         ("service", {"service"}),
         # ``browserd serve`` runs the service: the command line is the very top.
-        ("entry", {"cli", "__main__"}),
+        ("entry", {"cli.main", "__main__"}),
     )
 )
 

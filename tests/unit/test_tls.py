@@ -23,7 +23,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from browserd import cli
+from browserd.cli import main as cli
 from browserd.client import Client, healthz_proof
 from browserd.config import Settings, load_settings
 from browserd.errors import ConfigError, TlsPinMismatch, Unavailable

@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .errors import BadRequest, ConfigError
-from .paths import Paths
+from ..errors import BadRequest, ConfigError
+from ..paths import Paths
 
 __all__ = ["OFFER_COMMANDS", "add_offer_commands", "as_owner", "read_owner_token"]
 

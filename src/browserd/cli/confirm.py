@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .cli_offer import as_owner
+from .offer import as_owner
 
 __all__ = ["CONFIRM_COMMANDS", "add_confirm_commands"]
 

@@ -1,17 +1,17 @@
 """The ``browserd`` command: ``serve`` runs the service; the rest are its clients.
 
-(The help people see is :mod:`browserd.cli_help`'s, grouped by task; this
+(The help people see is :mod:`browserd.cli.help`'s, grouped by task; this
 docstring is for developers.)
 
 ``serve``, ``token`` and ``service`` are local; ``cookies``, ``storage``,
-``state`` and ``emulate`` are written by hand (:mod:`browserd.cli_state`:
+``state`` and ``emulate`` are written by hand (:mod:`browserd.cli.state`:
 one command for a route's several methods, files, friendlier arguments);
 every other subcommand is one API route, generated from the route table
-(:mod:`browserd.cli_routes`), so the CLI covers the whole API. Human-readable output by default
-(:mod:`browserd.cli_format`), with the page's text between ``<<page:NONCE>>``
+(:mod:`browserd.cli.routes`), so the CLI covers the whole API. Human-readable output by default
+(:mod:`browserd.cli.format`), with the page's text between ``<<page:NONCE>>``
 lines when stdout is not a terminal (``--boundary on|off`` to choose);
 ``--json`` for scripts; a failure prints the
-error's message (and hint, its route words as commands: :mod:`browserd.cli_hints`)
+error's message (and hint, its route words as commands: :mod:`browserd.cli.hints`)
 to stderr and exits 1. A reader that goes away
 (``browserd snapshot | head -1``) ends the command quietly with status 0.
 
@@ -34,29 +34,29 @@ from typing import Any
 
 import orjson
 
-from . import __version__
-from .cli_confirm import CONFIRM_COMMANDS, add_confirm_commands
-from .cli_extension import EXTENSION_COMMANDS, add_extension_commands
-from .cli_help import OPENAPI_COMMANDS, GroupedHelpParser, add_openapi_command
-from .cli_hints import lazy_words
-from .cli_input import GESTURE_COMMANDS, add_gesture_commands
-from .cli_network import NETWORK_COMMANDS, add_network_commands
-from .cli_offer import OFFER_COMMANDS, add_offer_commands
-from .cli_profiles import PROFILE_COMMANDS, add_profile_commands
-from .cli_record import RECORD_COMMANDS, add_record_commands
-from .cli_routes import (
+from .. import __version__
+from ..errors import BrowserdError
+from ..paths import Paths
+from .confirm import CONFIRM_COMMANDS, add_confirm_commands
+from .extension import EXTENSION_COMMANDS, add_extension_commands
+from .help import OPENAPI_COMMANDS, GroupedHelpParser, add_openapi_command
+from .hints import lazy_words
+from .input import GESTURE_COMMANDS, add_gesture_commands
+from .network import NETWORK_COMMANDS, add_network_commands
+from .offer import OFFER_COMMANDS, add_offer_commands
+from .profiles import PROFILE_COMMANDS, add_profile_commands
+from .record import RECORD_COMMANDS, add_record_commands
+from .routes import (
     RouteCommand,
     add_route_commands,
     commands_from_openapi,
     commands_from_routes,
     run_route_command,
 )
-from .cli_secrets import SECRET_COMMANDS, add_secret_commands
-from .cli_state import STATE_COMMANDS, add_state_commands
-from .cli_tokens import TOKEN_COMMANDS, add_token_commands
-from .cli_ui import UI_COMMANDS, add_ui_command
-from .errors import BrowserdError
-from .paths import Paths
+from .secrets import SECRET_COMMANDS, add_secret_commands
+from .state import STATE_COMMANDS, add_state_commands
+from .tokens import TOKEN_COMMANDS, add_token_commands
+from .ui import UI_COMMANDS, add_ui_command
 
 __all__ = ["HAND_WRITTEN", "LOCAL_COMMANDS", "Command", "build_parser", "main"]
 
@@ -66,16 +66,16 @@ HAND_WRITTEN: dict[str, Any] = {**STATE_COMMANDS, **GESTURE_COMMANDS, **NETWORK_
                                  **PROFILE_COMMANDS, **UI_COMMANDS, **OFFER_COMMANDS,
                                  **TOKEN_COMMANDS, **SECRET_COMMANDS, **CONFIRM_COMMANDS,
                                  **OPENAPI_COMMANDS, **RECORD_COMMANDS}
-"""Commands written by hand (:mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
-:mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_ui`,
-:mod:`browserd.cli_offer`, :mod:`browserd.cli_tokens`, :mod:`browserd.cli_secrets`,
-:mod:`browserd.cli_confirm`, :mod:`browserd.cli_help` for ``openapi`` …)."""
+"""Commands written by hand (:mod:`browserd.cli.state`, :mod:`browserd.cli.input`,
+:mod:`browserd.cli.network`, :mod:`browserd.cli.profiles`, :mod:`browserd.cli.ui`,
+:mod:`browserd.cli.offer`, :mod:`browserd.cli.tokens`, :mod:`browserd.cli.secrets`,
+:mod:`browserd.cli.confirm`, :mod:`browserd.cli.help` for ``openapi`` …)."""
 """Subcommands that run here; all others call the API (their parsers need the route table)."""
 
 
 def _client(control_url: str | None) -> Any:
-    from .client import Client
-    from .config import load_settings
+    from ..client import Client
+    from ..config import load_settings
 
     overrides = {"control_url": control_url} if control_url else None
     paths = Paths.resolve()
@@ -83,7 +83,7 @@ def _client(control_url: str | None) -> Any:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .service import serve
+    from ..service import serve
 
     overrides: dict[str, Any] = {
         "control_url": args.control_url, "cdp_port": args.cdp_port, "cdp_url": args.cdp_url,
@@ -96,7 +96,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _mcp(args: argparse.Namespace) -> int:
     """``browserd mcp``: MCP on stdio, each tool call an HTTP request to the service."""
-    from .mcp.stdio import run_stdio
+    from ..mcp.stdio import run_stdio
 
     client = _client(args.control_url)
     client.profile, client.session = args.profile, args.session
@@ -126,7 +126,7 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _token(args: argparse.Namespace) -> str | None:
-    from .token import load_or_create_token, rotate_token
+    from ..token import load_or_create_token, rotate_token
 
     paths = Paths.resolve()
     path = paths.token_file
@@ -136,8 +136,8 @@ def _token(args: argparse.Namespace) -> str | None:
     if not args.remote:
         return token
     # {controlUrl, token, fingerprint} for a client elsewhere (docs/operations.md).
-    from .config import is_loopback_host, load_settings
-    from .tls import remote_credentials
+    from ..config import is_loopback_host, load_settings
+    from ..tls import remote_credentials
 
     overrides = {"control_url": args.control_url} if args.control_url else None
     settings = load_settings(paths, overrides=overrides)
@@ -149,7 +149,7 @@ def _token(args: argparse.Namespace) -> str | None:
 
 
 def _service(args: argparse.Namespace) -> Any:
-    from . import service_install
+    from .. import service_install
 
     if args.action == "install":
         result = service_install.install(args.kind, print_only=args.print,
@@ -352,7 +352,7 @@ def _run(argv: Sequence[str]) -> int:
             result: Any = _token(args)
         elif args.command == "service":
             result = _service(args)
-        elif args.command in EXTENSION_COMMANDS:  # local: files only (browserd.cli_extension)
+        elif args.command in EXTENSION_COMMANDS:  # local: files only (browserd.cli.extension)
             result = EXTENSION_COMMANDS[args.command](None, args)
         else:
             if client is None:
@@ -364,7 +364,7 @@ def _run(argv: Sequence[str]) -> int:
                 result = run_route_command(client, args.route_command, args)
     except BrowserdError as exc:
         if args.json:
-            from .client import ClientError
+            from ..client import ClientError
 
             # The service's whole error body: its details (a stale ref's reason, …) too.
             body = ({**exc.body, **exc.to_dict()} if isinstance(exc, ClientError)
@@ -381,8 +381,8 @@ def _run(argv: Sequence[str]) -> int:
         print(orjson.dumps(result).decode() if not isinstance(result, str)
               else orjson.dumps({"result": result}).decode())
     else:
-        from .answer_text import new_nonce
-        from .cli_format import human
+        from ..answer_text import new_nonce
+        from .format import human
 
         marked = args.boundary == "on" or (args.boundary == "auto" and not sys.stdout.isatty())
         print(human(result, new_nonce() if marked else None, words))

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .errors import BadRequest
+from ..errors import BadRequest
 
 __all__ = ["STATE_COMMANDS", "add_state_commands"]
 

@@ -15,8 +15,8 @@ import re
 import time
 from typing import Any
 
-from .cli_offer import as_owner
-from .errors import BadRequest
+from ..errors import BadRequest
+from .offer import as_owner
 
 __all__ = ["TOKEN_COMMANDS", "add_token_commands", "parse_duration"]
 

@@ -10,7 +10,7 @@ cannot forge lines); ``html ID --out F`` writes the self-contained page,
 exits non-zero when it stopped at a step; it may take up to
 :data:`REPLAY_TIMEOUT_S`. What a page provided (names, titles, URLs, step
 listings, a script) is printed between the page boundary lines
-(:class:`~browserd.cli_format.PageText`); record ids go into paths quoted.
+(:class:`~browserd.cli.format.PageText`); record ids go into paths quoted.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .cli_format import PageText
-from .errors import BrowserdError
+from ..errors import BrowserdError
+from .format import PageText
 
 __all__ = ["RECORD_COMMANDS", "REPLAY_TIMEOUT_S", "add_record_commands"]
 

@@ -16,7 +16,7 @@ every field becomes an option (``timeoutMs`` → ``--timeout-ms``,
 arrays take several values; ``object`` fields and arrays of objects take
 JSON, ``-`` reads it from stdin); :data:`POSITIONAL` lets a command take its
 main fields as arguments (``browserd click e12``), and :data:`WORDS` lets
-:mod:`browserd.cli_args` place a command's words (``browserd find button
+:mod:`browserd.cli.args` place a command's words (``browserd find button
 Continue``, ``browserd select e5 Green``). A path parameter in
 :data:`PREFIXED` takes a unique prefix (``browserd download 3f2a``). A route
 added to the table is a command at once; a name or positional arguments for
@@ -40,8 +40,8 @@ from urllib.parse import quote
 import attrs
 import orjson
 
-from .cli_args import ADJUSTERS
-from .errors import BadRequest, NotFound
+from ..errors import BadRequest, NotFound
+from .args import ADJUSTERS
 
 __all__ = ["GLOBAL_FIELDS", "MIN_PREFIX", "NAMES", "NEGATIONS", "POSITIONAL", "PREFIXED", "SKIP",
            "WORDS", "FieldSpec", "RouteCommand", "add_route_commands", "commands_from_openapi",
@@ -86,8 +86,8 @@ SKIP: dict[tuple[str, str], str] = {
 }
 """Routes that another command already covers: (path, method) → that command
 (``close``, ``status`` for ``GET /`` (the same answer), or one of the hand-written
-commands of :mod:`browserd.cli_state`, :mod:`browserd.cli_input`,
-:mod:`browserd.cli_network`, :mod:`browserd.cli_profiles`, :mod:`browserd.cli_offer`
+commands of :mod:`browserd.cli.state`, :mod:`browserd.cli.input`,
+:mod:`browserd.cli.network`, :mod:`browserd.cli.profiles`, :mod:`browserd.cli.offer`
 (the person's side of tab requests) …): each task has one command."""
 GLOBAL_FIELDS = frozenset({"profile", "session"})
 """Route fields every command takes as a global option instead."""
@@ -106,7 +106,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "select": ("REF VALUE", "the <select>'s ref, then the values or labels to choose "
                             "(with --selector/--text/--role/--name: values only)"),
 }
-"""Commands whose positional words a function of :data:`browserd.cli_args.ADJUSTERS`
+"""Commands whose positional words a function of :data:`browserd.cli.args.ADJUSTERS`
 places into fields (command → metavar, help)."""
 PREFIXED: dict[str, tuple[str, str]] = {"/downloads/{id}": ("/downloads", "downloads")}
 """Path parameters that take a unique prefix (≥ 4 characters), resolved by listing
@@ -188,7 +188,7 @@ def _unique(commands: list[RouteCommand]) -> list[RouteCommand]:
 
 def commands_from_routes() -> list[RouteCommand]:
     """The commands of this installation's own route table (imports the server's modules)."""
-    from .http.routes import all_routes
+    from ..http.routes import all_routes
 
     out = []
     for route in all_routes():

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .paths import Paths
+from ..paths import Paths
 
 __all__ = ["EXTENSION_COMMANDS", "add_extension_commands", "extension_source", "install"]
 
@@ -52,7 +52,7 @@ def install(dest: Path) -> Path:
 
 
 def _default_profile() -> str:
-    from .config import load_settings
+    from ..config import load_settings
 
     return load_settings(Paths.resolve()).profile
 
@@ -73,7 +73,7 @@ def _extension(client: Any, args: argparse.Namespace) -> Any:
                 "options page.")
     # Imported here: the relay package brings trio and the service's door along,
     # which no other command needs (every CLI call would pay for it).
-    from .relay.pairing import CODE_TTL_S, PairingStore
+    from ..relay.pairing import CODE_TTL_S, PairingStore
 
     profile = args.profile or _default_profile()
     store = PairingStore(paths.config_dir)

@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BadRequest
-from .snapshot.roles import ARIA_ROLES
+from ..errors import BadRequest
+from ..snapshot.roles import ARIA_ROLES
 
 __all__ = ["ADJUSTERS", "ARIA_ROLES", "adjust_find", "adjust_select", "is_ref", "split_upload"]
 

@@ -1,10 +1,10 @@
 """CLI commands for uploads, drag and raw input.
 
 ``browserd upload [REF] FILE…`` (a first word written like a ref, ``e9``, is
-the file input: :func:`browserd.cli_args.split_upload`), ``browserd drag FROM_REF TO_REF|X,Y``,
+the file input: :func:`browserd.cli.args.split_upload`), ``browserd drag FROM_REF TO_REF|X,Y``,
 ``browserd mouse ACTION X Y`` and ``browserd keyboard ACTION KEY|TEXT``.
 Each is one request to the service (see docs/api.md); ``browserd click
-REF --files FILE…`` lives with ``click`` in :mod:`browserd.cli`. Files are
+REF --files FILE…`` lives with ``click`` in :mod:`browserd.cli.main`. Files are
 named as the service sees them: they must lie under its ``upload_roots``.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cli_args import split_upload
+from .args import split_upload
 
 __all__ = ["GESTURE_COMMANDS", "add_gesture_commands", "drop_place"]
 

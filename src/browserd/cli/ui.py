@@ -16,8 +16,8 @@ import sys
 import webbrowser
 from typing import Any
 
-from .cli_offer import as_owner
-from .config import default_headless
+from ..config import default_headless
+from .offer import as_owner
 
 __all__ = ["UI_COMMANDS", "add_ui_command", "open_ui"]
 

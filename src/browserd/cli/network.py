@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .errors import BadRequest
+from ..errors import BadRequest
 
 __all__ = ["NETWORK_COMMANDS", "add_network_commands", "format_network"]
 

@@ -4,11 +4,11 @@
 snapshots, captures, action effects, history moves, scrolls, find, query
 and DOM reads, console lines, downloads, liveness, handoffs, waits, saved
 files; profiles, sessions, cookies, storage and emulation in
-:mod:`browserd.cli_format_state`); anything else is printed as ``key: value``
-lines (:func:`browserd.cli_format_state.format_fields`), never as JSON.
+:mod:`browserd.cli.format_state`); anything else is printed as ``key: value``
+lines (:func:`browserd.cli.format_state.format_fields`), never as JSON.
 ``--json`` bypasses all of this. Page content is printed as data, never
 interpreted; the service's hints in an answer (a cut snapshot's) are
-rewritten by ``words`` (route mentions as commands: :mod:`browserd.cli_hints`).
+rewritten by ``words`` (route mentions as commands: :mod:`browserd.cli.hints`).
 
 With a ``nonce``, what the page provided (tab titles and URLs, snapshot and
 DOM text, find matches, eval values, console lines, network data, effects)
@@ -23,9 +23,9 @@ from typing import Any
 
 import orjson
 
-from .answer_text import format_matches, page_block
-from .cli_format_state import format_fields, format_state
-from .cli_network import format_network
+from ..answer_text import format_matches, page_block
+from .format_state import format_fields, format_state
+from .network import format_network
 
 __all__ = ["PageText", "human"]
 

@@ -13,8 +13,8 @@ import getpass
 import sys
 from typing import Any
 
-from .cli_offer import as_owner
-from .errors import BadRequest
+from ..errors import BadRequest
+from .offer import as_owner
 
 __all__ = ["SECRET_COMMANDS", "add_secret_commands", "read_secret_value"]
 

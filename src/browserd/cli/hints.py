@@ -4,8 +4,8 @@ The service's hints and summaries speak HTTP ("list tabs with GET /tabs",
 "see GET /openapi.json", "wait with POST /wait {tabRequest}"). For a person
 at a shell, :class:`CommandWords` rewrites each route mention into the
 command that calls it, using the CLI's own naming: the generated commands
-(:mod:`browserd.cli_routes`, path and method → name) and the routes a
-hand-written command covers (:data:`browserd.cli_routes.SKIP`). A body
+(:mod:`browserd.cli.routes`, path and method → name) and the routes a
+hand-written command covers (:data:`browserd.cli.routes.SKIP`). A body
 ``{field}`` (or ``{field: value}``) after a route becomes the option
 (``--tab-request``). A path no command calls (``/ui/login``), URLs and
 other slashes are left as they are. Pure; never raises.
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .cli_routes import OPTION_NAMES, SKIP, RouteCommand
+from .routes import OPTION_NAMES, SKIP, RouteCommand
 
 __all__ = ["CommandWords", "lazy_words"]
 

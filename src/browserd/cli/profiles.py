@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 from urllib.parse import quote
 
-from .errors import BadRequest
+from ..errors import BadRequest
 
 __all__ = ["PROFILE_COMMANDS", "add_profile_commands"]
 
