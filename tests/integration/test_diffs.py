@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import httpx
 import pytest
 
@@ -94,3 +97,50 @@ async def test_the_first_snapshot_after_navigate_reads_an_app_that_draws_late(
     # settleMs 0 reads at once (no wait, settled as asked).
     fast = (await api.get("/snapshot", params={"targetId": tab, "settleMs": 0})).json()
     assert fast["settled"] is True
+
+
+def _slow(delay_s: float, body: bytes = b'{"items": ["alpha", "beta"]}') -> Any:
+    def handler(req: Any) -> None:
+        time.sleep(delay_s)
+        req.send_response(200)
+        req.send_header("Content-Type", "application/json")
+        req.send_header("Content-Length", str(len(body)))
+        req.end_headers()
+        req.wfile.write(body)
+    return handler
+
+
+SLOW_APP = """<!doctype html><title>slow app</title><div id="app">Loading…</div>
+<script>
+window.addEventListener('load', () => {
+  // One slow answer (0.8 s, far beyond the quiet window), then the UI; beside it a
+  // long poll that stays open for 8 s: reads wait for the first, never for the second.
+  fetch('/diffs/poll');
+  fetch('/diffs/slow').then(r => r.json()).then(data => {
+    const app = document.getElementById('app');
+    app.textContent = '';
+    for (const item of data.items) {
+      const b = document.createElement('button');
+      b.textContent = 'Open ' + item;
+      app.append(b);
+    }
+  });
+});
+</script>"""
+add_route("/diffs/slow", _slow(0.8))
+add_route("/diffs/poll", _slow(8.0, b"{}"))
+add_route("/diffs/slow-app", html_route(SLOW_APP))
+
+
+async def test_a_read_waits_for_a_slow_fetch_but_not_for_a_long_poll(
+        api: httpx.AsyncClient, pages: PageServer, tab: str) -> None:
+    """The DOM is quiet for 0.8 s while the app's fetch is in flight: the read waits for
+    the answer and the drawing, and does not wait out the poll beside it."""
+    r = await api.post("/navigate", json={"targetId": tab, "url": pages.url("/diffs/slow-app")})
+    assert r.status_code == 200, r.text
+    snap = (await api.get("/snapshot", params={"targetId": tab, "settleMs": 6000})).json()
+    assert snap["settled"] is True, snap
+    assert 'button "Open alpha"' in snap["text"] and 'button "Open beta"' in snap["text"], snap
+    assert "Loading" not in snap["text"]
+    found = (await api.get("/find", params={"targetId": tab, "role": "button"})).json()
+    assert found["count"] == 2 and found["settled"] is True, found

@@ -7,7 +7,7 @@ from typing import Any
 import trio
 import trio.testing
 
-from browserd.tabs import settle
+from browserd.tabs import inflight, settle
 from browserd.tabs.state import LoadState
 from tests.fakecdp import FakeCdpPeer, running_tab, tab_peer
 
@@ -93,3 +93,85 @@ async def test_an_action_that_navigated_waits_for_its_wait_until() -> None:
             await settle.settle_after_input(tab, none, wait_until="none",
                                             until=trio.current_time() + 5)
             assert none["effects"]["loadState"] == "load"
+
+
+# -- reads wait for what the page draws from (browserd.tabs.inflight) ---------------------
+
+
+def _sent(request_id: str, kind: str) -> dict[str, Any]:
+    return {"requestId": request_id, "type": kind, "request": {"url": "https://a.test/x"}}
+
+
+async def test_a_read_waits_for_a_fetch_in_flight_then_for_the_dom() -> None:
+    with trio.fail_after(10):
+        peer = scripted_tab("complete")
+        async with running_tab(peer) as tab:
+            await tab.wait_enabled()
+            await peer.emit("Network.requestWillBeSent", _sent("R1", "Fetch"), SID)
+            await trio.testing.wait_all_tasks_blocked()  # the reader has fed the tab
+            assert len(tab.inflight) == 1
+            got: list[tuple[Any, bool]] = []
+            async with trio.open_nursery() as nursery:
+                async def read() -> None:
+                    got.append(await settle.settle_read(tab, settle_ms=8000))
+
+                nursery.start_soon(read)
+                await trio.testing.wait_all_tasks_blocked()
+                assert got == []  # the fetch is still open
+                quiet_checks = [p for p in peer.sent("Runtime.evaluate")
+                                if "__browserdQuiet" in str(p.get("expression"))]
+                assert quiet_checks == []  # nothing asked of the page yet
+                await peer.emit("Network.loadingFinished", {"requestId": "R1"}, SID)
+            assert got == [(LoadState.LOAD, True)]
+            assert [p for p in peer.sent("Runtime.evaluate")
+                    if "__browserdQuiet" in str(p.get("expression"))]
+
+
+async def test_a_long_poll_or_a_socket_does_not_hold_a_read() -> None:
+    with trio.fail_after(10):
+        peer = scripted_tab("complete")
+        async with running_tab(peer) as tab:
+            await tab.wait_enabled()
+            await peer.emit("Network.requestWillBeSent", _sent("W1", "WebSocket"), SID)
+            await peer.emit("Network.requestWillBeSent", _sent("E1", "EventSource"), SID)
+            await peer.emit("Network.requestWillBeSent", _sent("I1", "Image"), SID)
+            await trio.testing.wait_all_tasks_blocked()
+            assert await settle.settle_read(tab, settle_ms=8000) == (LoadState.LOAD, True)
+            await peer.emit("Network.requestWillBeSent", _sent("P1", "XHR"), SID)
+            await trio.testing.wait_all_tasks_blocked()
+            started = trio.current_time()
+            # The poll stays open: after LONG_S it no longer counts (a read is not held).
+            assert await settle.settle_read(tab, settle_ms=8000) == (LoadState.LOAD, True)
+            assert trio.current_time() - started >= inflight.LONG_S - 0.1
+
+
+async def test_a_read_that_runs_out_of_time_says_unsettled() -> None:
+    with trio.fail_after(10):
+        peer = scripted_tab("complete")
+        async with running_tab(peer) as tab:
+            await tab.wait_enabled()
+            await peer.emit("Network.requestWillBeSent", _sent("R1", "Document"), SID)
+            await trio.testing.wait_all_tasks_blocked()
+            assert await settle.settle_read(tab, settle_ms=300) == (LoadState.LOAD, False)
+
+
+def test_in_flight_bookkeeping() -> None:
+    book = inflight.InFlight()
+    assert not book.busy(0.0) and book.next_change(0.0) is None
+    assert book.on_event("Network.requestWillBeSent", _sent("A", "Script"), 1.0) is False
+    assert book.on_event("Network.requestWillBeSent", _sent("B", "Font"), 1.0) is False
+    assert book.busy(1.5) and len(book) == 1
+    # A redirect keeps the request open and its clock running.
+    book.on_event("Network.requestWillBeSent", _sent("A", "Script"), 1.9)
+    assert book.next_change(2.0) == 1.0 + inflight.LONG_S
+    assert not book.busy(1.0 + inflight.LONG_S)  # open too long: a poll, not waited for
+    assert book.on_event("Network.loadingFailed", {"requestId": "B"}, 2.0) is False
+    assert book.on_event("Network.loadingFinished", {"requestId": "A"}, 2.0) is True
+    assert not book.busy(2.0) and len(book) == 0
+    assert book.on_event("Network.loadingFinished", {"requestId": "A"}, 2.1) is False
+    assert book.on_event("Network.loadingFinished", {"requestId": 7}, 2.1) is False
+    for n in range(600):  # bounded: the oldest are forgotten
+        book.on_event("Network.requestWillBeSent", _sent(f"N{n}", "Fetch"), 3.0)
+    assert len(book) == 500
+    book.forget()
+    assert len(book) == 0

@@ -42,8 +42,9 @@ from ..errors import (
 )
 from ..events import EventSink, EventType
 from .children import AUTO_ATTACH, ChildTargets
+from .inflight import InFlight
 from .inputstate import InputState
-from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NetworkLog
+from .netlog import NETWORK_ENABLE, NETWORK_EVENTS, NETWORK_QUIET, NetworkLog
 from .remote import CONSOLE_EVENTS, DialogInfo, console_entry, dialog_info
 from .state import NO_EMULATION, ConsoleEntry, ConsoleLog, Emulation, LoadState, RefMap
 from .tabinfo import TabInfo
@@ -116,6 +117,8 @@ class TabActor:
         self.input = InputState()  # file chooser (events), held keys/buttons (work slot)
         self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
         self.network = NetworkLog()  # fed by CDP sinks; controls set in the work slot
+        #: The requests the page still waits for (fed with the ring; reads settle on it).
+        self.inflight = InFlight()
         self.children = ChildTargets(connection, target_id=target_id, network=self.network,
                                      on_chooser=self._note_chooser)
         #: OOPIF frame/target id -> session id (kept by ``children``; read-only here).
@@ -200,8 +203,11 @@ class TabActor:
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
         ]
+        # The Network domain is on for every tab: its events say what is in flight (reads
+        # settle on it); the ring records, and bodies are kept, once capture is on.
+        calls.append(("Network.enable", dict(NETWORK_ENABLE if self._network_capture
+                                             else NETWORK_QUIET)))
         if self._network_capture:
-            calls.append(("Network.enable", dict(NETWORK_ENABLE)))
             self.network.mark_recording(time.time())
         metrics = self.device_metrics()
         if metrics is not None:
@@ -265,8 +271,12 @@ class TabActor:
                          hint=f"close it (DELETE /tabs/{self.target_id}) and open a new one")
 
     def _on_network_event(self, event: CdpEvent) -> None:
-        """Feed the network ring (called by the connection's reader: quick, never blocks)."""
-        self.network.on_event(event.method, event.params)
+        """Feed what is in flight and, once capture is on, the network ring (called by the
+        connection's reader: quick, never blocks)."""
+        if self.inflight.on_event(event.method, event.params, trio.current_time()):
+            self._notify()  # nothing in flight any more: reads waiting for it go on
+        if self.network.recording:
+            self.network.on_event(event.method, event.params)
 
     def _notify(self) -> None:
         self._changed.set()

@@ -47,8 +47,9 @@ from ..cdp import CdpConnection, CdpEvent, CdpSession, Sink, Subscription
 from ..egress import EGRESS, EgressPolicy, FetchEnabler, Judge, Recorder, note_blocked
 from ..errors import BrowserdError
 from .children import AUTO_ATTACH
+from .netlog import NETWORK_QUIET
 
-__all__ = ["ANSWER_DEADLINE_S", "NETWORK_QUIET", "NO_UNHELD_APIS", "SETUP_DEADLINE_S",
+__all__ = ["ANSWER_DEADLINE_S", "NO_UNHELD_APIS", "SETUP_DEADLINE_S",
            "Containment"]
 
 log = logging.getLogger(__name__)
@@ -57,9 +58,6 @@ SETUP_DEADLINE_S = 5.0
 """Bound on containing one child target."""
 ANSWER_DEADLINE_S = 5.0
 """Bound on answering one paused request of a child."""
-NETWORK_QUIET: dict[str, Any] = {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0,
-                                 "maxPostDataSize": 0}
-"""``Network.enable`` parameters of the guard's own sessions: no bodies kept for it."""
 NO_UNHELD_APIS = (
     "(() => { for (const [o, k] of [[globalThis.Navigator && Navigator.prototype, "
     "'serviceWorker'], [globalThis, 'ServiceWorkerContainer'], [globalThis, "
@@ -76,7 +74,7 @@ _FRAME_LOADED = frozenset({"worker", "worklet"})
 
 async def _contain(session: CdpSession, policy: EgressPolicy, *, frames: bool) -> None:
     """Steps 1-3 of the module docstring on one session (BrowserdError if refused)."""
-    await session.send("Network.enable", NETWORK_QUIET)
+    await session.send("Network.enable", dict(NETWORK_QUIET))
     await session.send("Network.emulateNetworkConditionsByRule", policy.websocket_rules())
     if frames:
         await session.send("Page.enable")

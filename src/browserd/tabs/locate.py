@@ -16,7 +16,7 @@ from .actor import TabActor
 from .locator import ElementTarget
 from .refs import run_walker
 from .resolve import ElementHandle, resolve_ref, resolve_target
-from .settle import settle_read
+from .settle import YOUNG_MS, settle_read
 
 __all__ = ["CANDIDATES_SHOWN", "SETTLE_RETRY_MS", "resolve_action_target", "resolve_locator"]
 
@@ -62,8 +62,9 @@ async def resolve_action_target(tab: TabActor, target: ElementTarget) -> Element
     :func:`~browserd.tabs.resolve.resolve_target` resolves it.
 
     A selector, text or locator that matches nothing on a page still drawing (an
-    app that renders after its fetches) is tried once more after the page settled
-    as a read would (within :data:`SETTLE_RETRY_MS`); NoMatch after that.
+    app that renders after its fetches, or on timers) is tried once more after the
+    page settled as a read would, and its document is :data:`~.settle.YOUNG_MS`
+    past its load event (within :data:`SETTLE_RETRY_MS`); NoMatch after that.
     """
     target.check()
     try:
@@ -71,7 +72,7 @@ async def resolve_action_target(tab: TabActor, target: ElementTarget) -> Element
     except NoMatch:
         if target.ref is not None:
             raise
-        await settle_read(tab, settle_ms=SETTLE_RETRY_MS)
+        await settle_read(tab, settle_ms=SETTLE_RETRY_MS, young_ms=YOUNG_MS)
         return await _resolve(tab, target)
 
 

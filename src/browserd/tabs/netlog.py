@@ -36,9 +36,9 @@ import attrs
 
 from ..egress import blocked_reason
 
-__all__ = ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS", "POST_DATA_CAP",
-           "RESOURCE_TYPES", "URL_CAP", "NetworkControls", "NetworkEntry", "NetworkLog",
-           "blocked_params"]
+__all__ = ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS", "NETWORK_QUIET",
+           "POST_DATA_CAP", "RESOURCE_TYPES", "URL_CAP", "NetworkControls", "NetworkEntry",
+           "NetworkLog", "blocked_params"]
 
 NETWORK_BUFFER = 1000
 """Requests kept per tab (the oldest go first)."""
@@ -58,6 +58,10 @@ NETWORK_ENABLE: Mapping[str, int] = {
 """``Network.enable`` parameters: the renderer keeps up to 20 MiB of response bodies per
 tab (5 MiB per response) for ``GET /network/{id}``; post data up to the ring's cap
 comes inline with the request event."""
+NETWORK_QUIET: Mapping[str, int] = {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0,
+                                    "maxPostDataSize": 0}
+"""``Network.enable`` parameters that keep no bodies: a tab's Network domain before its
+network routes are used (its events still say what is in flight), the guard's sessions."""
 
 _WS_EVENTS = frozenset({
     "Network.webSocketCreated", "Network.webSocketWillSendHandshakeRequest",

@@ -6,12 +6,14 @@ of failing when their time runs out:
 
 - :func:`settle_read` — before a snapshot, find, query or DOM read: a
   document still ``loading`` is waited for up to ``settleMs`` until
-  ``domcontentloaded``, and then until its DOM has been quiet (no mutation
-  for :data:`QUIET_MS`) — a page that draws its UI after load (an app that
-  fetches, then renders) is read whole; the answer's ``settled: false`` says
-  when the time ran out first. A page that has been quiet for a while costs
-  nothing: a mutation observer in browserd's world remembers the last change;
-  :func:`settle_document` is the load-state part alone;
+  ``domcontentloaded``, and then until nothing it draws from is in flight
+  (no document, fetch, XHR or script request open, long polls excepted:
+  :mod:`browserd.tabs.inflight`) and its DOM and responses have been quiet
+  for :data:`QUIET_MS` — a page that draws its UI after load (an app that
+  fetches, then renders) is read whole; the answer's ``settled: false``
+  says when the time ran out first. A page that has been quiet for a while
+  costs one round trip: a mutation observer in browserd's world remembers
+  the last change; :func:`settle_document` is the load-state part alone;
 - :func:`settle_after_input` — after an input action whose effects show a
   navigation: the new document is waited for until ``waitUntil``
   (``domcontentloaded`` by default; ``load``; ``commit`` and ``none`` do not
@@ -40,7 +42,7 @@ from .routing import send_in
 from .state import LoadState
 from .worlds import world_context, world_evaluate
 
-__all__ = ["DEFAULT_SETTLE_MS", "QUIET_MS", "WAIT_UNTIL", "after_settling",
+__all__ = ["DEFAULT_SETTLE_MS", "QUIET_MS", "WAIT_UNTIL", "YOUNG_MS", "after_settling",
            "settle_after_commit", "settle_after_input", "settle_document", "settle_read",
            "wait_load_state"]
 
@@ -53,34 +55,32 @@ _PROBE_S = 1.0
 _RECHECK_S = 0.1
 """How often the state is re-read when no tab event arrives."""
 QUIET_MS = 150
-"""A DOM without a mutation for this long is drawn (``settleMs`` bounds the wait)."""
+"""A DOM without a mutation (and a page without a response) for this long is drawn."""
 YOUNG_MS = 500
-"""A document read within this long of its load event waits until then at least."""
+"""How long after its load event a young document counts as still drawing, for an action
+whose target matched nothing yet (:mod:`browserd.tabs.locate`): an app may draw on
+timers, with no request in flight to say so. Reads do not wait for it."""
 #: In browserd's world: install (once per document) an observer of the page's DOM, then
 #: resolve when neither the DOM changed nor a response arrived for Q ms (a response is
-#: what an app draws from; requests still in flight are not visible from here). Before
-#: the observer existed, the document is taken as changing until Q ms after its load
-#: event, and a young one until Y ms after it (a page read later is quiet at once).
+#: what an app draws from; the requests still in flight are followed from outside, by the
+#: tab's Network events), and the document's load event is Y ms old (0: just past). A
+#: document still loading when the observer is installed counts as changing then.
 _QUIET_JS = """((Q, Y) => {
   const S = globalThis.__browserdQuiet || (globalThis.__browserdQuiet = (() => {
-    const nav = performance.getEntriesByType('navigation')[0];
-    // A young document (its load event < Y ms ago) counts as changing until Y ms after
-    // it: an app typically fetches right after load, and draws from the answers.
-    const loaded = nav && nav.loadEventEnd || 0;
-    const s = {last: Math.max(loaded + Y - Q, performance.now() - 10 * Q)};
-    if (document.readyState !== 'complete') s.last = performance.now();
+    const s = {last: document.readyState === 'complete' ? 0 : performance.now()};
     new MutationObserver(() => { s.last = performance.now(); }).observe(document,
       {subtree: true, childList: true, attributes: true, characterData: true});
     return s;
   })());
-  const lastResponse = () => {
-    let end = 0;
-    for (const e of performance.getEntriesByType('resource')) end = Math.max(end, e.responseEnd);
-    return end;
+  const changed = () => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    let last = Math.max(S.last, (nav && nav.loadEventEnd || 0) + Y - Q);
+    for (const e of performance.getEntriesByType('resource')) last = Math.max(last, e.responseEnd);
+    return last;
   };
   return new Promise(resolve => {
     const check = () => {
-      const idle = performance.now() - Math.max(S.last, lastResponse());
+      const idle = performance.now() - changed();
       if (idle >= Q) resolve(true); else setTimeout(check, Math.max(10, Q - idle));
     };
     check();
@@ -147,13 +147,16 @@ async def settle_document(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS) 
                                  until=trio.current_time() + settle_ms / 1000)
 
 
-async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS
-                      ) -> tuple[LoadState, bool]:
-    """Before a read: the load state (as :func:`settle_document`), then DOM quiet.
+async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS,
+                      young_ms: int = 0) -> tuple[LoadState, bool]:
+    """Before a read: the load state (as :func:`settle_document`), then nothing in flight
+    and the DOM quiet.
 
     Answers ``(load_state, settled)``: ``settled`` is False when ``settle_ms``
-    ran out before the document was parsed and quiet (or the page could not
-    say: a dialog, a busy renderer). ``settle_ms`` 0 reads at once (settled).
+    ran out before the document was parsed, its requests answered and its DOM
+    quiet (or the page could not say: a dialog, a busy renderer). ``settle_ms`` 0
+    reads at once (settled). ``young_ms``: the document also counts as drawing until
+    that long after its load event (:data:`YOUNG_MS`; reads pass 0).
     Never raises for a slow page; cancellation ends the wait.
     """
     if settle_ms <= 0:
@@ -162,17 +165,33 @@ async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS
     state = await settle_document(tab, settle_ms=settle_ms)
     if state.rank < LoadState.DOMCONTENTLOADED.rank or tab.dialog is not None:
         return state, False
-    with trio.move_on_after(max(0.0, until - trio.current_time())):
+    with trio.move_on_at(until):
         try:
-            context_id = await world_context(tab, tab.session, tab.main_frame_id)
-            await send_in(tab, tab.session, "Runtime.evaluate",
-                          {"expression": _QUIET_JS % (QUIET_MS, YOUNG_MS),
-                           "contextId": context_id,
-                           "awaitPromise": True, "returnByValue": True})
-            return tab.load_state, True
+            while True:
+                await _wait_nothing_in_flight(tab)
+                context_id = await world_context(tab, tab.session, tab.main_frame_id)
+                await send_in(tab, tab.session, "Runtime.evaluate",
+                              {"expression": _QUIET_JS % (QUIET_MS, young_ms),
+                               "contextId": context_id,
+                               "awaitPromise": True, "returnByValue": True})
+                # A request the page started while its DOM was quiet: wait for it too.
+                if not tab.inflight.busy(trio.current_time()):
+                    return tab.load_state, True
         except BrowserdError:
             return tab.load_state, False  # the document changed under us: read what is
     return tab.load_state, False
+
+
+async def _wait_nothing_in_flight(tab: TabActor) -> None:
+    """Wait until no request the page draws from is in flight (long ones do not count),
+    or a dialog, a crash or the tab's end makes waiting pointless. The caller's deadline
+    bounds it; cancellation ends it; never raises."""
+    while not (tab.dialog is not None or tab.closed or tab.crashed):
+        turns_long = tab.inflight.next_change(trio.current_time())
+        if turns_long is None:
+            return
+        with trio.move_on_at(turns_long):
+            await tab.wait_changed()
 
 
 async def after_settling(tab: TabActor, settle_ms: int,
