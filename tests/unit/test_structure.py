@@ -92,9 +92,9 @@ PINNED = {
                            "walker_error"],
     "browserd.tabs.snapshots": ["ARIA_MAX_CHARS", "FORMATS", "READ_TEXT_CHARS",
                                 "READ_TOTAL_CHARS", "find", "take_snapshot"],
-    "browserd.tabs.settle": ["DEFAULT_SETTLE_MS", "QUIET_MS", "WAIT_UNTIL", "after_settling",
-                             "settle_after_commit", "settle_after_input", "settle_document",
-                             "settle_read", "wait_load_state"],
+    "browserd.tabs.settle": ["DEFAULT_SETTLE_MS", "QUIET_MS", "WAIT_UNTIL", "YOUNG_MS",
+                             "after_settling", "settle_after_commit", "settle_after_input",
+                             "settle_document", "settle_read", "wait_load_state"],
     "browserd.tabs.history": ["go_back", "go_forward", "reload"],
     "browserd.tabs.actions": [
         "ACTION_KINDS", "KEY_ACTIONS", "LOAD_STATES", "MODIFIER_BITS", "MOUSE_ACTIONS", "Action",
@@ -137,8 +137,8 @@ PINNED = {
                      "open_cdp_connection", "open_cdp_over"],
     "browserd.tabs.children": ["AUTO_ATTACH", "SETUP_DEADLINE_S", "ChildTargets"],
     "browserd.tabs.netlog": ["HEADERS_CAP", "NETWORK_BUFFER", "NETWORK_ENABLE", "NETWORK_EVENTS",
-                             "POST_DATA_CAP", "RESOURCE_TYPES", "URL_CAP", "NetworkControls",
-                             "NetworkEntry", "NetworkLog", "blocked_params"],
+                             "NETWORK_QUIET", "POST_DATA_CAP", "RESOURCE_TYPES", "URL_CAP",
+                             "NetworkControls", "NetworkEntry", "NetworkLog", "blocked_params"],
     "browserd.tabs.network": ["MAX_HEADERS", "REFUSED_HEADERS", "check_headers",
                               "ensure_enabled", "export_har", "request_detail", "set_blocked",
                               "set_extra_headers"],
@@ -411,7 +411,9 @@ def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
     assert not imports_of("browserd.tabs.navguard") & in_tabs
     # The actor holds the tab's input state (file chooser, held keys), also a leaf.
     assert not imports_of("browserd.tabs.inputstate") & in_tabs
-    assert imports_of("browserd.tabs.actor") & in_tabs <= {
+    # What is in flight (tabs.inflight): plain bookkeeping the actor feeds, a leaf.
+    assert not imports_of("browserd.tabs.inflight") & in_tabs
+    assert imports_of("browserd.tabs.actor") & in_tabs <= {"browserd.tabs.inflight",
         "browserd.tabs.inputstate", "browserd.tabs.remote", "browserd.tabs.state",
         "browserd.tabs.navguard", "browserd.tabs.netlog", "browserd.tabs.children",
         "browserd.tabs.tabinfo"}

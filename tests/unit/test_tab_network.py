@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import trio
+import trio.testing
 
 from browserd.tabs.actor import TabActor
-from browserd.tabs.netlog import NetworkControls
+from browserd.tabs.netlog import NETWORK_QUIET, NetworkControls
 from tests.fakecdp import FakeCdpPeer, Refuse, connected, running_tab, tab_peer
 
 SID = "S-T1"
@@ -61,7 +62,14 @@ async def test_on_demand_records_nothing_until_asked_but_still_resumes_children(
     with trio.fail_after(10):
         peer = tab_peer()
         async with running_tab(peer, network_capture=False) as tab:
-            assert not peer.sent("Network.enable") and not tab.network.recording
+            await tab.wait_enabled()
+            # The domain is on (what is in flight), keeping no bodies; the ring records nothing.
+            assert peer.sent("Network.enable") == [dict(NETWORK_QUIET)]
+            assert not tab.network.recording
+            await peer.emit("Network.requestWillBeSent", {
+                "requestId": "R1", "type": "Fetch", "request": {"url": "https://a.test/x"}}, SID)
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(tab.inflight) == 1 and len(tab.network) == 0
             await peer.emit("Target.attachedToTarget", {
                 "sessionId": "W", "waitingForDebugger": True,
                 "targetInfo": {"targetId": "W1", "type": "worker"}}, SID)

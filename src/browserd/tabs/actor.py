@@ -1,21 +1,20 @@
 """TabActor: one per page target. Owns the tab's session, event state and work queue.
 
-Work on one tab is serialised through :meth:`TabActor.work` (a bounded
-queue: when ``queue_limit`` requests already wait, the next gets 429
-TAB_BUSY at once); different tabs run in parallel. The actor's event task
-keeps the tab's state current: main-frame document (loaderId), load state,
-the open JavaScript dialog, a console ring buffer and crash status. The
-network ring (:class:`~browserd.tabs.netlog.NetworkLog`) is fed by a CDP
-sink straight from the connection's reader. Child targets (OOPIFs, workers)
-start paused; :class:`~browserd.tabs.children.ChildTargets` sets each up and
-resumes it, so an OOPIF records and obeys the tab's network controls from
-its first request.
+Work on one tab is serialised through :meth:`TabActor.work` (a bounded queue: when
+``queue_limit`` requests already wait, the next gets 429 TAB_BUSY at once); different
+tabs run in parallel. The actor's event task keeps the tab's state current: main-frame
+document (loaderId), load state, the open JavaScript dialog, a console ring buffer and
+crash status. What is in flight (:class:`~browserd.tabs.inflight.InFlight`) and the
+network ring (:class:`~browserd.tabs.netlog.NetworkLog`) are fed by a CDP sink straight
+from the connection's reader. Child targets (OOPIFs, workers) start paused;
+:class:`~browserd.tabs.children.ChildTargets` sets each up and resumes it, so an OOPIF
+records and obeys the tab's network controls from its first request.
 
-Floods (F18): console events (:data:`DROPPABLE_EVENTS`) queue apart from the
-others; an actor behind by more than 1000 of them loses the oldest, counted in
-the console's ``dropped``, while navigations, lifecycle, dialogs, crashes and
-detaches keep their own room. An actor that ends other than by
-:meth:`TabActor.close` leaves its tab TAB_BROKEN (closable), never BROWSER_GONE.
+Floods (F18): console events (:data:`DROPPABLE_EVENTS`) queue apart from the others; an
+actor behind by more than 1000 of them loses the oldest, counted in the console's
+``dropped``, while navigations, lifecycle, dialogs, crashes and detaches keep their own
+room. An actor that ends other than by :meth:`TabActor.close` leaves its tab TAB_BROKEN
+(closable), never BROWSER_GONE.
 """
 
 from __future__ import annotations
@@ -102,8 +101,7 @@ class TabActor:
         self.last_focused_at: float | None = None
         self.crashed = False
         self.closed = False
-        #: Why the actor ended while its tab was not closed (None: it did not): TAB_BROKEN.
-        self.broken: str | None = None
+        self.broken: str | None = None  # why the actor ended, its tab not closed: TAB_BROKEN
         self.dialog: DialogInfo | None = None
         self.dialog_opened = trio.Event()
         self.main_frame_id: str = target_id
@@ -117,12 +115,10 @@ class TabActor:
         self.input = InputState()  # file chooser (events), held keys/buttons (work slot)
         self.emulation: Emulation = NO_EMULATION  # replaced through note_emulation
         self.network = NetworkLog()  # fed by CDP sinks; controls set in the work slot
-        #: The requests the page still waits for (fed with the ring; reads settle on it).
-        self.inflight = InFlight()
+        self.inflight = InFlight()  # the requests the page waits for (reads settle on it)
         self.children = ChildTargets(connection, target_id=target_id, network=self.network,
                                      on_chooser=self._note_chooser)
-        #: OOPIF frame/target id -> session id (kept by ``children``; read-only here).
-        self.child_sessions = self.children.sessions
+        self.child_sessions = self.children.sessions  # OOPIF id -> session id (read-only)
         self._network_capture = network_capture
         self._queue_limit = queue_limit
         self._waiting = 0
@@ -131,8 +127,7 @@ class TabActor:
         self._changed = trio.Event()
         self._cancel_scope = trio.CancelScope()
         self._enabled = trio.Event()
-        #: The connection's navigation guard (read-only here): what it blocked
-        #: on this tab, for /navigate's 403 and the effects of input.
+        #: The connection's navigation guard (read-only here): what it blocked on this tab.
         self.navguard = navguard
 
     # -- lifecycle -----------------------------------------------------------
@@ -202,11 +197,9 @@ class TabActor:
             ("Target.setAutoAttach", dict(AUTO_ATTACH)),
             ("Page.getFrameTree", {}),
             ("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}),
+            # Always on (what is in flight); the ring records once capture is on.
+            ("Network.enable", dict(NETWORK_ENABLE if self._network_capture else NETWORK_QUIET)),
         ]
-        # The Network domain is on for every tab: its events say what is in flight (reads
-        # settle on it); the ring records, and bodies are kept, once capture is on.
-        calls.append(("Network.enable", dict(NETWORK_ENABLE if self._network_capture
-                                             else NETWORK_QUIET)))
         if self._network_capture:
             self.network.mark_recording(time.time())
         metrics = self.device_metrics()
@@ -254,10 +247,8 @@ class TabActor:
                 counted = events.dropped
 
     def _broke(self, error: BaseException | None) -> None:
-        """Record why the actor ended on its own (None: its event stream ended): TAB_BROKEN.
-
-        Not when :meth:`close` ended it or the connection is gone (BROWSER_GONE, truly).
-        """
+        """Record why the actor ended on its own (None: its event stream ended): TAB_BROKEN,
+        unless :meth:`close` ended it or the connection is gone (BROWSER_GONE, truly)."""
         if self.closed or self.connection.is_closed:
             return
         self.broken = ("its event stream ended" if error is None else error.message
@@ -271,8 +262,7 @@ class TabActor:
                          hint=f"close it (DELETE /tabs/{self.target_id}) and open a new one")
 
     def _on_network_event(self, event: CdpEvent) -> None:
-        """Feed what is in flight and, once capture is on, the network ring (called by the
-        connection's reader: quick, never blocks)."""
+        """Feed what is in flight and the ring (from the connection's reader: never blocks)."""
         if self.inflight.on_event(event.method, event.params, trio.current_time()):
             self._notify()  # nothing in flight any more: reads waiting for it go on
         if self.network.recording:
