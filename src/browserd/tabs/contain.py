@@ -47,6 +47,7 @@ from ..cdp import CdpConnection, CdpEvent, CdpSession, Sink, Subscription
 from ..egress import EGRESS, EgressPolicy, FetchEnabler, Judge, Recorder, note_blocked
 from ..errors import BrowserdError
 from .children import AUTO_ATTACH
+from .pagejs import page_function
 
 __all__ = ["ANSWER_DEADLINE_S", "NETWORK_QUIET", "NO_UNHELD_APIS", "SETUP_DEADLINE_S",
            "Containment"]
@@ -60,13 +61,7 @@ ANSWER_DEADLINE_S = 5.0
 NETWORK_QUIET: dict[str, Any] = {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0,
                                  "maxPostDataSize": 0}
 """``Network.enable`` parameters of the guard's own sessions: no bodies kept for it."""
-NO_UNHELD_APIS = (
-    "(() => { for (const [o, k] of [[globalThis.Navigator && Navigator.prototype, "
-    "'serviceWorker'], [globalThis, 'ServiceWorkerContainer'], [globalThis, "
-    "'ServiceWorkerRegistration'], [globalThis, 'ServiceWorker'], [globalThis, "
-    "'SharedWorker'], [globalThis, 'WebTransport'], [globalThis, 'RTCPeerConnection'], "
-    "[globalThis, 'webkitRTCPeerConnection']]) { try { if (o) delete o[k]; } catch (e) {} } "
-    "})()")
+NO_UNHELD_APIS = page_function("removeUnheldApis").call()
 """Run in every document of a contained page before its own scripts."""
 _CHILD_EVENTS = frozenset({"Target.attachedToTarget", "Target.detachedFromTarget"})
 _WS_EVENTS = frozenset({"Network.webSocketCreated"})
