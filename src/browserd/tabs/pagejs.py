@@ -65,14 +65,6 @@ class PageFunction:
         return f"({self.declaration})({', '.join(js_literal(a) for a in args)})"
 
 
-@attrs.frozen(kw_only=True)
-class _Written:
-    name: str
-    file: str
-    doc: str
-    source: str
-
-
 def _doc_text(lines: list[str]) -> str:
     text = []
     for line in lines:
@@ -84,9 +76,10 @@ def _doc_text(lines: list[str]) -> str:
     return " ".join(text)
 
 
-def _read_file(file: str, text: str) -> list[_Written]:
-    """The functions of one file, in order; ValueError when it breaks the layout."""
-    found: list[_Written] = []
+def _read_file(file: str, text: str) -> list[PageFunction]:
+    """The functions of one file, in order (each declared as written, without its
+    helpers yet); ValueError when it breaks the layout."""
+    found: list[PageFunction] = []
     lines = text.splitlines()
     doc: list[str] | None = None
     i = 0
@@ -115,8 +108,9 @@ def _read_file(file: str, text: str) -> list[_Written]:
                 end += 1
             if end == len(lines):
                 raise ValueError(f"{where}: function {match[1]} never ends (a line '}}')")
-            found.append(_Written(name=match[1], file=file, doc=_doc_text(doc),
-                                  source="\n".join(lines[i:end + 1])))
+            source = "\n".join(lines[i:end + 1])
+            found.append(PageFunction(name=match[1], file=file, doc=_doc_text(doc),
+                                      source=source, declaration=source))
             doc = None
             i = end + 1
             continue
@@ -130,14 +124,14 @@ def _read_file(file: str, text: str) -> list[_Written]:
     return found
 
 
-def _uses(written: _Written, names: Iterable[str]) -> list[str]:
+def _uses(written: PageFunction, names: Iterable[str]) -> list[str]:
     """The other functions ``written`` names in its body (not as a property: ``.name``)."""
     body = written.source.split("\n", 1)[1] if "\n" in written.source else ""
     return [name for name in names if name != written.name
             and re.search(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", body)]
 
 
-def _declaration(written: _Written, table: Mapping[str, _Written]) -> str:
+def _declaration(written: PageFunction, table: Mapping[str, PageFunction]) -> str:
     """``written`` as one function expression that declares what it reaches inside itself."""
     needed: list[str] = []
     todo = _uses(written, table)
@@ -160,16 +154,15 @@ def parse_page_functions(files: Mapping[str, str]) -> dict[str, PageFunction]:
     Raises ValueError when a file breaks the layout in the module docstring
     or two functions share a name.
     """
-    table: dict[str, _Written] = {}
+    table: dict[str, PageFunction] = {}
     for file, text in sorted(files.items()):
         for written in _read_file(file, text):
             if written.name in table:
                 raise ValueError(f"{file}: function {written.name} is also in "
                                  f"{table[written.name].file}")
             table[written.name] = written
-    return {name: PageFunction(name=name, file=w.file, doc=w.doc, source=w.source,
-                               declaration=_declaration(w, table))
-            for name, w in table.items()}
+    return {name: attrs.evolve(written, declaration=_declaration(written, table))
+            for name, written in table.items()}
 
 
 def _load() -> dict[str, PageFunction]:
