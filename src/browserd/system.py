@@ -26,7 +26,7 @@ from .media import MediaStore
 from .metrics import Metrics
 from .paths import Paths
 from .principals import OWNER, Principal, TokenStore
-from .profiles.binding import GrantsHidden, LiveWithFallback, SessionBoundSupervisor
+from .profiles.binding import grants_hidden, live_with_fallback, session_bound
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
 from .profilespec import Driver
@@ -117,14 +117,14 @@ class System:
         fallback = bound.spec.live_fallback
         handle: SupervisorHandle
         if session is not None:
-            handle = SessionBoundSupervisor(bound, session)
+            handle = session_bound(bound, session)
         elif fallback is not None:
-            handle = LiveWithFallback(bound, lambda: self.profiles.get(fallback))
+            handle = live_with_fallback(bound, lambda: self.profiles.get(fallback))
         else:
             handle = bound.supervisor
         if not who.is_owner and bound.spec.driver in (Driver.LIVE, Driver.EXTENSION):
             board, name, token = self.tab_requests, bound.name, who.name
-            handle = GrantsHidden(bound, handle, lambda: board.hidden_from(token, name))
+            handle = grants_hidden(bound, handle, lambda: board.hidden_from(token, name))
         return attrs.evolve(self, settings=bound.settings, supervisor=handle,
                             url_policy=self.profiles.url_policy, downloads=bound.downloads,
                             profile=bound, session_id=session)

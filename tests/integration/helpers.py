@@ -1,11 +1,79 @@
-"""Small helpers shared by the integration tests (no fixtures here: see tests/conftest.py)."""
+"""Small helpers shared by the tests (no fixtures here: see tests/conftest.py).
+
+The one way to wait for a condition is here: :func:`poll` (async; unit tests
+on the fake CDP peer use it too) and :func:`poll_sync` (a sync test, or a
+thread beside Playwright's sync API), and the waits built on them for what
+the service lists (:func:`wait_downloads`, :func:`finished_download`). The
+rest are the integration tests' calls on the HTTP API.
+"""
 
 from __future__ import annotations
 
+import inspect
+import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import trio
+
+
+async def poll(read: Callable[[], Any], *, until: Callable[[Any], object] = bool,
+               every: float = 0.05, within: float | None = None) -> Any:
+    """Call ``read`` (sync or async) every ``every`` s until ``until(value)``; that value.
+
+    Unbounded but by ``within`` (then trio.TooSlowError): every async test runs
+    under a deadline of its own (tests/conftest.py), which bounds it otherwise.
+    """
+    with trio.fail_after(within if within is not None else float("inf")):
+        while True:
+            value = read()
+            if inspect.isawaitable(value):
+                value = await value
+            if until(value):
+                return value
+            await trio.sleep(every)
+
+
+def poll_sync(read: Callable[[], Any], *, until: Callable[[Any], object] = bool,
+              every: float = 0.05, within: float = 15.0) -> Any:
+    """:func:`poll` for sync code: blocks; AssertionError with the last value after
+    ``within`` s."""
+    deadline = time.monotonic() + within
+    while True:
+        value = read()
+        if until(value):
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"condition not met in {within} s; last value {value!r}")
+        time.sleep(every)
+
+
+async def downloads(api: httpx.AsyncClient, **params: str) -> list[dict[str, Any]]:
+    """``GET /downloads`` (``params``: its query, a profile or session): the records."""
+    r = await api.get("/downloads", params=params)
+    assert r.status_code == 200, r.text
+    listed: list[dict[str, Any]] = r.json()["downloads"]
+    return listed
+
+
+async def wait_downloads(api: httpx.AsyncClient, until: Callable[[list[dict[str, Any]]], object],
+                         **params: str) -> list[dict[str, Any]]:
+    """:func:`downloads` until ``until(records)``; those records."""
+    listed: list[dict[str, Any]] = await poll(lambda: downloads(api, **params), until=until,
+                                              every=0.1)
+    return listed
+
+
+async def finished_download(api: httpx.AsyncClient, match: Callable[[dict[str, Any]], bool],
+                            **params: str) -> dict[str, Any]:
+    """The first listed download that ``match``es and is no longer in progress."""
+
+    def done(d: dict[str, Any]) -> bool:
+        return match(d) and d["state"] != "inProgress"
+
+    listed = await wait_downloads(api, lambda ds: any(done(d) for d in ds), **params)
+    return next(d for d in listed if done(d))
 
 
 async def navigate(api: httpx.AsyncClient, tab: str, url: str) -> None:
@@ -17,12 +85,8 @@ async def navigate(api: httpx.AsyncClient, tab: str, url: str) -> None:
     """
     r = await api.post("/navigate", json={"targetId": tab, "url": url})
     assert r.status_code == 200, r.text
-    while True:
-        r = await api.post("/eval", json={"targetId": tab, "js": "document.readyState"})
-        assert r.status_code == 200, r.text
-        if r.json()["result"] == "complete":
-            return
-        await trio.sleep(0.02)
+    await poll(lambda: js(api, tab, "document.readyState"), until=lambda s: s == "complete",
+               every=0.02)
 
 
 def html_route(body: str | bytes) -> Any:

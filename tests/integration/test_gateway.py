@@ -33,7 +33,7 @@ from supervision.harness import LOOPBACK_TLS
 from supervision.neighbour import group_listeners, group_members, listening_ports
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
-from tests.integration.helpers import html_route
+from tests.integration.helpers import html_route, poll
 
 pytestmark = pytest.mark.chromium
 
@@ -215,8 +215,7 @@ async def test_page_endpoint_client_gets_its_own_ids_sessions_and_browserds_rule
 
 
 async def wait_status(api: httpx.AsyncClient, key: str, value: Any) -> None:
-    while (await api.get("/status")).json()[key] != value:
-        await trio.sleep(0.05)
+    await poll(lambda: api.get("/status"), until=lambda r: r.json()[key] == value)
 
 
 async def test_spare_tab_is_never_hidden_from_a_gateway_client(gw: ServiceInfo) -> None:

@@ -19,6 +19,7 @@ from supervision.harness import LOOPBACK_TLS
 
 from browserd.browser.profile import profile_pids
 from tests.conftest import ServiceInfo, free_port_pair, start_service, stop_service
+from tests.integration.helpers import poll_sync
 
 pytestmark = pytest.mark.chromium
 
@@ -26,16 +27,6 @@ pytestmark = pytest.mark.chromium
 def profile_processes(profile_dir: Path) -> list[int]:
     """Pids (live, not zombies) whose command line uses this profile directory."""
     return profile_pids(profile_dir)
-
-
-def wait_for(predicate, timeout: float = 15.0, interval: float = 0.05):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("condition not met in time")
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +96,7 @@ def test_stop_leaves_no_process_of_the_profile_and_start_again(private: ServiceI
         assert profile_processes(profile)
         r = api.post("/stop")
         assert r.json() == {"ok": True, "stopped": True}
-        wait_for(lambda: not profile_processes(profile), timeout=5)
+        poll_sync(lambda: not profile_processes(profile), within=5)
         assert api.get("/healthz").json() == {"ok": True, "browser": "closed"}
         assert {k: v for k, v in api.get("/tabs").json().items() if k != "untrusted"} == {
             "running": False, "tabs": []}
@@ -127,7 +118,7 @@ def test_killed_browser_comes_back_on_the_same_profile(private: ServiceInfo) -> 
             s = api.get("/status").json()
             return s if s["state"] == "running" and s["pid"] != first["pid"] else None
 
-        second = wait_for(back, timeout=15)
+        second = poll_sync(back, within=15)
         assert second["userDataDir"] == first["userDataDir"]
         assert second["restarts"] >= 1
         assert api.post("/tabs/open", json={"url": "about:blank"}).status_code == 200
@@ -198,8 +189,8 @@ def test_foreign_profile_directory_is_refused_untouched(tmp_path: Path) -> None:
     info = start_service(tmp_path / "home", wait_browser=False)
     try:
         with info.sync_client() as api:
-            status = wait_for(lambda: (s := api.get("/status").json())["state"] == "failed"
-                              and s, timeout=10)
+            status = poll_sync(lambda: (s := api.get("/status").json())["state"] == "failed"
+                              and s, within=10)
         assert status["lastError"]["code"] == "PROFILE_REFUSED"
         assert sorted(p.name for p in profile.iterdir()) == ["Cookies"]
         assert (profile / "Cookies").read_bytes() == b"someone else's"

@@ -31,7 +31,7 @@ from supervision import rawcdp
 from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
-from tests.integration.helpers import html_route
+from tests.integration.helpers import downloads, finished_download, html_route, wait_downloads
 
 pytestmark = pytest.mark.chromium
 
@@ -130,22 +130,6 @@ def user_home(svc: ServiceInfo) -> Path:
 
 def downloads_dir(svc: ServiceInfo) -> Path:
     return svc.home / "data" / "downloads" / svc.profile
-
-
-async def downloads(api: httpx.AsyncClient, **params: str) -> list[dict[str, Any]]:
-    r = await api.get("/downloads", params=params)
-    assert r.status_code == 200, r.text
-    listed: list[dict[str, Any]] = r.json()["downloads"]
-    return listed
-
-
-async def wait_downloads(api: httpx.AsyncClient, predicate: Any) -> list[dict[str, Any]]:
-    """Poll /downloads until ``predicate(list)`` holds (caller's deadline)."""
-    while True:
-        listed = await downloads(api)
-        if predicate(listed):
-            return listed
-        await trio.sleep(0.1)
 
 
 def escaped_files(home: Path) -> list[Path]:
@@ -522,12 +506,7 @@ async def test_download_that_does_not_fit_is_canceled_no_space(full_disk_service
 
 async def wait_download_of(api: httpx.AsyncClient, url_suffix: str) -> dict[str, Any]:
     """The finished record whose URL ends with ``url_suffix`` (caller's deadline)."""
-    while True:
-        found = [d for d in await downloads(api)
-                 if d["url"].endswith(url_suffix) and d["state"] != "inProgress"]
-        if found:
-            return found[0]
-        await trio.sleep(0.1)
+    return await finished_download(api, lambda d: d["url"].endswith(url_suffix))
 
 
 def gateway_clients_gone(svc: ServiceInfo) -> int:

@@ -21,6 +21,7 @@ from supervision.chromium import REAL_CHROMIUM
 from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, start_service, stop_service
+from tests.integration.helpers import poll_sync
 
 pytestmark = pytest.mark.chromium
 
@@ -238,7 +239,7 @@ def test_a_click_and_keys_in_the_live_view_reach_the_page(
         page = logged_in(context, ops)
         open_live_view(page, target)
         live_click(page, 400, 275)  # the middle of #hit (200..600 x 150..400)
-        clicks = poll(lambda: agent.post("/eval", json={
+        clicks = poll_sync(lambda: agent.post("/eval", json={
             "targetId": target, "js": "window.clicks"}).json()["result"], until=bool)
         assert len(clicks) == 1 and clicks[0]["trusted"] is True
         assert abs(clicks[0]["x"] - 400) <= 3 and abs(clicks[0]["y"] - 275) <= 3
@@ -246,7 +247,7 @@ def test_a_click_and_keys_in_the_live_view_reach_the_page(
         live_click(page, 400, 455)
         page.keyboard.type("hi!")
         page.keyboard.press("Backspace")
-        value = poll(lambda: agent.post("/eval", json={
+        value = poll_sync(lambda: agent.post("/eval", json={
             "targetId": target, "js": "document.querySelector('#typed').value"}
         ).json()["result"], until=lambda v: v == "hi")
         assert value == "hi"
@@ -265,19 +266,6 @@ def test_a_click_and_keys_in_the_live_view_reach_the_page(
         expect(page.locator("#live")).to_be_hidden()
     finally:
         agent.post("/tabs/close", json={"targetId": target})
-
-
-def poll(read: Any, *, until: Any, attempts: int = 200) -> Any:
-    """Read until ``until(value)``; each read is a request, so this is bounded by them."""
-    import time
-
-    value = None
-    for _ in range(attempts):
-        value = read()
-        if until(value):
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met; last value {value!r}")
 
 
 # -- handoff ----------------------------------------------------------------------------------
@@ -432,7 +420,7 @@ def test_a_failed_browser_shows_its_last_error_and_stderr_tail(
         "BROWSERD_EXECUTABLE": str(script), "BROWSERD_RESTART_BUDGET": "1"})
     try:
         with broken.sync_client() as agent:
-            poll(lambda: agent.get("/status").json()["state"], until=lambda s: s == "failed")
+            poll_sync(lambda: agent.get("/status").json()["state"], until=lambda s: s == "failed")
             page = logged_in(context, broken)
             expect(page.locator(".profile .state")).to_have_text("failed")
             expect(page.locator(".profile .restarts")).to_have_text("1")

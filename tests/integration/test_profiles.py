@@ -25,7 +25,7 @@ import httpx
 import pytest
 import trio
 from supervision import rawcdp
-from supervision.harness import LOOPBACK_TLS, wait_for
+from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import (
     PageServer,
@@ -35,6 +35,7 @@ from tests.conftest import (
     start_service,
     stop_service,
 )
+from tests.integration.helpers import finished_download, poll
 
 pytestmark = pytest.mark.chromium
 
@@ -138,7 +139,7 @@ async def evaluate(api: httpx.AsyncClient, target: str, js: str, **scope: str) -
 async def test_three_profiles_run_at_once_with_their_own_colours_and_ports(
         api: httpx.AsyncClient, multi: ServiceInfo) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "clawd", "work", "research"), timeout=60)
+        await poll(lambda: running(api, "clawd", "work", "research"), within=60)
         table = await profiles_by_name(api)
         assert set(table) == {"clawd", "work", "research", "broken"}
         assert table["clawd"]["default"] and not table["work"]["default"]
@@ -172,14 +173,14 @@ async def _is_failed(api: httpx.AsyncClient) -> bool:
 async def test_a_crash_loop_in_one_profile_leaves_the_others_serving(
         api: httpx.AsyncClient, pages: PageServer) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "clawd", "work", "research"), timeout=60)
+        await poll(lambda: running(api, "clawd", "work", "research"), within=60)
         others = ("clawd", "work", "research")
         tabs = {p: await open_tab(api, pages.url("/hello.html"), profile=p) for p in others}
         async def broken_status() -> dict[str, Any]:
             return dict((await api.get("/status", params={"profile": "broken"})).json())
 
         # its first crash loop (from the service's start) ends in failed
-        await wait_for(lambda: _is_failed(api), timeout=60)
+        await poll(lambda: _is_failed(api), within=60)
         restarts_before = (await broken_status())["restarts"]
         seen: set[str] = set()
         served = 0
@@ -221,7 +222,7 @@ async def test_a_crash_loop_in_one_profile_leaves_the_others_serving(
 async def test_a_cookie_of_one_profile_is_invisible_in_another(
         api: httpx.AsyncClient, pages: PageServer) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "work", "research"), timeout=60)
+        await poll(lambda: running(api, "work", "research"), within=60)
         url = pages.url("/hello.html")
         a = await open_tab(api, url, profile="work")
         await evaluate(api, a, "document.cookie = 'who=work; max-age=600'", profile="work")
@@ -236,7 +237,7 @@ async def test_a_cookie_of_one_profile_is_invisible_in_another(
 async def test_sessions_isolate_cookies_and_tabs(
         api: httpx.AsyncClient, pages: PageServer) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "clawd"), timeout=60)
+        await poll(lambda: running(api, "clawd"), within=60)
         r1 = await api.post("/sessions", json={"name": "agent-a"})
         r2 = await api.post("/sessions", json={"name": "agent-b"})
         assert r1.status_code == 200 and r2.status_code == 200, (r1.text, r2.text)
@@ -269,7 +270,7 @@ async def test_sessions_isolate_cookies_and_tabs(
         assert r.status_code == 200, r.text
         r = await api.post("/eval", json={"targetId": a, "js": "1", "session": sa})
         assert r.status_code == 404 and r.json()["code"] == "SESSION_NOT_FOUND"
-        await wait_for(lambda: _tab_gone(api, a), timeout=10)
+        await poll(lambda: _tab_gone(api, a), within=10)
         await api.delete(f"/sessions/{sb}")
         await api.post("/tabs/close", json={"targetId": plain})
 
@@ -282,7 +283,7 @@ async def _tab_gone(api: httpx.AsyncClient, target: str) -> bool:
 async def test_too_many_sessions_is_429_and_an_idle_session_is_closed(
         api: httpx.AsyncClient) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "work"), timeout=60)
+        await poll(lambda: running(api, "work"), within=60)
         made = []
         for _ in range(4):  # max_sessions = 4
             r = await api.post("/sessions", json={"profile": "work", "ttlS": 600})
@@ -300,7 +301,7 @@ async def test_too_many_sessions_is_429_and_an_idle_session_is_closed(
             listed = (await api.get("/sessions", params={"profile": "work"})).json()
             return short not in {s["sessionId"] for s in listed["sessions"]}
 
-        await wait_for(gone, timeout=30)
+        await poll(gone, within=30)
         r = await api.get("/tabs", params={"profile": "work", "session": short})
         assert r.status_code == 404 and r.json()["code"] == "SESSION_NOT_FOUND"
 
@@ -308,7 +309,7 @@ async def test_too_many_sessions_is_429_and_an_idle_session_is_closed(
 async def test_sessions_survive_a_crash_of_their_browser_but_end_with_a_stop(
         api: httpx.AsyncClient) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "research"), timeout=60)
+        await poll(lambda: running(api, "research"), within=60)
         sid = (await api.post("/sessions", json={"profile": "research"})).json()["sessionId"]
         tab = await open_tab(api, "about:blank", profile="research", session=sid)
         pid = (await profiles_by_name(api))["research"]["pid"]
@@ -318,7 +319,7 @@ async def test_sessions_survive_a_crash_of_their_browser_but_end_with_a_stop(
             entry = (await profiles_by_name(api))["research"]
             return bool(entry["running"] and entry.get("pid") not in (None, pid))
 
-        await wait_for(restarted, timeout=60)
+        await poll(restarted, within=60)
         # an unplanned restart carries the session over and reopens its tab
         # (tab restore: tests/integration/test_restore.py)
         listed = (await api.get("/sessions", params={"profile": "research"})).json()
@@ -411,7 +412,7 @@ async def cookie_names(api: httpx.AsyncClient, **scope: str) -> set[str]:
 async def test_cookies_storage_and_state_act_on_the_sessions_own_context(
         api: httpx.AsyncClient, pages: PageServer, multi: ServiceInfo) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "clawd", "work"), timeout=60)
+        await poll(lambda: running(api, "clawd", "work"), within=60)
         sa = (await api.post("/sessions", json={"name": "state-a"})).json()["sessionId"]
         sb = (await api.post("/sessions", json={"name": "state-b"})).json()["sessionId"]
         url = pages.url("/hello.html")
@@ -493,13 +494,8 @@ async def test_cookies_storage_and_state_act_on_the_sessions_own_context(
 
 async def wait_download(api: httpx.AsyncClient, download_id: str, **scope: str
                         ) -> dict[str, Any]:
-    while True:
-        r = await api.get("/downloads", params=scope)
-        assert r.status_code == 200, r.text
-        found = [d for d in r.json()["downloads"] if d["id"] == download_id]
-        if found and found[0]["state"] != "inProgress":
-            return found[0]
-        await trio.sleep(0.1)
+    """The record ``download_id`` of ``scope``'s downloads, once it is finished."""
+    return await finished_download(api, lambda d: d["id"] == download_id, **scope)
 
 
 async def start_download(api: httpx.AsyncClient, pages: PageServer, marker: str,
@@ -518,7 +514,7 @@ async def start_download(api: httpx.AsyncClient, pages: PageServer, marker: str,
 async def test_downloads_are_kept_per_profile_and_name_their_session(
         api: httpx.AsyncClient, pages: PageServer, multi: ServiceInfo) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "work", "research"), timeout=60)
+        await poll(lambda: running(api, "work", "research"), within=60)
         sid = (await api.post("/sessions", json={"profile": "work"})).json()["sessionId"]
         work = {"profile": "work", "session": sid}
         try:
@@ -561,7 +557,7 @@ def _blocked(multi: ServiceInfo, tag: str) -> str:
 async def test_every_launched_profile_has_its_navigation_guard_and_gateway(
         api: httpx.AsyncClient, pages: PageServer, multi: ServiceInfo) -> None:
     with trio.fail_after(DEADLINE_S):
-        await wait_for(lambda: running(api, "work"), timeout=60)
+        await poll(lambda: running(api, "work"), within=60)
         tag = secrets.token_hex(4)
         # a redirect to browserd's own control port, in profile work (and in a session of it)
         sid = (await api.post("/sessions", json={"profile": "work"})).json()["sessionId"]
@@ -587,7 +583,7 @@ async def test_every_launched_profile_has_its_navigation_guard_and_gateway(
                     tabs = (await api.get("/tabs", params={"profile": "work"})).json()["tabs"]
                     return {hello, bad} <= {t["targetId"] for t in tabs}
 
-                await wait_for(listed_in_work, timeout=20)
+                await poll(listed_in_work, within=20)
                 default_tabs = (await api.get("/tabs")).json()["tabs"]
                 assert hello not in {t["targetId"] for t in default_tabs}
                 r = await api.post("/wait", json={"targetId": hello, "profile": "work",

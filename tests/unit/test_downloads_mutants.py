@@ -21,7 +21,8 @@ import trio.testing
 from browserd.downloads import CancelReason, DownloadFollower, DownloadState, DownloadStore
 from browserd.downloads.follower import NO_SPACE_MARGIN
 from browserd.retention import Retention
-from tests.fakecdp import FakeCdpPeer, connected
+from tests.fakecdp import FakeCdpPeer, running_follower
+from tests.integration.helpers import poll
 
 GUIDS = [f"{i:08x}-0000-4000-8000-000000000000" for i in range(1, 10)]
 CAP = 100
@@ -62,8 +63,7 @@ class Follow:
                 if p["guid"] not in self.barriers]
 
     async def until(self, condition: Callable[[], bool]) -> None:
-        while not condition():
-            await trio.sleep(0.005)
+        await poll(condition, every=0.005)
 
     async def settled(self) -> None:
         """Every event sent so far was handled (a barrier download is canceled after them)."""
@@ -84,16 +84,13 @@ async def following(tmp_path: Path, *, enabled: bool = True, locate: bool = True
     store = DownloadStore(tmp_path / "dl", retention or Retention(), max_bytes=CAP,
                           enabled=enabled)
     peer = FakeCdpPeer()
+    follow = Follow(peer, store)
     with trio.fail_after(20):
-        async with connected(peer) as conn, trio.open_nursery() as nursery:
-            follow = Follow(peer, store)
-            follower = DownloadFollower(conn, store, free_space=follow.free_space,
-                                        locate=(lambda f: "T" if f == "F" else None)
-                                        if locate else None)
-            await nursery.start(follower.run)
+        async with running_follower(peer, store, free_space=follow.free_space,
+                                    locate=(lambda f: "T" if f == "F" else None)
+                                    if locate else None) as follower:
             follow.follower = follower
             yield follow
-            nursery.cancel_scope.cancel()
 
 
 async def test_downloads_are_named_by_guid_in_browserds_directory(tmp_path: Path) -> None:

@@ -31,11 +31,13 @@ from browserd.paths import Paths
 from browserd.profiles.sessions import SessionTable, session_egress
 from browserd.profilespec import ProfileOrigin, build_spec, parse_profile_table
 from browserd.supervisor.runtime import BrowserRuntime
+from browserd.tabs.capture_gate import CaptureGate
 from browserd.tabs.contain import NO_UNHELD_APIS, Containment
 from browserd.tabs.navguard import NavGuard
 from browserd.tabs.netlog import NetworkLog
 from browserd.urlpolicy import UrlPolicy
-from tests.fakecdp import FakeCdpPeer, Refuse, connected
+from tests.fakecdp import FakeCdpPeer, Refuse, connected, running_browser
+from tests.integration.helpers import poll
 
 # -- patterns -----------------------------------------------------------------------------
 
@@ -278,28 +280,12 @@ class _Guard:
         self.egress = EgressScopes(default)
 
 
-class _Runtime:
-    def __init__(self, guard: _Guard | None) -> None:
-        self.navguard = guard
-        self.downloads = None
-        self.registry = self
-        self.scopes: dict[str, str | None] = {}
-        self.connection = self
-        self.sent: list[str] = []
-
-    def add_scope(self, context: str, label: str | None = None) -> None:
-        self.scopes[context] = label
-
-    def remove_scope(self, context: str) -> None:
-        self.scopes.pop(context, None)
-
-    async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.sent.append(method)
-        return {"browserContextId": f"CTX{len(self.sent)}"}
-
-
 def _rt(guard: _Guard | None) -> BrowserRuntime:
-    return cast(BrowserRuntime, _Runtime(guard))
+    """A runtime whose page guard is ``guard`` and nothing else (session_egress reads only
+    that)."""
+    return BrowserRuntime(connection=cast(Any, None), registry=cast(Any, None), process=None,
+                          version="", user_agent="", started_at=0.0,
+                          captures=CaptureGate.with_capacity(1), navguard=cast(Any, guard))
 
 
 def test_a_sessions_list_is_checked_against_its_profiles() -> None:
@@ -319,17 +305,18 @@ def test_a_sessions_list_is_checked_against_its_profiles() -> None:
 
 async def test_a_sessions_policy_is_its_contexts_until_it_closes() -> None:
     guard = _Guard(None)
-    runtime = _rt(guard)
     table = SessionTable(max_sessions=4)
-    session = await table.create(runtime, name=None, ttl_s=60,
-                                 allowed_origins=["https://a.test"])
-    assert guard.egress.policy_for(session.context_id) == session.egress
-    assert session.to_json(idle_s=0, tabs=0)["allowedOrigins"] == ["https://a.test"]
-    plain = await table.create(runtime, name=None, ttl_s=60)
-    assert guard.egress.policy_for(plain.context_id) is None
-    assert "allowedOrigins" not in plain.to_json(idle_s=0, tabs=0)
-    await table.close(session.session_id, runtime)
-    assert guard.egress.policy_for(session.context_id) is None
+    async with running_browser(navguard=guard) as browser:
+        runtime = browser.runtime
+        session = await table.create(runtime, name=None, ttl_s=60,
+                                     allowed_origins=["https://a.test"])
+        assert guard.egress.policy_for(session.context_id) == session.egress
+        assert session.to_json(idle_s=0, tabs=0)["allowedOrigins"] == ["https://a.test"]
+        plain = await table.create(runtime, name=None, ttl_s=60)
+        assert guard.egress.policy_for(plain.context_id) is None
+        assert "allowedOrigins" not in plain.to_json(idle_s=0, tabs=0)
+        await table.close(session.session_id, runtime)
+        assert guard.egress.policy_for(session.context_id) is None
 
 
 # -- the guard's choreography (a scripted peer, no browser) ---------------------------------
@@ -345,9 +332,7 @@ def _params(peer: FakeCdpPeer, session: str, method: str) -> list[dict[str, Any]
 
 
 async def _until(predicate: Any) -> None:
-    with trio.fail_after(5):
-        while not predicate():
-            await trio.sleep(0.01)
+    await poll(predicate, every=0.01, within=5)
 
 
 RUN = "Runtime.runIfWaitingForDebugger"

@@ -12,13 +12,14 @@ import trio
 import trio.testing
 
 from browserd.config import load_settings
-from browserd.downloads import CancelReason, DownloadFollower, DownloadState, DownloadStore
+from browserd.downloads import CancelReason, DownloadState, DownloadStore
 from browserd.errors import ConfigError, NotFound
 from browserd.http.routes.downloads import content_disposition, safe_filename
 from browserd.paths import Paths
 from browserd.retention import Retention
 from browserd.tabs.navguard import navigation_verdict
 from browserd.urlpolicy import UrlPolicy
+from tests.fakecdp import FakeCdpPeer, running_follower
 
 GUIDS = [f"{i:08x}-0000-4000-8000-000000000000" for i in range(1, 6)]
 
@@ -130,29 +131,23 @@ async def test_store_retention_keeps_newest_and_downloads_in_progress(tmp_path):
 # -- the follower -------------------------------------------------------------------------------
 
 
-class FakeConnection:
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, dict[str, Any]]] = []
-
-    async def send(self, method: str, params: dict[str, Any] | None = None,
-                   **_: Any) -> dict[str, Any]:
-        self.sent.append((method, params or {}))
-        return {}
-
-
 async def run_events(tmp_path: Path, events: list[tuple[str, dict[str, Any]]], *,
-                     free: int = 1 << 40) -> tuple[DownloadStore, FakeConnection]:
+                     free: int = 1 << 40) -> tuple[DownloadStore, FakeCdpPeer]:
+    """A follower of a fresh store on a peer that sends ``events``, each handled in turn."""
     store = make_store(tmp_path)
-    conn = FakeConnection()
-    follower = DownloadFollower(conn, store, locate=lambda frame: "T" if frame == "F" else None,
-                                free_space=lambda: free)  # type: ignore[arg-type]
+    peer = FakeCdpPeer()
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            follower._nursery = nursery
+        async with running_follower(peer, store,
+                                    locate=lambda frame: "T" if frame == "F" else None,
+                                    free_space=lambda: free):
             for method, params in events:
-                follower._on_event(method, params)
-                await trio.testing.wait_all_tasks_blocked()
-    return store, conn
+                await peer.deliver(method, params)
+    return store, peer
+
+
+def cancels(peer: FakeCdpPeer) -> list[str]:
+    """The downloads the follower canceled in the browser, in order."""
+    return [p["guid"] for p in peer.sent("Browser.cancelDownload")]
 
 
 def begin(guid: str) -> tuple[str, dict[str, Any]]:
@@ -168,7 +163,7 @@ def progress(guid: str, received: int, total: int, state: str = "inProgress"
 
 
 async def test_follower_cancels_a_download_over_the_cap_even_of_unknown_size(tmp_path):
-    store, conn = await run_events(tmp_path, [
+    store, peer = await run_events(tmp_path, [
         begin(GUIDS[0]), progress(GUIDS[0], 50, 0), progress(GUIDS[0], 150, 0),
         progress(GUIDS[0], 150, 0, "canceled"),
         begin(GUIDS[1]), progress(GUIDS[1], 0, 500),
@@ -177,8 +172,7 @@ async def test_follower_cancels_a_download_over_the_cap_even_of_unknown_size(tmp
         record = store.get(guid)
         assert record.state is DownloadState.CANCELED and record.reason is CancelReason.TOO_LARGE
         assert record.target_id == "T"
-    cancels = [p["guid"] for m, p in conn.sent if m == "Browser.cancelDownload"]
-    assert cancels == GUIDS[:2]
+    assert cancels(peer) == GUIDS[:2]
 
 
 async def test_follower_completes_and_reports_no_space(tmp_path):
@@ -186,9 +180,9 @@ async def test_follower_completes_and_reports_no_space(tmp_path):
         begin(GUIDS[0]), progress(GUIDS[0], 10, 10), progress(GUIDS[0], 10, 10, "completed"),
     ])
     assert store.get(GUIDS[0]).state is DownloadState.COMPLETED
-    store, conn = await run_events(tmp_path, [begin(GUIDS[1]), progress(GUIDS[1], 0, 50)],
+    store, peer = await run_events(tmp_path, [begin(GUIDS[1]), progress(GUIDS[1], 0, 50)],
                                    free=1000)
-    assert [p["guid"] for m, p in conn.sent if m == "Browser.cancelDownload"] == [GUIDS[1]]
+    assert cancels(peer) == [GUIDS[1]]
     assert store.get(GUIDS[1]).reason is CancelReason.NO_SPACE
     store, _ = await run_events(tmp_path, [
         begin(GUIDS[2]), progress(GUIDS[2], 10, 50), progress(GUIDS[2], 10, 50, "canceled"),

@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import trio
 import trio.testing
 
 from browserd.config import load_settings
-from browserd.downloads import DownloadFollower, DownloadStore, remove_downloads
+from browserd.downloads import DownloadStore, remove_downloads
 from browserd.paths import Paths
 from browserd.profiles.manager import download_store_for, settings_for
 from browserd.profilespec import ProfileOrigin, build_spec
 from browserd.retention import Retention
+from tests.fakecdp import FakeCdpPeer, running_follower
 
 GUIDS = [f"{i:08x}-0000-4000-8000-000000000000" for i in range(1, 4)]
-
-
-class FakeConnection:
-    async def send(self, method: str, params: dict[str, Any] | None = None,
-                   **_: Any) -> dict[str, Any]:
-        return {}
 
 
 def test_each_profile_has_its_own_download_store(tmp_path: Path) -> None:
@@ -36,17 +30,15 @@ def test_each_profile_has_its_own_download_store(tmp_path: Path) -> None:
 
 async def test_a_record_names_the_profile_and_the_session_of_its_tab(tmp_path: Path) -> None:
     store = DownloadStore(tmp_path / "dl", Retention(), max_bytes=100, profile="work")
-    follower = DownloadFollower(FakeConnection(), store)  # type: ignore[arg-type]
+    peer = FakeCdpPeer()
     tabs = {"FA": "TAB-A", "FD": "TAB-D"}
-    follower.locate_tabs_with(tabs.get, session_of={"TAB-A": "s-alpha"}.get)
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            follower._nursery = nursery
+        async with running_follower(peer, store) as follower:
+            follower.locate_tabs_with(tabs.get, session_of={"TAB-A": "s-alpha"}.get)
             for guid, frame in zip(GUIDS, ("FA", "FD", "F?"), strict=True):
-                follower._on_event("Browser.downloadWillBegin", {
+                await peer.deliver("Browser.downloadWillBegin", {
                     "guid": guid, "frameId": frame, "url": "http://e.com/x",
                     "suggestedFilename": "x"})
-            await trio.testing.wait_all_tasks_blocked()
     a, d, unknown = (store.get(g) for g in GUIDS)
     assert (a.profile, a.session_id, a.target_id) == ("work", "s-alpha", "TAB-A")
     assert (d.profile, d.session_id, d.target_id) == ("work", None, "TAB-D")

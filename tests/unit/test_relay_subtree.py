@@ -13,6 +13,7 @@ from browserd.paths import Paths
 from browserd.relay import PairingStore, RelayHub, RelayTransport
 from browserd.relay.subtree import extension_subtree
 from browserd.supervisor import BrowserSupervisor
+from tests.integration.helpers import poll
 
 
 class AnsweringExtension:
@@ -37,11 +38,8 @@ class AnsweringExtension:
 
 
 async def _wait_running(sup: BrowserSupervisor, target_id: str) -> None:
-    while True:
-        runtime = sup.runtime
-        if runtime is not None and target_id in runtime.registry.target_ids():
-            return
-        await trio.sleep(0.01)
+    await poll(lambda: sup.runtime is not None and target_id in sup.runtime.tabs.target_ids(),
+               every=0.01)
 
 
 async def test_the_supervisor_serves_each_extension_connection_in_turn(tmp_path: Path) -> None:
@@ -75,6 +73,6 @@ async def test_the_supervisor_serves_each_extension_connection_in_turn(tmp_path:
                 "targetId": "T2", "title": "Other", "url": "https://b.test/"}})
             await _wait_running(sup, "T2")
             assert sup.runtime is not None
-            assert sup.runtime.registry.target_ids() == ["T2"]
+            assert sup.runtime.tabs.target_ids() == ["T2"]
             assert sup.restarts == 0
             nursery.cancel_scope.cancel()

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 import trio
@@ -16,10 +16,12 @@ import trio.testing
 
 from browserd.cdp import CdpEvent
 from browserd.config import Settings
+from browserd.downloads import DownloadStore
 from browserd.errors import SessionNotFound, TabLost, TabNotFound, TabRestored
 from browserd.events import EventType
 from browserd.paths import Paths
 from browserd.profiles.sessions import SessionTable
+from browserd.retention import Retention
 from browserd.supervisor import BrowserSupervisor
 from browserd.supervisor.crash import CrashAccount
 from browserd.supervisor.restore import (
@@ -37,7 +39,7 @@ from browserd.tabs.commits import CommitLog
 from browserd.tabs.restored import LEDGER_MAX, RestoreLedger
 from browserd.tabs.scope import TabScope
 from browserd.urlpolicy import UrlPolicy
-from tests.fakecdp import FakeCdpPeer, connected
+from tests.fakecdp import FakeCdpPeer, connected, context_peer, running_browser
 
 CRASH = {"at": 1.0, "reason": "killed", "signal": 9, "stderrTail": "boom", "tabsAffected": 3}
 
@@ -365,7 +367,7 @@ def test_the_plan_takes_every_listed_tab_of_every_scope_at_its_commit() -> None:
     commits.default_context = "DEF"
     commit(commits, "S0", "https://a.test/1", "L1")
     commit(commits, "S1", "https://a.test/a1", "L1")
-    plan = take_plan(registry, commits, crash_account())  # type: ignore[arg-type]
+    plan = take_plan(fake_runtime(registry), commits, crash_account())
     assert [(m.target_id, m.scope, m.url, m.active) for m in plan.tabs] == [
         ("D1", None, "https://a.test/1", False),
         ("D2", None, "https://actor.test/D2", True),  # no commit seen: the actor's URL
@@ -567,82 +569,43 @@ async def test_every_lookup_of_an_old_id_answers_in_its_own_scope_only(
 # -- the sessions carried over ---------------------------------------------------------------
 
 
-class SessionConnection:
-    def __init__(self, refuse: int = 0) -> None:
-        self.contexts, self.refuse = 0, refuse
-
-    async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        if method == "Target.createBrowserContext":
-            if self.refuse:
-                self.refuse -= 1
-                from browserd.errors import CdpError
-                raise CdpError("no more contexts")
-            self.contexts += 1
-            return {"browserContextId": f"CTX{id(self) % 1000}-{self.contexts}"}
-        return {}
-
-
-class ScopeRegistry:
-    def __init__(self) -> None:
-        self.scopes: dict[str, str | None] = {}
-
-    def add_scope(self, context: str, label: str | None = None) -> None:
-        self.scopes[context] = label
-
-    def remove_scope(self, context: str) -> None:
-        self.scopes.pop(context, None)
-
-
-class Follower:
-    def __init__(self) -> None:
-        self.confined: list[str] = []
-
-    async def confine_context(self, context_id: str) -> None:
-        self.confined.append(context_id)
-
-
-def session_runtime(refuse: int = 0) -> BrowserRuntime:
-    class Runtime:
-        def __init__(self) -> None:
-            self.connection = SessionConnection(refuse)
-            self.registry = ScopeRegistry()
-            self.downloads = Follower()
-
-    return cast(BrowserRuntime, Runtime())
+def download_store(tmp_path: Path) -> DownloadStore:
+    return DownloadStore(tmp_path / "dl", Retention(), max_bytes=100)
 
 
 async def test_held_sessions_survive_the_gap_and_are_carried_into_the_new_browser(
-        autojump_clock: trio.testing.MockClock) -> None:
-    old, new = session_runtime(), session_runtime(refuse=1)
+        tmp_path: Path) -> None:
     sessions = SessionTable(max_sessions=4)
-    a = await sessions.create(old, name="a", ttl_s=60)
-    b = await sessions.create(old, name="b", ttl_s=60)
-    sessions.hold()  # the browser crashed
-    assert [s.session_id for s in sessions.live(None)] == [a.session_id, b.session_id]
-    moved = await sessions.carry(new)  # the first context is refused: a is not carried
-    assert list(moved) == [b.context_id]
-    carried = sessions.resolve(b.session_id, new)
-    assert (carried.session_id, carried.name, carried.ttl_s) == (b.session_id, "b", 60)
-    assert carried.context_id == moved[b.context_id] != b.context_id
-    assert cast(ScopeRegistry, new.registry).scopes == {carried.context_id: b.session_id}
-    assert cast(Follower, new.downloads).confined == [carried.context_id]
-    with pytest.raises(SessionNotFound):
-        sessions.resolve(a.session_id, new)
-    assert len(sessions.live(None)) == 1  # held until the restore is over
-    sessions.release()
-    assert [s.session_id for s in sessions.live(new)] == [b.session_id]
-    assert sessions.live(old) == []  # an earlier browser's sessions are pruned again
+    async with running_browser(downloads=download_store(tmp_path)) as old, running_browser(
+            context_peer(refuse=1), downloads=download_store(tmp_path)) as new:
+        a = await sessions.create(old.runtime, name="a", ttl_s=60)
+        b = await sessions.create(old.runtime, name="b", ttl_s=60)
+        sessions.hold()  # the browser crashed
+        assert [s.session_id for s in sessions.live(None)] == [a.session_id, b.session_id]
+        moved = await sessions.carry(new.runtime)  # the first context is refused: a is not
+        assert list(moved) == [b.context_id]
+        carried = sessions.resolve(b.session_id, new.runtime)
+        assert (carried.session_id, carried.name, carried.ttl_s) == (b.session_id, "b", 60)
+        assert carried.context_id == moved[b.context_id] != b.context_id
+        assert await new.scope_label(carried.context_id) == b.session_id
+        assert [d.get("browserContextId") for d in new.download_behaviors()] == [
+            None, carried.context_id]  # the follower confined it (and the default context)
+        with pytest.raises(SessionNotFound):
+            sessions.resolve(a.session_id, new.runtime)
+        assert len(sessions.live(None)) == 1  # held until the restore is over
+        sessions.release()
+        assert [s.session_id for s in sessions.live(new.runtime)] == [b.session_id]
+        assert sessions.live(old.runtime) == []  # an earlier browser's sessions pruned again
 
 
-async def test_a_released_hold_ends_the_sessions_as_before(
-        autojump_clock: trio.testing.MockClock) -> None:
-    old = session_runtime()
+async def test_a_released_hold_ends_the_sessions_as_before() -> None:
     sessions = SessionTable(max_sessions=4)
-    await sessions.create(old, name=None, ttl_s=60)
-    sessions.hold()
-    assert len(sessions.live(None)) == 1
-    sessions.release()  # stopped instead of restarted
-    assert sessions.live(None) == []
+    async with running_browser() as old:
+        await sessions.create(old.runtime, name=None, ttl_s=60)
+        sessions.hold()
+        assert len(sessions.live(None)) == 1
+        sessions.release()  # stopped instead of restarted
+        assert sessions.live(None) == []
 
 
 # -- the supervisor's wiring -----------------------------------------------------------------

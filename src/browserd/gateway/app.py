@@ -222,8 +222,8 @@ class GatewayApp:
         if contexts is None:
             contexts = frozenset(s.context_id
                                  for s in self._system.profile.sessions.live(runtime))
-            return [runtime.tabs, *(TabScope(runtime.registry, c) for c in sorted(contexts))]
-        return [TabScope(runtime.registry, c) for c in sorted(contexts)]
+            return [runtime.tabs, *(runtime.scope(c) for c in sorted(contexts))]
+        return [runtime.scope(c) for c in sorted(contexts)]
 
     def _listed(self, runtime: BrowserRuntime, contexts: frozenset[str] | None,
                 ) -> list[TabInfo]:

@@ -1,22 +1,27 @@
-"""Views of a profile's supervisor: what one session's, or a live profile's, requests see.
+"""What one request sees of a profile's supervisor: the supervisor itself, but its runtime.
 
-Each view is the profile's :class:`~browserd.supervisor.BrowserSupervisor` in
-every respect but :meth:`~SupervisorView.require_runtime`:
+A :class:`BoundSupervisor` is a frozen record of two things: the profile's
+:class:`~browserd.supervisor.BrowserSupervisor` — every state, figure and
+command a handler reads of it is the supervisor's own — and the one thing
+that varies, ``runtime_of``, which answers
+:meth:`~BoundSupervisor.require_runtime`. Three bindings make one:
 
-- :class:`SessionBoundSupervisor` resolves the session first (404
-  SESSION_NOT_FOUND when it is unknown, idle-closed or ended with a browser
-  restart; it counts as use of the session) and answers with the runtime
-  whose ``tabs`` is that session's scope;
-- :class:`LiveWithFallback` (a live profile with ``live_fallback``) answers
+- :func:`session_bound` resolves the session first (404 SESSION_NOT_FOUND
+  when it is unknown, idle-closed or ended with a browser restart; it counts
+  as use of the session) and answers with the runtime whose ``tabs`` is that
+  session's scope;
+- :func:`live_with_fallback` (a live profile with ``live_fallback``) answers
   with the fallback profile's runtime while the user's browser is not
   reachable (any 503 of its own); start, stop and status stay the live
   profile's;
-- :class:`GrantsHidden` wraps any of them for one agent token: the person's
+- :func:`grants_hidden` wraps any handle for one agent token: the person's
   tabs granted to *other* tokens (approved tab requests) are not in its
   runtime's ``tabs``, as if they did not exist.
 
 Handlers hold a :class:`~browserd.supervisor.handle.SupervisorHandle` and
-never tell them apart.
+never tell a bound supervisor from the profile's own. Plain code: nothing
+here does I/O or can be cancelled half-way; ``require_runtime`` raises what
+the binding says (and the supervisor's own 503s).
 """
 
 from __future__ import annotations
@@ -26,111 +31,95 @@ from pathlib import Path
 
 import attrs
 
-from ..config import Settings
 from ..errors import Unavailable
-from ..paths import Paths
 from ..supervisor.handle import SupervisorHandle
 from ..supervisor.runtime import BrowserRuntime
 from ..supervisor.state import SupervisorState
-from ..supervisor.supervisor import SupervisorStatistics
+from ..supervisor.supervisor import BrowserSupervisor, SupervisorStatistics
 from .profile import Profile
 
-__all__ = ["GrantsHidden", "LiveWithFallback", "SessionBoundSupervisor", "SupervisorView"]
+__all__ = ["BoundSupervisor", "grants_hidden", "live_with_fallback", "session_bound"]
 
 
-class SupervisorView:
-    """``profile``'s supervisor, unchanged (subclasses change :meth:`require_runtime`)."""
+@attrs.frozen(kw_only=True)
+class BoundSupervisor:
+    """``supervisor`` as one request sees it: its runtime is ``runtime_of()``'s."""
 
-    def __init__(self, profile: Profile) -> None:
-        self._profile = profile
-        self._supervisor = profile.supervisor
+    supervisor: BrowserSupervisor
+    runtime_of: Callable[[], BrowserRuntime]
 
     def require_runtime(self) -> BrowserRuntime:
-        return self._supervisor.require_runtime()
+        return self.runtime_of()
 
-    @property
-    def settings(self) -> Settings:
-        return self._supervisor.settings
-
-    @property
-    def paths(self) -> Paths:
-        return self._supervisor.paths
-
+    # Everything else is the supervisor's own (SupervisorHandle's members).
     @property
     def state(self) -> SupervisorState:
-        return self._supervisor.state
+        return self.supervisor.state
 
     @property
     def runtime(self) -> BrowserRuntime | None:
-        return self._supervisor.runtime
+        return self.supervisor.runtime
 
     @property
     def headless(self) -> bool:
-        return self._supervisor.headless
+        return self.supervisor.headless
 
     @property
     def chosen_browser(self) -> str | None:
-        return self._supervisor.chosen_browser
+        return self.supervisor.chosen_browser
 
     @property
     def executable_path(self) -> str | None:
-        return self._supervisor.executable_path
+        return self.supervisor.executable_path
 
     @property
     def profile_dir(self) -> Path:
-        return self._supervisor.profile_dir
+        return self.supervisor.profile_dir
 
     async def start(self, *, headless: bool | None = None) -> None:
-        await self._supervisor.start(headless=headless)
+        await self.supervisor.start(headless=headless)
 
     async def stop(self) -> bool:
-        return await self._supervisor.stop()
+        return await self.supervisor.stop()
 
     def statistics(self) -> SupervisorStatistics:
-        return self._supervisor.statistics()
+        return self.supervisor.statistics()
 
 
-class SessionBoundSupervisor(SupervisorView):
-    """The supervisor of ``profile`` bound to the session ``session_id``."""
+def session_bound(profile: Profile, session_id: str) -> BoundSupervisor:
+    """``profile``'s supervisor bound to its session ``session_id`` (see the module)."""
 
-    def __init__(self, profile: Profile, session_id: str) -> None:
-        super().__init__(profile)
-        self.session_id = session_id
-
-    def require_runtime(self) -> BrowserRuntime:
-        runtime = self._supervisor.require_runtime()
-        session = self._profile.sessions.resolve(self.session_id, runtime)
+    def runtime_of() -> BrowserRuntime:
+        runtime = profile.supervisor.require_runtime()
+        session = profile.sessions.resolve(session_id, runtime)
         return runtime.scoped(session.context_id)
 
+    return BoundSupervisor(supervisor=profile.supervisor, runtime_of=runtime_of)
 
-class LiveWithFallback(SupervisorView):
-    """A live profile whose requests go to ``fallback()`` while its browser is away.
+
+def live_with_fallback(profile: Profile, fallback: Callable[[], Profile]) -> BoundSupervisor:
+    """A live ``profile`` whose requests go to ``fallback()``'s browser while its own is away.
 
     ``fallback`` looks the fallback profile up when needed (ProfileNotFound
     then, when it was deleted); that profile's own 503 is answered as is.
     """
 
-    def __init__(self, profile: Profile, fallback: Callable[[], Profile]) -> None:
-        super().__init__(profile)
-        self._fallback = fallback
-
-    def require_runtime(self) -> BrowserRuntime:
+    def runtime_of() -> BrowserRuntime:
         try:
-            return self._supervisor.require_runtime()
+            return profile.supervisor.require_runtime()
         except Unavailable:
-            return self._fallback().supervisor.require_runtime()
+            return fallback().supervisor.require_runtime()
+
+    return BoundSupervisor(supervisor=profile.supervisor, runtime_of=runtime_of)
 
 
-class GrantsHidden(SupervisorView):
-    """``inner`` (a view of ``profile``) without the tabs ``hidden()`` names."""
+def grants_hidden(profile: Profile, inner: SupervisorHandle,
+                  hidden: Callable[[], frozenset[str]]) -> BoundSupervisor:
+    """``inner`` (a handle of ``profile``) without the tabs ``hidden()`` names."""
 
-    def __init__(self, profile: Profile, inner: SupervisorHandle,
-                 hidden: Callable[[], frozenset[str]]) -> None:
-        super().__init__(profile)
-        self._inner = inner
-        self._hidden = hidden
+    def runtime_of() -> BrowserRuntime:
+        runtime = inner.require_runtime()
+        gone = hidden()
+        return attrs.evolve(runtime, tabs=runtime.tabs.hiding(gone)) if gone else runtime
 
-    def require_runtime(self) -> BrowserRuntime:
-        runtime = self._inner.require_runtime()
-        hidden = self._hidden()
-        return attrs.evolve(runtime, tabs=runtime.tabs.hiding(hidden)) if hidden else runtime
+    return BoundSupervisor(supervisor=profile.supervisor, runtime_of=runtime_of)

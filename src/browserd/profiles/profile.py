@@ -55,7 +55,7 @@ class Profile:
             "color": self.settings.color,
             "state": str(stats.state),
             "running": stats.state == SupervisorState.RUNNING,
-            "tabs": runtime.registry.tab_count() if runtime is not None else 0,
+            "tabs": runtime.tab_count() if runtime is not None else 0,
             "sessions": len(self.sessions.live(runtime)),
             "default": self.is_default,
             "origin": str(self.spec.origin),

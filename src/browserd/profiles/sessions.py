@@ -36,10 +36,10 @@ from typing import Any
 import attrs
 import trio
 
+from ..cdp import CdpConnection
 from ..egress import EgressPolicy
 from ..errors import BadRequest, BrowserdError, SessionNotFound, TooManySessions
 from ..supervisor.runtime import BrowserRuntime
-from ..tabs.registry import TabRegistry
 
 __all__ = ["CDP_DEADLINE_S", "Session", "SessionTable"]
 
@@ -51,14 +51,18 @@ CDP_DEADLINE_S = 10.0
 
 @attrs.frozen(kw_only=True)
 class Session:
-    """One session: its id, its browser context and the browser run it lives in."""
+    """One session: its id, its browser context and the browser run it lives in.
+
+    ``connection`` is that run's (each start of the browser has its own): a
+    session lives in the runtime whose connection it names.
+    """
 
     session_id: str
     name: str | None
     context_id: str
     ttl_s: float
     created_at: float  # wall clock, for display
-    registry: TabRegistry = attrs.field(repr=False, eq=False)
+    connection: CdpConnection = attrs.field(repr=False, eq=False)
     egress: EgressPolicy | None = None  # its own allowed origins (None: the profile's)
 
     def to_json(self, *, idle_s: float, tabs: int) -> dict[str, Any]:
@@ -108,7 +112,7 @@ class SessionTable:
         if self._held:
             return
         for session_id, session in list(self._sessions.items()):
-            if runtime is None or session.registry is not runtime.registry:
+            if runtime is None or session.connection is not runtime.connection:
                 log.info("session %s ended with its browser", session_id)
                 self._forget(session_id)
 
@@ -164,7 +168,8 @@ class SessionTable:
             session_id = "s" + secrets.token_hex(8)
             context_id = await _new_context(runtime, session_id, egress)
             session = Session(session_id=session_id, name=name, context_id=context_id,
-                              ttl_s=ttl_s, created_at=time.time(), registry=runtime.registry,
+                              ttl_s=ttl_s, created_at=time.time(),
+                              connection=runtime.connection,
                               egress=egress)
             self._sessions[session_id] = session
             self._last_used[session_id] = trio.current_time()
@@ -199,7 +204,7 @@ class SessionTable:
         """
         moved: dict[str, str] = {}
         for session_id, session in list(self._sessions.items()):
-            if session.registry is runtime.registry:
+            if session.connection is runtime.connection:
                 continue
             try:
                 context_id = await _new_context(runtime, session_id, session.egress)
@@ -208,7 +213,7 @@ class SessionTable:
                 self._forget(session_id)
                 continue
             self._sessions[session_id] = attrs.evolve(
-                session, context_id=context_id, registry=runtime.registry)
+                session, context_id=context_id, connection=runtime.connection)
             moved[session.context_id] = context_id
             self._notify()
             log.info("session %s carried over (context %s -> %s)", session_id,
@@ -223,7 +228,7 @@ class SessionTable:
         session = self._forget(session_id)
         if session is None:
             return False
-        if runtime is not None and session.registry is runtime.registry:
+        if runtime is not None and session.connection is runtime.connection:
             await _dispose(runtime, session.context_id)
         log.info("session %s closed", session_id)
         return True
@@ -290,7 +295,7 @@ async def _new_context(runtime: BrowserRuntime, session_id: str,
                 if runtime.navguard is None:  # fail closed: nothing would enforce it
                     raise BadRequest("no page guards to contain the session's egress")
                 runtime.navguard.egress.set_context(context_id, egress)
-            runtime.registry.add_scope(context_id, session_id)
+            runtime.add_scope(context_id, session_id)
             await _confine_downloads(runtime, context_id)
         return context_id
     except BaseException:
@@ -321,6 +326,6 @@ async def _dispose(runtime: BrowserRuntime, context_id: str) -> None:
                                           {"browserContextId": context_id})
         except BrowserdError as exc:
             log.info("disposing browser context %s: %s", context_id, exc.message)
-    runtime.registry.remove_scope(context_id)
+    runtime.remove_scope(context_id)
     if runtime.navguard is not None:
         runtime.navguard.egress.drop_context(context_id)

@@ -163,7 +163,7 @@ class CrashWatch:
 
     def note(self, how: Literal["closed", "hung"] | None) -> None:
         if self.ending is None and self.served is not None:
-            self.ending = Ending(at=time.time(), tabs=self.served.registry.tab_count(), how=how)
+            self.ending = Ending(at=time.time(), tabs=self.served.tab_count(), how=how)
 
     def account(self) -> CrashAccount | None:
         """The ended attempt's crash (now :attr:`last`), or None when it was not one."""

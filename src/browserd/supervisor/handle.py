@@ -1,9 +1,11 @@
 """SupervisorHandle: what a request handler may use of a profile's supervisor.
 
-:class:`~browserd.supervisor.BrowserSupervisor` is one; a session-bound view
-(``browserd.profiles.binding``) is another, whose ``require_runtime`` answers
-with the session's tab scope. Handlers are typed against this protocol, so
-they cannot tell (and need not care) which one they hold.
+:class:`~browserd.supervisor.BrowserSupervisor` is one; a bound supervisor
+(``browserd.profiles.binding``: a session's, a live profile's with its
+fallback, one token's without the tabs granted to others) is another, whose
+``require_runtime`` answers with the runtime that request may use. Handlers
+are typed against this protocol, so they cannot tell (and need not care)
+which one they hold.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from ..config import Settings
-from ..paths import Paths
 from .runtime import BrowserRuntime
 from .state import SupervisorState
 from .supervisor import SupervisorStatistics
@@ -22,12 +22,6 @@ __all__ = ["SupervisorHandle"]
 
 class SupervisorHandle(Protocol):
     """The supervisor's handle API as a request sees it."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def paths(self) -> Paths: ...
 
     @property
     def state(self) -> SupervisorState: ...

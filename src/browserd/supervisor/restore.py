@@ -54,7 +54,6 @@ from ..events import EventSink, EventType
 from ..redact import loggable_url
 from ..tabs.actor import TabActor
 from ..tabs.commits import CommitLog
-from ..tabs.registry import TabRegistry
 from ..tabs.restored import LostReason, RestoreLedger
 from .crash import CrashAccount
 
@@ -111,25 +110,26 @@ class RestorePlan:
     crash: Mapping[str, Any]
 
 
-def take_plan(registry: TabRegistry, commits: CommitLog, crash: CrashAccount) -> RestorePlan:
-    """The listed tabs of a dead attempt's ``registry`` (plain reads, no I/O).
+def take_plan(served: BrowserRuntime, commits: CommitLog, crash: CrashAccount) -> RestorePlan:
+    """The listed tabs of every scope of a dead attempt's runtime (plain reads, no I/O).
 
     Default-scope tabs of a browser context a CDP gateway client made are
     left out (that context is gone; they belong to no scope browserd keeps).
     """
     scopes: list[str | None] = [None]
     for target_id in commits.targets():
-        scope = registry.scope_of(target_id)
+        scope = served.scope_of(target_id)
         if scope not in scopes:
             scopes.append(scope)
     memos: list[TabMemo] = []
     for scope in scopes:
-        active = registry.active_id(scope)
-        for target_id in registry.target_ids(scope):
+        tabs = served.scope(scope)
+        active = tabs.active_id()
+        for target_id in tabs.target_ids():
             if scope is None and not commits.in_default_context(target_id):
                 continue
             commit = commits.commit_of(target_id)
-            url = commit.url if commit is not None else registry.get(target_id, scope).url
+            url = commit.url if commit is not None else tabs.get(target_id).url
             memos.append(TabMemo(target_id=target_id, url=url, scope=scope,
                                  post=commit is not None and commit.post,
                                  active=target_id == active))
@@ -172,9 +172,9 @@ class TabRestorer:
         attached or live one), with restore on. Plain reads; never raises.
         """
         if (crash is None or served is None or not self.enabled or served.process is None
-                or served.commits is None or served.registry.consent_scoped):
+                or served.commits is None or served.consent_scoped):
             return
-        self.plan = take_plan(served.registry, served.commits, crash)
+        self.plan = take_plan(served, served.commits, crash)
         if self._sessions is not None:
             self._sessions.hold()
         log.info("%d tabs to restore after the crash", len(self.plan.tabs))
@@ -226,7 +226,7 @@ class TabRestorer:
         them in their old order), the scopes side by side; every navigation runs
         on its own (:func:`_navigate`), all of them in parallel.
         """
-        fronts: list[TabActor] = []
+        fronts: list[tuple[str | None, TabActor]] = []
         by_scope: dict[str | None, list[TabMemo]] = {}
         for memo in plan.tabs:
             by_scope.setdefault(memo.scope, []).append(memo)
@@ -234,16 +234,17 @@ class TabRestorer:
             for memos in by_scope.values():
                 nursery.start_soon(self._reopen_scope, runtime, plan, memos, contexts, done,
                                    fronts, nursery)
-        for tab in fronts:
+        for scope, tab in fronts:
             with trio.move_on_after(OPEN_DEADLINE_S):
                 try:
-                    await runtime.registry.focus(tab)
+                    await runtime.scope(scope).focus(tab)
                 except BrowserdError as exc:
                     log.info("restored tab %s not focused: %s", tab.target_id, exc.message)
 
     async def _reopen_scope(self, runtime: BrowserRuntime, plan: RestorePlan,
                             memos: list[TabMemo], contexts: Mapping[str, str], done: set[str],
-                            fronts: list[TabActor], navigations: trio.Nursery) -> None:
+                            fronts: list[tuple[str | None, TabActor]],
+                            navigations: trio.Nursery) -> None:
         """Reopen one scope's tabs in order; each is recorded (restored or lost) at once."""
         for memo in memos:
             scope = None if memo.scope is None else contexts.get(memo.scope)
@@ -255,7 +256,7 @@ class TabRestorer:
                 continue
             try:
                 with trio.fail_after(OPEN_DEADLINE_S):
-                    tab = await runtime.registry.open("about:blank", scope=scope)
+                    tab = await runtime.scope(scope).open("about:blank")
             except (BrowserdError, trio.TooSlowError) as exc:
                 log.warning("tab %s could not be reopened: %s", memo.target_id, exc)
                 self._lost(memo, "failed", scope, plan)
@@ -268,7 +269,7 @@ class TabRestorer:
             if memo.url not in ("", "about:blank"):
                 navigations.start_soon(_navigate, runtime, tab, memo.url)
             if memo.active:
-                fronts.append(tab)
+                fronts.append((scope, tab))
 
     def _lost(self, memo: TabMemo, reason: LostReason, scope: str | None,
               plan: RestorePlan) -> None:

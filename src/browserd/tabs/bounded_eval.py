@@ -27,40 +27,13 @@ import secrets
 from typing import Any
 
 from ..errors import CdpError, JsException, ResultTooLarge, Timeout
-from ..snapshot import js_literal
 from .actor import TabActor
+from .pagejs import page_function
 
 # The caller's script, as a string, is evaluated by an indirect eval (global
-# scope, completion value); one round trip, so no page task runs in between.
-_WRAPPER = """(() => {
-  const max = %(max)d;
-  const utf8Bytes = (s) => {
-    if (s.length > max) return s.length;  // UTF-8 is never shorter than UTF-16
-    let n = 0;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c < 0x80) n += 1;
-      else if (c < 0x800) n += 2;
-      else if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length) { n += 4; i++; }
-      else n += 3;
-      if (n > max) return n;
-    }
-    return n;
-  };
-  const bounded = (value) => {
-    let size = -1;
-    try {
-      if (typeof value === 'string' && value.length > max) size = value.length;
-      else {
-        const json = JSON.stringify(value);
-        size = typeof json === 'string' ? utf8Bytes(json) : 0;
-      }
-    } catch (e) { size = -1; }
-    return size > max ? {%(marker)s: size} : value;
-  };
-  const value = (0, eval)(%(source)s);
-  return %(await)s ? Promise.resolve(value).then(bounded) : bounded(value);
-})()"""
+# scope, completion value) inside boundedEval; one round trip, so no page task
+# runs in between.
+_BOUNDED_EVAL = page_function("boundedEval")
 
 
 async def evaluate_bounded(tab: TabActor, js: str, *, await_promise: bool, timeout_ms: int,
@@ -75,8 +48,7 @@ async def evaluate_bounded(tab: TabActor, js: str, *, await_promise: bool, timeo
     abandons the reply; nothing is left behind in the page.
     """
     marker = "__browserd_too_large_" + secrets.token_hex(8)
-    expression = _WRAPPER % {"max": max_bytes, "source": js_literal(js), "marker": marker,
-                             "await": "true" if await_promise else "false"}
+    expression = _BOUNDED_EVAL.call(js, max_bytes, marker, await_promise)
     params: dict[str, Any] = {"expression": expression, "returnByValue": True,
                               "awaitPromise": await_promise, "userGesture": True,
                               "timeout": timeout_ms}

@@ -48,6 +48,7 @@ from ..egress import EGRESS, EgressPolicy, FetchEnabler, Judge, Recorder, note_b
 from ..errors import BrowserdError
 from .children import AUTO_ATTACH
 from .netlog import NETWORK_QUIET
+from .pagejs import page_function
 
 __all__ = ["ANSWER_DEADLINE_S", "NO_UNHELD_APIS", "SETUP_DEADLINE_S",
            "Containment"]
@@ -58,13 +59,7 @@ SETUP_DEADLINE_S = 5.0
 """Bound on containing one child target."""
 ANSWER_DEADLINE_S = 5.0
 """Bound on answering one paused request of a child."""
-NO_UNHELD_APIS = (
-    "(() => { for (const [o, k] of [[globalThis.Navigator && Navigator.prototype, "
-    "'serviceWorker'], [globalThis, 'ServiceWorkerContainer'], [globalThis, "
-    "'ServiceWorkerRegistration'], [globalThis, 'ServiceWorker'], [globalThis, "
-    "'SharedWorker'], [globalThis, 'WebTransport'], [globalThis, 'RTCPeerConnection'], "
-    "[globalThis, 'webkitRTCPeerConnection']]) { try { if (o) delete o[k]; } catch (e) {} } "
-    "})()")
+NO_UNHELD_APIS = page_function("removeUnheldApis").call()
 """Run in every document of a contained page before its own scripts."""
 _CHILD_EVENTS = frozenset({"Target.attachedToTarget", "Target.detachedFromTarget"})
 _WS_EVENTS = frozenset({"Network.webSocketCreated"})

@@ -17,7 +17,7 @@ from typing import Any
 from .. import jsontext as decoding
 from ..errors import BadRequest, BrowserdError, NoMatch
 from .actor import TabActor
-from .page import js_literal
+from .pagejs import page_function
 from .worlds import world_evaluate
 
 __all__ = ["QUERY_HTML_MAX", "QUERY_LIMIT_MAX", "QUERY_TEXT_MAX", "console", "dom", "query"]
@@ -26,72 +26,8 @@ QUERY_TEXT_MAX = 200
 QUERY_HTML_MAX = 500
 QUERY_LIMIT_MAX = 500
 
-# Serialise an element's HTML with the value attribute of password inputs
-# blanked. The copy is made in an inert document, so no custom element
-# constructor (page code) runs for it.
-_REDACTED_HTML_JS = r"""
-  const PWD = 'input[type="password" i][value]';
-  function html(el) {
-    const hit = (el.matches && el.matches(PWD)) || el.querySelector(PWD);
-    if (!hit) return el.outerHTML;
-    const doc = document.implementation.createHTMLDocument('');
-    const copy = doc.importNode(el, true);
-    if (copy.matches(PWD)) copy.setAttribute('value', '');
-    for (const p of copy.querySelectorAll(PWD)) p.setAttribute('value', '');
-    return copy.outerHTML;
-  }
-"""
-
-_QUERY_JS = r"""(() => {
-  const sel = %(selector)s, limit = %(limit)d, TMAX = %(tmax)d, HMAX = %(hmax)d;
-  %(html)s
-  let list;
-  try { list = document.querySelectorAll(sel); }
-  catch (e) { return JSON.stringify({bad: String(e && e.message || e)}); }
-  const matches = [];
-  for (let i = 0; i < list.length && matches.length < limit; i++) {
-    const el = list[i];
-    const tag = el.localName;
-    const secret = tag === 'input' && el.type === 'password';
-    let text = typeof el.innerText === 'string' ? el.innerText : (el.textContent || '');
-    text = text.replace(/\s+/g, ' ').trim();
-    let value = null;
-    if (!secret && typeof el.value === 'string') value = el.value.slice(0, TMAX);
-    let cls = typeof el.className === 'string' ? el.className : el.getAttribute('class');
-    const href = typeof el.href === 'string' ? el.href : el.getAttribute('href');
-    let outer = html(el);
-    matches.push({
-      index: i, tag, id: el.id || '', className: cls || '',
-      text: text.slice(0, TMAX), value, href: href || null,
-      outerHTML: outer.length > HMAX ? outer.slice(0, HMAX) : outer,
-      truncated: text.length > TMAX || outer.length > HMAX,
-    });
-  }
-  return JSON.stringify({count: list.length, matches});
-})()"""
-
-_DOM_JS = r"""(() => {
-  const sel = %(selector)s, fmt = %(format)s, max = %(max)d;
-  %(html)s
-  let el;
-  if (sel === null) el = null;
-  else {
-    try { el = document.querySelector(sel); }
-    catch (e) { return JSON.stringify({bad: String(e && e.message || e)}); }
-    if (!el) return JSON.stringify({none: true});
-  }
-  let text;
-  if (fmt === 'html') {
-    const root = el || document.documentElement;
-    text = root ? html(root) : '';
-    if (!el && document.doctype) text = '<!DOCTYPE ' + document.doctype.name + '>\n' + text;
-  } else {
-    const root = el || document.body || document.documentElement;
-    text = !root ? '' : typeof root.innerText === 'string' ? root.innerText : root.textContent;
-  }
-  const length = text.length;
-  return JSON.stringify({text: length > max ? text.slice(0, max) : text, length});
-})()"""
+_QUERY_MATCHES = page_function("queryMatches")
+_DOCUMENT_TEXT = page_function("documentText")
 
 
 def _parse(remote: dict[str, Any]) -> dict[str, Any]:
@@ -117,9 +53,7 @@ async def query(tab: TabActor, selector: str, *, limit: int = 20) -> dict[str, A
     """
     if not 1 <= limit <= QUERY_LIMIT_MAX:
         raise BadRequest(f"limit must be between 1 and {QUERY_LIMIT_MAX}", field="limit")
-    expression = _QUERY_JS % {"selector": js_literal(selector), "limit": limit,
-                              "tmax": QUERY_TEXT_MAX, "hmax": QUERY_HTML_MAX,
-                              "html": _REDACTED_HTML_JS}
+    expression = _QUERY_MATCHES.call(selector, limit, QUERY_TEXT_MAX, QUERY_HTML_MAX)
     result = _parse(await world_evaluate(tab, tab.session, tab.main_frame_id, expression))
     if "bad" in result:
         raise BadRequest(f"invalid selector {selector!r}: {result['bad']}", field="selector")
@@ -140,8 +74,7 @@ async def dom(tab: TabActor, *, format: str = "html",
         raise BadRequest(f"unknown format {format!r}; use html or text", field="format")
     if max_chars < 1:
         raise BadRequest("maxChars must be at least 1", field="maxChars")
-    expression = _DOM_JS % {"selector": js_literal(selector), "format": js_literal(format),
-                            "max": max_chars, "html": _REDACTED_HTML_JS}
+    expression = _DOCUMENT_TEXT.call(selector, format, max_chars)
     result = _parse(await world_evaluate(tab, tab.session, tab.main_frame_id, expression))
     if "bad" in result:
         raise BadRequest(f"invalid selector {selector!r}: {result['bad']}", field="selector")

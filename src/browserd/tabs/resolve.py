@@ -18,9 +18,10 @@ import attrs
 
 from ..cdp import CdpSession
 from ..errors import BadRequest, NoMatch, RefNotFound, StaleRef
-from ..snapshot import DESCRIBE_FUNCTION, find_by_text_call, js_literal, resolve_call
+from ..snapshot import DESCRIBE_FUNCTION, find_by_text_call, resolve_call
 from .actor import TabActor
 from .locator import ElementTarget
+from .pagejs import page_function
 from .routing import own_session_id, send_in, session_by_id
 from .state import WorldKey
 from .worlds import current_loader, decode_value, world_context, world_evaluate
@@ -118,14 +119,7 @@ async def _handle_from(tab: TabActor, session: CdpSession, frame_id: str,
                          name=str(value.get("name") or ""), ref=None)
 
 
-_SELECT_JS = """(() => {
-  const sel = %s, index = %d;
-  let list;
-  try { list = document.querySelectorAll(sel); }
-  catch (e) { return JSON.stringify({bad: String(e && e.message || e)}); }
-  if (index >= list.length) return JSON.stringify({count: list.length});
-  return list[index];
-})()"""
+_SELECTOR_MATCH = page_function("selectorMatch")
 
 
 async def resolve_selector(tab: TabActor, selector: str, *, index: int = 0) -> ElementHandle:
@@ -138,7 +132,7 @@ async def resolve_selector(tab: TabActor, selector: str, *, index: int = 0) -> E
     if index < 0:
         raise BadRequest("index must not be negative", field="index")
     session, frame_id = tab.session, tab.main_frame_id
-    expression = _SELECT_JS % (js_literal(selector), index)
+    expression = _SELECTOR_MATCH.call(selector, index)
     remote = await world_evaluate(tab, session, frame_id, expression, by_value=False)
     handle = await _handle_from(tab, session, frame_id, remote)
     if handle is not None:

@@ -38,6 +38,7 @@ from ..snapshot import (
 )
 from .actor import TabActor
 from .diffs import diff_lines
+from .pagejs import page_function
 from .refs import Scope, run_walker, walk_scope, walk_tree, walker_error
 from .settle import DEFAULT_SETTLE_MS, settle_read
 from .worlds import decode_value, world_evaluate
@@ -54,6 +55,7 @@ READ_TOTAL_CHARS = 12_000
 """With the default ``maxChars``, a read view's whole text (reading + refs) fits in this."""
 _READ_SEPARATOR = "\n\nInteractive:\n"
 _REF_LINE = re.compile(r"^ *\[(e\d+)\] ", re.MULTILINE)
+_PAGE_IDENTITY = page_function("pageIdentity")
 
 
 def _hint(max_chars: int | None) -> str:
@@ -98,7 +100,7 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
     scope = await walk_scope(tab, root)
     snapshot_id = tab.refs.next_snapshot_id()
     info = decode_value(await world_evaluate(
-        tab, scope.session, scope.frame_id, "JSON.stringify([location.href, document.title])"))
+        tab, scope.session, scope.frame_id, _PAGE_IDENTITY.call()))
     url, title = (str(info[0]), str(info[1])) if isinstance(info, list) else (tab.url, "")
     out: dict[str, Any] = {"snapshotId": snapshot_id, "targetId": tab.target_id, "url": url,
                            "title": title, "format": format, "loadState": load_state.value,

@@ -39,13 +39,13 @@ OFFER_DEADLINE_S = 15.0
 
 async def list_offerable(system: System, args: dict[str, Any]) -> dict[str, Any]:
     rt = system.supervisor.require_runtime()
-    return {"pages": rt.tabs.registry.offerable()}
+    return {"pages": rt.tabs.offerable()}
 
 
 async def offer_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
     rt = system.supervisor.require_runtime()
     with trio.fail_after(OFFER_DEADLINE_S):
-        tab = await rt.tabs.registry.offer(args["targetId"])
+        tab = await rt.tabs.offer(args["targetId"])
     return tab.info(active=tab.target_id == rt.tabs.active_id()).to_json()
 
 
@@ -61,7 +61,7 @@ async def release_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
                 raise NotAgentTab(f"tab {tab.target_id} was opened by the agent: close it",
                                   hint="POST /tabs/close closes a tab the agent opened")
     else:
-        rt.tabs.registry.release(tab)
+        rt.tabs.release(tab)
     system.tab_requests.forget_tab(system.profile.name, tab.target_id)  # the grant ends too
     return {"ok": True, "released": tab.target_id}
 
@@ -119,7 +119,7 @@ async def settle_tab_request(system: System, request_id: str, *, approve: str | 
     target_id = approve
     if target_id not in rt.tabs.target_ids():
         with trio.fail_after(OFFER_DEADLINE_S):
-            tab = await rt.tabs.registry.offer(target_id)
+            tab = await rt.tabs.offer(target_id)
         target_id = tab.target_id
     return _ended(system, board.end(request.request_id, TabRequestState.APPROVED,
                                     target_id=target_id))

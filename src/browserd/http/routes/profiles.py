@@ -41,7 +41,7 @@ async def list_sessions(system: System, args: dict[str, Any]) -> dict[str, Any]:
     sessions = profile.sessions.live(runtime)
     return {"profile": profile.name, "sessions": [
         s.to_json(idle_s=profile.sessions.idle_s(s.session_id),
-                  tabs=len(runtime.registry.target_ids(s.context_id)) if runtime else 0)
+                  tabs=len(runtime.scope(s.context_id).target_ids()) if runtime else 0)
         for s in sessions]}
 
 

@@ -45,7 +45,7 @@ def status_body(system: System) -> dict[str, Any]:
         "lastCrash": stats.last_crash,
         "uptimeS": stats.uptime_s,
         "serviceUptimeS": round(time.time() - system.started_at, 3),
-        "tabs": rt.registry.tab_count() if rt is not None else 0,
+        "tabs": rt.tab_count() if rt is not None else 0,
         "spareTab": rt is not None and rt.tabs.has_spare,
         "cdpGateway": settings.gateway_active,
         "cdp": attrs.asdict(rt.connection.statistics()) if rt is not None else None,

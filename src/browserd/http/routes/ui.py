@@ -275,7 +275,7 @@ def _offerable(system: System, name: str) -> list[dict[str, str]] | None:
     runtime = profile.supervisor.runtime
     if runtime is None or profile.spec.driver not in (Driver.LIVE, Driver.EXTENSION):
         return None
-    return runtime.tabs.registry.offerable()
+    return runtime.tabs.offerable()
 
 
 async def thumbnail(system: System, session: UiSession | None) -> Response:

@@ -32,14 +32,14 @@ import re
 from typing import Any
 
 import attrs
-import trio
 
-from ...errors import BrowserdError, CdpError, StaleRef
+from ...errors import CdpError, StaleRef
 from ..actor import TabActor
+from ..pagejs import page_function
 from ..resolve import ElementHandle
 from ..routing import send_in
 from ..worlds import world_context, world_evaluate
-from .element import call_on, gone_error
+from .element import call_on, frames_drawn, gone_error
 
 __all__ = ["DRAW_WAIT_S", "EDITOR_KINDS", "Editor", "editor_of", "editor_surface",
            "editor_text", "focus_editor", "focused_element", "mac_platform", "page_platform",
@@ -51,115 +51,9 @@ EDITOR_KINDS = ("codemirror5", "codemirror6", "monaco", "prosemirror", "contente
 #: How long to wait for the page to draw before reading an editor's text.
 DRAW_WAIT_S = 0.3
 
-# One page function for every question, so the editor is found the same way
-# each time. ``this`` is the target element; ``mode`` is probe | focus |
-# surface | text; ``click``: the element is a click's target, so it must be
-# the editor's own input or inside its drawn surface, the editor no whole
-# document, and an element merely holding an editor is not that editor.
-_EDITOR_JS = r"""function (mode, click) {
-  const KINDS = [
-    {kind: 'codemirror5', root: '.CodeMirror', surface: '.CodeMirror-scroll',
-     input: ':scope > div > textarea, .CodeMirror-code[contenteditable="true"]'},
-    {kind: 'monaco', root: '.monaco-editor', surface: '.view-lines',
-     input: 'textarea.inputarea, .native-edit-context'},
-    {kind: 'codemirror6', root: '.cm-editor', surface: '.cm-content', input: '.cm-content'},
-    {kind: 'prosemirror', root: '.ProseMirror', surface: null, input: null},
-  ];
-  const el = this;
-  if (!el.isConnected) return {detached: true};
-  const host = n => {
-    let h = null;
-    for (let e = n; e && e.nodeType === 1 && e.isContentEditable; e = e.parentElement) h = e;
-    return h;
-  };
-  let found = null;
-  for (const k of KINDS) {
-    const r = el.closest(k.root);
-    if (r && (!found || found.root.contains(r))) found = {k, root: r};
-  }
-  if (!found && !click) {
-    for (const k of KINDS) {
-      const all = el.querySelectorAll(k.root);
-      if (all.length === 1) { found = {k, root: all[0]}; break; }
-    }
-  }
-  if (!found) {
-    const h = host(el);
-    if (h) found = {k: {kind: 'contenteditable', surface: null, input: null}, root: h};
-  }
-  if (!found) return mode === 'probe' ? null : {none: true};
-  const {k, root} = found;
-  const surface = (k.surface && root.querySelector(k.surface)) || root;
-  const input = (k.input && root.querySelector(k.input)) || surface;
-  const fields = ['input', 'textarea', 'select', 'button'];
-  // A field of the widget's own (a search box inside the editor) is not the editor.
-  if (fields.includes(el.localName) && el !== input) return mode === 'probe' ? null : {none: true};
-  const doc = el.ownerDocument, view = doc.defaultView;
-  if (click) {
-    // Class names are the page's: they may move a click only within a real widget.
-    const own = k.input ? root.querySelector(k.input) : root;
-    const drawn = k.surface ? root.querySelector(k.surface) : root;
-    const whole = root === doc.documentElement || root === doc.body;
-    if (whole || !(el === own || (drawn && drawn.contains(el))))
-      return mode === 'probe' ? null : {none: true};
-  }
-  const deep = () => {
-    let a = doc.activeElement;
-    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-    return a;
-  };
-  const typing = a => !!a && (a.isContentEditable || a.localName === 'textarea'
-                              || a.localName === 'input');
-  if (mode === 'surface') return surface;
-  if (mode === 'focus') {
-    const a = deep();
-    if (a && root.contains(a) && typing(a)) return 'kept';
-    const to = (el !== root && !el.contains(root) && typing(el)) ? el : input;
-    to.focus({preventScroll: true});
-    const now = deep();
-    return now && root.contains(now) ? 'focused' : 'refused';
-  }
-  if (mode === 'text') {
-    const cap = s => s.slice(0, 200000);
-    const lines = (sel, order) => {
-      let all = [...root.querySelectorAll(sel)];
-      const top = e => parseFloat(e.style.top) || 0;
-      if (order) all.sort((a, b) => top(a) - top(b));
-      return all.map(line => {
-        const copy = line.cloneNode(true);
-        for (const w of copy.querySelectorAll('[contenteditable="false"], .cm-placeholder'))
-          w.remove();
-        return copy.textContent;
-      }).join('\n');
-    };
-    if (k.kind === 'codemirror5') return {text: cap(lines('.CodeMirror-code pre.CodeMirror-line'))};
-    if (k.kind === 'monaco') return {text: cap(lines('.view-lines .view-line', true))};
-    if (k.kind === 'codemirror6') return {text: cap(lines('.cm-content .cm-line'))};
-    return {text: cap(root.innerText)};
-  }
-  // probe: what the editor is, and whether the target's own centre shows the editor.
-  let cover = 'none';
-  const rect = [...el.getClientRects()].find(r => r.width >= 1 && r.height >= 1);
-  if (rect) {
-    const l = Math.max(0, rect.left), r = Math.min(view.innerWidth, rect.right);
-    const t = Math.max(0, rect.top), b = Math.min(view.innerHeight, rect.bottom);
-    if (r - l >= 1 && b - t >= 1) {
-      const hit = doc.elementFromPoint((l + r) / 2, (t + b) / 2);
-      if (hit && !el.contains(hit)) cover = root.contains(hit) ? 'inside' : 'outside';
-    }
-  }
-  return {kind: k.kind, hiddenInput: el === input && el !== surface, cover,
-          platform: String(view.navigator.platform || '').slice(0, 100)};
-}"""
-
-_FOCUSED_JS = """(() => {
-  let a = document.activeElement;
-  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-  return a && a !== document.body && a !== document.documentElement ? a : null;
-})()"""
-
-_DRAWN_JS = ("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => "
-             "r(true))))")
+_EDITOR_QUESTION = page_function("editorQuestion")
+_FOCUSED_ELEMENT = page_function("focusedElement")
+_PAGE_PLATFORM = page_function("pagePlatform")
 
 
 @attrs.frozen(kw_only=True)
@@ -189,7 +83,7 @@ async def editor_of(tab: TabActor, handle: ElementHandle, *, click: bool = False
     (``<html>`` or ``<body>``). Raises StaleRef when the element left its
     document; other errors and cancellation: as the module's.
     """
-    probe = await call_on(tab, handle, _EDITOR_JS, "probe", click)
+    probe = await call_on(tab, handle, _EDITOR_QUESTION, "probe", click)
     if isinstance(probe, dict) and probe.get("detached"):
         raise StaleRef("the element was removed from the page before the action",
                        reason="detached", hint="take a new snapshot")
@@ -209,9 +103,6 @@ def mac_platform(platform: str) -> bool:
     return platform.startswith("Mac")
 
 
-_PLATFORM_JS = "String(navigator.platform || '').slice(0, 100)"
-
-
 async def page_platform(tab: TabActor, handle: ElementHandle | None) -> str:
     """The ``navigator.platform`` the element's page (without one, the tab's) reports.
 
@@ -219,8 +110,8 @@ async def page_platform(tab: TabActor, handle: ElementHandle | None) -> str:
     says for that read. Errors and cancellation: as the module's.
     """
     if handle is not None:
-        return str(await call_on(tab, handle, f"function () {{ return {_PLATFORM_JS}; }}"))
-    remote = await world_evaluate(tab, tab.session, tab.main_frame_id, _PLATFORM_JS)
+        return str(await call_on(tab, handle, _PAGE_PLATFORM))
+    remote = await world_evaluate(tab, tab.session, tab.main_frame_id, _PAGE_PLATFORM.call())
     return str(remote.get("value") or "")
 
 
@@ -233,7 +124,7 @@ async def focus_editor(tab: TabActor, handle: ElementHandle, *, click: bool = Fa
     ``click``: the editor is found as for :func:`editor_of`'s ``click``.
     Errors and cancellation: as the module's.
     """
-    how = await call_on(tab, handle, _EDITOR_JS, "focus", click)
+    how = await call_on(tab, handle, _EDITOR_QUESTION, "focus", click)
     return str(how) if how in ("kept", "focused") else "refused"
 
 
@@ -244,7 +135,7 @@ async def editor_surface(tab: TabActor, handle: ElementHandle) -> ElementHandle 
     cancellation: as the module's.
     """
     params: dict[str, Any] = {
-        "objectId": handle.object_id, "functionDeclaration": _EDITOR_JS,
+        "objectId": handle.object_id, "functionDeclaration": _EDITOR_QUESTION.declaration,
         "arguments": [{"value": "surface"}, {"value": True}], "returnByValue": False}
     try:
         result = await send_in(tab, handle.session, "Runtime.callFunctionOn", params)
@@ -265,7 +156,8 @@ async def focused_element(tab: TabActor) -> ElementHandle | None:
     """
     frame_id = tab.main_frame_id
     context_id = await world_context(tab, tab.session, frame_id)
-    remote = await world_evaluate(tab, tab.session, frame_id, _FOCUSED_JS, by_value=False)
+    remote = await world_evaluate(tab, tab.session, frame_id, _FOCUSED_ELEMENT.call(),
+                                  by_value=False)
     if remote.get("subtype") != "node" or not remote.get("objectId"):
         return None
     return ElementHandle(session=tab.session, object_id=str(remote["objectId"]),
@@ -280,16 +172,8 @@ async def editor_text(tab: TabActor, handle: ElementHandle) -> tuple[str | None,
     draws on the next frame, like Monaco, may then still show older text).
     Errors and cancellation: as the module's.
     """
-    drawn = False
-    with trio.move_on_after(DRAW_WAIT_S):
-        try:
-            await send_in(tab, handle.session, "Runtime.evaluate",
-                          {"expression": _DRAWN_JS, "contextId": handle.context_id,
-                           "awaitPromise": True, "returnByValue": True})
-            drawn = True
-        except BrowserdError:
-            drawn = False
-    reply = await call_on(tab, handle, _EDITOR_JS, "text", False)
+    drawn = await frames_drawn(tab, handle, DRAW_WAIT_S)
+    reply = await call_on(tab, handle, _EDITOR_QUESTION, "text", False)
     if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
         return None, drawn
     return str(reply["text"]), drawn

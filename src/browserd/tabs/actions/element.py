@@ -9,19 +9,26 @@ under :meth:`TabActor.race_dialog`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+import trio
 
 from ...errors import BrowserdError, CdpError, DialogOpen, JsException, StaleRef
 from ..actor import TabActor
 from ..locate import resolve_action_target
+from ..pagejs import PageFunction, page_function
 from ..remote import exception_text
 from ..resolve import ElementHandle
 from ..routing import send_in
 from .effects import observing, race
 from .records import ElementTarget, Progress
 
-__all__ = ["call_on", "dialog_before_input", "gone_error", "resolve_element", "send_input"]
+__all__ = ["call_on", "dialog_before_input", "frames_drawn", "gone_error", "resolve_element",
+           "send_input"]
+
+_TWO_FRAMES_DRAWN = page_function("twoFramesDrawn")
 
 
 def gone_error(exc: CdpError) -> BrowserdError | None:
@@ -36,15 +43,15 @@ def gone_error(exc: CdpError) -> BrowserdError | None:
     return None
 
 
-async def call_on(tab: TabActor, handle: ElementHandle, function: str, *args: Any,
+async def call_on(tab: TabActor, handle: ElementHandle, function: PageFunction, *args: Any,
                   user_gesture: bool = False) -> Any:
-    """Call ``function`` with ``this`` = the element in its world; the result by value.
+    """Call the page ``function`` with ``this`` = the element in its world; the result by value.
 
     Raises StaleRef when the element went away, JsException when the page
     threw, CdpError otherwise. Cancellation abandons the call in flight.
     """
     params: dict[str, Any] = {
-        "objectId": handle.object_id, "functionDeclaration": function,
+        "objectId": handle.object_id, "functionDeclaration": function.declaration,
         "arguments": [{"value": a} for a in args], "returnByValue": True,
         "awaitPromise": False, "userGesture": user_gesture,
     }
@@ -57,6 +64,23 @@ async def call_on(tab: TabActor, handle: ElementHandle, function: str, *args: An
         raise JsException("the page threw while acting on the element: "
                           + exception_text(details, fallback=""))
     return (result.get("result") or {}).get("value")
+
+
+async def frames_drawn(tab: TabActor, handle: ElementHandle, within_s: float) -> bool:
+    """Wait (at most ``within_s``) until the element's frame drew two more frames.
+
+    True when it did; False when the frame could not say in time (gone,
+    busy, hidden: such a frame may draw nothing at all). Never raises a
+    BrowserdError; cancellation abandons the wait.
+    """
+    with trio.move_on_after(within_s):
+        with contextlib.suppress(BrowserdError):
+            await send_in(tab, handle.session, "Runtime.evaluate",
+                          {"expression": _TWO_FRAMES_DRAWN.call(),
+                           "contextId": handle.context_id,
+                           "awaitPromise": True, "returnByValue": True})
+            return True
+    return False
 
 
 def dialog_before_input(tab: TabActor, what: str) -> DialogOpen:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...errors import BadRequest, CdpError, Conflict
 from ..actor import TabActor
+from ..pagejs import page_function
 from ..resolve import ElementHandle
 from ..routing import send_in
 from .editors import (
@@ -100,38 +101,8 @@ async def press(tab: TabActor, key: str, modifiers: Sequence[str] = (), *,
     return {"ok": True, "effects": effects}
 
 
-# After DOM.focus: does keyboard text land somewhere editable? (Focus may move
-# into a widget's inner field, so the deep active element is what counts.)
-_EDITABLE_JS = """function () {
-  let a = this.ownerDocument.activeElement;
-  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-  if (!a) return this.localName;
-  if (a.isContentEditable) return 'ok';
-  const tag = a.localName;
-  if (tag === 'textarea') return (a.readOnly || a.disabled) ? 'readonly textarea' : 'ok';
-  if (tag === 'input') {
-    const nonText = ['button', 'submit', 'reset', 'checkbox', 'radio', 'file', 'image',
-                     'range', 'color', 'hidden'];
-    if (nonText.includes(a.type)) return 'input type=' + a.type;
-    return (a.readOnly || a.disabled) ? 'readonly input' : 'ok';
-  }
-  return tag;
-}"""
-
-_CLEAR_JS = """function () {
-  const el = this, tag = el.localName;
-  if (tag !== 'input' && tag !== 'textarea') return 'none';
-  // An invisible field is some widget's key proxy (its text is drawn elsewhere and
-  // follows keys only): its value is not what the widget shows, so leave it be.
-  const box = el.getBoundingClientRect(), cs = el.ownerDocument.defaultView.getComputedStyle(el);
-  if (box.width < 4 || box.height < 4 || parseFloat(cs.opacity) === 0) return 'proxy';
-  const proto = tag === 'input' ? HTMLInputElement.prototype : HTMLTextAreaElement.prototype;
-  const setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
-  setter.call(el, '');
-  el.dispatchEvent(new InputEvent('input', {bubbles: true, composed: true,
-                                            inputType: 'deleteContentBackward'}));
-  return el.value === '' ? 'value' : 'kept';
-}"""
+_TYPING_TARGET = page_function("typingTarget")
+_CLEAR_FIELD = page_function("clearField")
 
 
 def clearing_keys(mac: bool) -> tuple[tuple[Chord, tuple[str, ...]], ...]:
@@ -179,7 +150,7 @@ async def _clear(tab: TabActor, handle: ElementHandle | None, editor: Editor | N
     """
     if handle is not None and editor is None:
         progress.sent = True
-        if await call_on(tab, handle, _CLEAR_JS) == "value":
+        if await call_on(tab, handle, _CLEAR_FIELD) == "value":
             return
     mac = editor.mac if editor is not None else mac_platform(await page_platform(tab, handle))
     for chord, commands in clearing_keys(mac):
@@ -242,7 +213,7 @@ async def type_text(tab: TabActor, text: str, *, target: ElementTarget | None = 
             editor = await editor_of(tab, handle)
             await _focus(tab, handle, editor)
             if text or clear:
-                what = await call_on(tab, handle, _EDITABLE_JS)
+                what = await call_on(tab, handle, _TYPING_TARGET)
                 if what != "ok":
                     raise BadRequest(
                         f"the element is not editable (a {what}); nothing was typed",

@@ -24,20 +24,19 @@ non-root in-process frame the owner's box is subtracted.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
-import trio
 
-from ...errors import BadRequest, BrowserdError, CdpError, StaleRef
+from ...errors import BadRequest, CdpError, StaleRef
 from ..actor import TabActor
 from ..geometry import oopif_offset, owner_content_origin
+from ..pagejs import page_function
 from ..resolve import ElementHandle
 from ..routing import send_in, session_root_frame
 from .editors import editor_of, editor_surface, focus_editor
-from .element import call_on, gone_error, resolve_element, send_input
+from .element import call_on, frames_drawn, gone_error, resolve_element, send_input
 from .keys import modifier_mask
 from .records import ElementTarget, Progress
 
@@ -46,63 +45,11 @@ __all__ = ["BUTTONS", "EditorAim", "Spot", "click", "hover", "locate"]
 BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
 
-_PROBE_JS = r"""function (quads, baseX, baseY) {
-  const el = this;
-  if (!el.isConnected) return {detached: true};
-  const doc = el.ownerDocument, view = doc.defaultView;
-  let ox = baseX, oy = baseY;
-  for (let w = view; w && w.document !== document;) {
-    let fe = null;
-    try { fe = w.frameElement; } catch (e) { fe = null; }
-    if (!fe) return {noFrame: true};
-    const r = fe.getBoundingClientRect();
-    const cs = fe.ownerDocument.defaultView.getComputedStyle(fe);
-    ox += r.left + fe.clientLeft + (parseFloat(cs.paddingLeft) || 0);
-    oy += r.top + fe.clientTop + (parseFloat(cs.paddingTop) || 0);
-    w = fe.ownerDocument.defaultView;
-  }
-  const vw = view.innerWidth, vh = view.innerHeight;
-  let point = null, area = false;
-  for (const q of quads) {
-    const w = Math.max(q[0], q[2], q[4], q[6]) - Math.min(q[0], q[2], q[4], q[6]);
-    const h = Math.max(q[1], q[3], q[5], q[7]) - Math.min(q[1], q[3], q[5], q[7]);
-    if (w < 1 || h < 1) continue;
-    area = true;
-    const xs = [q[0], q[2], q[4], q[6]].map(v => v - ox);
-    const ys = [q[1], q[3], q[5], q[7]].map(v => v - oy);
-    const l = Math.max(0, Math.min(...xs)), r = Math.min(vw, Math.max(...xs));
-    const t = Math.max(0, Math.min(...ys)), b = Math.min(vh, Math.max(...ys));
-    if (r - l >= 1 && b - t >= 1) { point = [(l + r) / 2, (t + b) / 2]; break; }
-  }
-  if (!point) return area ? {offscreen: true} : {noBox: true};
-  let hit = doc.elementFromPoint(point[0], point[1]);
-  while (hit && hit.shadowRoot) {
-    const inner = hit.shadowRoot.elementFromPoint(point[0], point[1]);
-    if (!inner || inner === hit) break;
-    hit = inner;
-  }
-  const up = n => n.parentNode || n.host || null;
-  let ok = false;
-  for (let n = hit; n; n = up(n)) if (n === el) { ok = true; break; }
-  if (!ok && hit && !hit.shadowRoot) {
-    // A closed shadow root hides its inside from the hit test, which stops at
-    // the host: a target inside that host's shadow tree counts as hit.
-    for (let n = el; n; n = up(n)) if (n.nodeType === 11 && n.host === hit) { ok = true; break; }
-  }
-  const x = point[0] + ox, y = point[1] + oy;
-  if (ok) return {x, y};
-  if (!hit) return {offscreen: true};
-  const B = globalThis.__browserd;
-  let d = null;
-  try { d = B && B.describe ? B.describe(hit) : null; } catch (e) { d = null; }
-  const cls = typeof hit.className === 'string' ? hit.className : (hit.getAttribute('class') || '');
-  const cap = s => String(s || '').replace(/\s+/g, ' ').trim().slice(0, 200);
-  return {x, y, covered: {
-    tag: hit.localName, id: cap(hit.id), className: cap(cls),
-    role: cap(d ? d.role : hit.getAttribute('role')),
-    name: cap(d ? d.name : (hit.getAttribute('aria-label') || hit.textContent)),
-  }};
-}"""
+_CLICK_POINT = page_function("clickPoint")
+_CLICK_ELEMENT = page_function("clickElement")
+_HOVER_BY_EVENTS = page_function("hoverByEvents")
+#: At most this long for a frame to draw (a hidden or busy frame may not draw at all).
+DRAWN_WAIT_S = 0.15
 
 
 @attrs.frozen(kw_only=True)
@@ -152,7 +99,7 @@ async def locate(tab: TabActor, handle: ElementHandle) -> Spot:
         if origin is None:
             return Spot(reason="frame")
         base = origin
-    probe = await call_on(tab, handle, _PROBE_JS, quads, base[0], base[1])
+    probe = await call_on(tab, handle, _CLICK_POINT, quads, base[0], base[1])
     if not isinstance(probe, dict):
         return Spot(reason="noBox")
     if probe.get("detached"):
@@ -234,7 +181,7 @@ async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", c
         if handle.session is not tab.session:
             # An out-of-process frame: the browser routes the press by the frame's
             # hit-test data, which follows its drawn frames: let it draw once more.
-            await frames_drawn(tab, handle)
+            await frames_drawn(tab, handle, DRAWN_WAIT_S)
         for count in range(1, click_count + 1):
             one = {**base, "button": button, "clickCount": count}
             progress.sent = True
@@ -258,7 +205,7 @@ async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", c
             else:
                 answer.update(method="dom", **_fallback_fields(spot))
                 progress.sent = True
-                await call_on(tab, handle, "function () { this.click(); }", user_gesture=True)
+                await call_on(tab, handle, _CLICK_ELEMENT, user_gesture=True)
         if then is not None:
             await then()
 
@@ -305,14 +252,6 @@ async def _aim_at_editor(tab: TabActor, handle: ElementHandle, spot: Spot, progr
     return EditorAim(spot=None, editor={"kind": editor.kind, "via": "focus"})
 
 
-_HOVER_DOM_JS = """function () {
-  const o = {bubbles: true, cancelable: true, composed: true, view: this.ownerDocument.defaultView};
-  this.dispatchEvent(new MouseEvent('mouseover', o));
-  this.dispatchEvent(new MouseEvent('mouseenter', {...o, bubbles: false}));
-  this.dispatchEvent(new MouseEvent('mousemove', o));
-}"""
-
-
 async def hover(tab: TabActor, target: ElementTarget, *, progress: Progress | None = None
                 ) -> dict[str, Any]:
     """Move the mouse to the element's centre (real ``mouseMoved``: CSS ``:hover`` applies).
@@ -331,24 +270,6 @@ async def hover(tab: TabActor, target: ElementTarget, *, progress: Progress | No
             await tab.send("Input.dispatchMouseEvent",
                            {"type": "mouseMoved", "x": spot.x, "y": spot.y})
         else:
-            await call_on(tab, handle, _HOVER_DOM_JS)
+            await call_on(tab, handle, _HOVER_BY_EVENTS)
 
     return await _pointer_action(tab, "hover", progress, handle, act)
-
-
-_DRAWN_JS = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
-#: At most this long for a frame to draw (a hidden or busy frame may not draw at all).
-DRAWN_WAIT_S = 0.15
-
-
-async def frames_drawn(tab: TabActor, handle: ElementHandle) -> None:
-    """Wait (at most :data:`DRAWN_WAIT_S`) until the element's frame drew two frames.
-
-    Never raises: a frame that cannot say (gone, busy, hidden) is simply not
-    waited for longer.
-    """
-    with trio.move_on_after(DRAWN_WAIT_S):
-        with contextlib.suppress(BrowserdError):
-            await send_in(tab, handle.session, "Runtime.evaluate",
-                          {"expression": _DRAWN_JS, "contextId": handle.context_id,
-                           "awaitPromise": True, "returnByValue": True})

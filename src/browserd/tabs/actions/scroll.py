@@ -39,7 +39,7 @@ import trio
 
 from ...errors import BadRequest, CdpError, DialogOpen
 from ..actor import TabActor
-from ..page import js_literal
+from ..pagejs import page_function
 from ..resolve import ElementHandle
 from ..routing import own_session_id, send_in
 from ..worlds import decode_value, world_evaluate
@@ -58,34 +58,8 @@ _STABLE_READS = 3
 _SETTLE_S = 2.0
 """The longest a scroll is watched for movement."""
 
-# The scroll container of ``this`` (an element) or of the page (``this`` not an
-# element); ``op`` "read" | "by" | "to" | "end" moves it by script first.
-_SCROLLER_FN = r"""function (op, a, b) {
-  const el = (this && this.nodeType === 1) ? this : null;
-  const doc = el ? el.ownerDocument : document, win = doc.defaultView;
-  let box = null;
-  const scrolls = (n) => {
-    const cs = win.getComputedStyle(n), re = /(auto|scroll|overlay)/;
-    return (re.test(cs.overflowY) && n.scrollHeight > n.clientHeight + 1) ||
-           (re.test(cs.overflowX) && n.scrollWidth > n.clientWidth + 1);
-  };
-  for (let n = el; n && n !== doc.documentElement && n !== doc.body;
-       n = n.parentElement || (n.parentNode && n.parentNode.host) || null) {
-    if (n.nodeType === 1 && scrolls(n)) { box = n; break; }
-  }
-  const page = !box, se = doc.scrollingElement || doc.documentElement;
-  const pos = () => page ? [win.scrollX, win.scrollY] : [box.scrollLeft, box.scrollTop];
-  const target = page ? win : box;
-  if (op === 'by') target.scrollBy({left: a, top: b, behavior: 'instant'});
-  if (op === 'to') target.scrollTo({left: a === null ? pos()[0] : a,
-                                    top: b === null ? pos()[1] : b, behavior: 'instant'});
-  const s = page ? se : box;
-  const [x, y] = pos();
-  return {page, x, y, maxX: Math.max(0, s.scrollWidth - s.clientWidth),
-          maxY: Math.max(0, s.scrollHeight - s.clientHeight),
-          vw: page ? win.innerWidth : box.clientWidth,
-          vh: page ? win.innerHeight : box.clientHeight};
-}"""
+_SCROLL_STATE = page_function("scrollState")
+_PAGE_SCROLL_STATE = page_function("pageScrollState")
 
 
 async def scroll(tab: TabActor, target: ElementTarget | None, *, to: str | None = None,
@@ -174,12 +148,10 @@ async def _state(tab: TabActor, handle: ElementHandle | None, op: str,
                  a: float | None = None, b: float | None = None) -> dict[str, Any]:
     """The container's position (after moving it by script for ``op`` "by"/"to")."""
     if handle is not None:
-        value = await call_on(tab, handle, _SCROLLER_FN, op, a, b)
+        value = await call_on(tab, handle, _SCROLL_STATE, op, a, b)
     else:
-        expression = (f"JSON.stringify(({_SCROLLER_FN}).call(null, {js_literal(op)}, "
-                      f"{js_literal(a)}, {js_literal(b)}))")
         value = decode_value(await world_evaluate(tab, tab.session, tab.main_frame_id,
-                                                  expression))
+                                                  _PAGE_SCROLL_STATE.call(op, a, b)))
     if not isinstance(value, dict):
         raise CdpError("the page did not report its scroll position")
     return value

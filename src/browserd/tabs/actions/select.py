@@ -7,6 +7,7 @@ from typing import Any
 
 from ...errors import BadRequest, JsException
 from ..actor import TabActor
+from ..pagejs import page_function
 from .effects import observing, race
 from .element import call_on, resolve_element
 from .records import ElementTarget, Progress
@@ -14,28 +15,7 @@ from .records import ElementTarget, Progress
 __all__ = ["select"]
 
 
-_SELECT_JS = """function (values) {
-  const el = this;
-  if (el.localName !== 'select') return {notSelect: el.localName};
-  if (el.disabled) return {disabled: true};
-  const opts = Array.from(el.options);
-  const norm = s => String(s).replace(/\\s+/g, ' ').trim();
-  const chosen = [], missing = [];
-  for (const v of values) {
-    const o = opts.find(o => o.value === v) || opts.find(o => norm(o.label) === norm(v))
-      || opts.find(o => norm(o.text) === norm(v));
-    if (!o) missing.push(v); else if (!chosen.includes(o)) chosen.push(o);
-  }
-  const available = opts.slice(0, 50).map(o => ({value: o.value, label: norm(o.label)}));
-  if (missing.length) return {missing, available};
-  if (!el.multiple && chosen.length > 1) return {notMultiple: chosen.length};
-  const off = chosen.find(o => o.disabled);
-  if (off) return {disabledOption: off.value};
-  for (const o of opts) o.selected = chosen.includes(o);
-  el.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
-  el.dispatchEvent(new Event('change', {bubbles: true}));
-  return {selected: chosen.map(o => o.value)};
-}"""
+_SELECT_OPTIONS = page_function("selectOptions")
 
 
 async def select(tab: TabActor, target: ElementTarget, values: Sequence[str], *,
@@ -56,7 +36,7 @@ async def select(tab: TabActor, target: ElementTarget, values: Sequence[str], *,
 
         async def run() -> None:
             progress.sent = True
-            result_box.append(await call_on(tab, handle, _SELECT_JS, list(values)))
+            result_box.append(await call_on(tab, handle, _SELECT_OPTIONS, list(values)))
 
         _, dialog = await race(tab, run)
         if dialog and not result_box:

@@ -30,6 +30,7 @@ import trio
 from ...errors import BadRequest, CdpError, NoFileChooser
 from ..actor import TabActor
 from ..inputstate import FileChooser
+from ..pagejs import page_function
 from ..resolve import ElementHandle
 from ..routing import send_in, session_by_id
 from .element import call_on, gone_error, resolve_element, send_input
@@ -41,14 +42,8 @@ __all__ = ["CHOOSER_WAIT_S", "click_upload", "upload"]
 CHOOSER_WAIT_S = 2.0
 """How long, after a click's effects settled, to wait for the chooser it opens."""
 
-# The file input the element is (or, for a <label>, controls); else why not.
-_FILE_INPUT_JS = """function () {
-  let el = this;
-  if (el.localName === 'label' && el.control) el = el.control;
-  if (el.localName === 'input' && el.type === 'file') return el;
-  return el.localName === 'input' ? 'input type=' + el.type : el.localName;
-}"""
-_INPUT_FACTS_JS = "function () { return {multiple: this.multiple, disabled: this.disabled}; }"
+_FILE_INPUT_OF = page_function("fileInputOf")
+_FILE_INPUT_FACTS = page_function("fileInputFacts")
 
 
 def _names(files: Sequence[str]) -> list[str]:
@@ -69,7 +64,7 @@ async def _file_input(tab: TabActor, handle: ElementHandle) -> tuple[ElementHand
     """
     try:
         remote = await send_in(tab, handle.session, "Runtime.callFunctionOn", {
-            "objectId": handle.object_id, "functionDeclaration": _FILE_INPUT_JS,
+            "objectId": handle.object_id, "functionDeclaration": _FILE_INPUT_OF.declaration,
             "returnByValue": False})
     except CdpError as exc:
         raise (gone_error(exc) or exc) from None
@@ -80,7 +75,7 @@ async def _file_input(tab: TabActor, handle: ElementHandle) -> tuple[ElementHand
         raise BadRequest(f"the element is not a file input (a {what}); nothing was uploaded",
                          hint="for a custom upload button use POST /click {ref, files}")
     the_input = attrs.evolve(handle, object_id=str(object_id))
-    facts = await call_on(tab, the_input, _INPUT_FACTS_JS)
+    facts = await call_on(tab, the_input, _FILE_INPUT_FACTS)
     if not isinstance(facts, dict):
         facts = {}
     if facts.get("disabled"):

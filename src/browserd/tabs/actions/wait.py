@@ -9,7 +9,7 @@ import trio
 from ...errors import BadRequest, CdpError, EvalDisabled, Timeout
 from ...textmatch import Glob, compile_glob
 from ..actor import TabActor
-from ..page import js_literal
+from ..pagejs import page_function
 from ..state import LoadState
 from ..worlds import world_evaluate
 from .effects import race
@@ -27,19 +27,8 @@ def glob_regex(pattern: str) -> Glob:
     return compile_glob(pattern)
 
 
-_WAIT_JS = """((mode, arg) => {
-  if (mode === 'selector') {
-    let el;
-    try { el = document.querySelector(arg); }
-    catch (e) { return JSON.stringify({bad: String(e && e.message || e)}); }
-    if (!el) return false;
-    if (!el.checkVisibility) return true;
-    return el.checkVisibility({visibilityProperty: true});
-  }
-  const body = document.body;
-  const has = !!body && (body.innerText || '').includes(arg);
-  return mode === 'text' ? has : !has;
-})(%s, %s)"""
+_WAIT_CONDITION = page_function("waitCondition")
+_READY_STATE = page_function("readyState")
 
 
 async def wait(tab: TabActor, *, selector: str | None = None, text: str | None = None,
@@ -86,9 +75,8 @@ async def wait(tab: TabActor, *, selector: str | None = None, text: str | None =
             await _wait_load_state(tab, load_state)
         else:
             arg = {"selector": selector, "text": text, "textGone": text_gone}[what]
-            expression = _WAIT_JS % (js_literal(
-                {"selector": "selector", "text": "text", "textGone": "gone"}[what]),
-                js_literal(arg))
+            expression = _WAIT_CONDITION.call(
+                {"selector": "selector", "text": "text", "textGone": "gone"}[what], arg)
             while True:
                 _check_waitable(tab)
                 value, dialog = await race(tab, lambda: _world_value(tab, expression))
@@ -128,7 +116,7 @@ async def _wait_load_state(tab: TabActor, state: str) -> None:
     if tab.load_state == LoadState.NONE:
         # Attached after the page loaded: the lifecycle events were missed, so
         # ask the document itself (our own fixed expression, not caller JS).
-        ready = await _world_value(tab, "document.readyState")
+        ready = await _world_value(tab, _READY_STATE.call())
         if ready == "complete" or (ready == "interactive" and want == 1):
             return
     while tab.load_state.rank < want:
