@@ -17,7 +17,7 @@ import pytest
 import trio
 from PIL import Image
 
-from browserd.errors import FfmpegMissing, Unavailable
+from browserd.errors import FfmpegMissing, Overloaded, Unavailable
 from browserd.records import RecordStore
 from browserd.records import video as video_module
 from browserd.records.video import VideoLimits, find_ffmpeg, record_video
@@ -261,3 +261,27 @@ async def test_a_video_left_recording_by_an_earlier_run_reads_as_failed(tmp_path
     assert not loaded.recording and loaded.video is not None
     assert loaded.video["state"] == "failed"
     assert "service stopped" in loaded.video["reason"]
+
+
+async def test_at_most_max_videos_run_at_once(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from browserd.records import store as store_module
+
+    monkeypatch.setattr(store_module, "MAX_VIDEOS", 2)
+    store = RecordStore(tmp_path / "records")
+
+    async def video(out: Path, stop: trio.Event) -> Mapping[str, Any]:
+        await stop.wait()
+        return {"state": "done", "reason": "stopped"}
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(store.run)
+        await store.start("p", "a", "agent", None, video=video)
+        await store.start("p", "b", "agent", None, video=video)
+        with pytest.raises(Overloaded):
+            await store.start("p", "c", "agent", None, video=video)
+        await store.start("p", "c", "agent", None)  # without video: fine
+        await store.stop("p", "a", "agent")
+        await store.stop("p", "c", "agent")
+        await store.start("p", "c", "agent", None, video=video)  # a slot is free again
+        nursery.cancel_scope.cancel()

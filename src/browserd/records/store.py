@@ -52,12 +52,12 @@ from typing import Any
 import attrs
 import trio
 
-from ..errors import Conflict, InsufficientStorage, NotFound, Unavailable
+from ..errors import Conflict, InsufficientStorage, NotFound, Overloaded, Unavailable
 from ..retention import RetainedFile, Retention, apply_retention
 from .model import RecordInfo, Shot, Step
 
-__all__ = ["DEFAULT_RETENTION", "MAX_STEPS", "VIDEO_FILE", "VIDEO_STOP_S", "ActiveRecord",
-           "RecordStore", "ShotData", "VideoRun", "record_not_found"]
+__all__ = ["DEFAULT_RETENTION", "MAX_STEPS", "MAX_VIDEOS", "VIDEO_FILE", "VIDEO_STOP_S",
+           "ActiveRecord", "RecordStore", "ShotData", "VideoRun", "record_not_found"]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,8 @@ _META = "meta.json"
 _STEPS = "steps.jsonl"
 #: A record's video, in its directory.
 VIDEO_FILE = "video.webm"
+#: Videos recorded at once in the service (each is an ffmpeg process encoding in real time).
+MAX_VIDEOS = 4
 #: How long stopping (or deleting) a record waits for its video to finish its file.
 VIDEO_STOP_S = 10.0
 
@@ -127,6 +129,7 @@ class RecordStore:
         self._active: dict[tuple[str, str | None, str], ActiveRecord] = {}
         self._prune_lock = trio.Lock()
         self._videos: trio.Nursery | None = None
+        self._running_videos = 0
 
     @property
     def directory(self) -> Path:
@@ -158,7 +161,8 @@ class RecordStore:
         ``target_id``'s if given), with ``video`` (of tab ``video_target``) beside it.
 
         409 CONFLICT (``recordId``) when it already records there; 507 when its
-        directory cannot be written; 503 for a video when :meth:`run` is not running.
+        directory cannot be written; 503 for a video when :meth:`run` is not running
+        (UNAVAILABLE) or :data:`MAX_VIDEOS` run already (OVERLOADED).
         """
         key = (profile, session, principal)
         current = self._active.get(key)
@@ -168,6 +172,9 @@ class RecordStore:
         videos = self._videos
         if video is not None and videos is None:
             raise Unavailable("records cannot take videos now (the service is stopping)")
+        if video is not None and self._running_videos >= MAX_VIDEOS:
+            raise Overloaded(f"{MAX_VIDEOS} record videos are being recorded already",
+                             hint="stop one of them, or record without video")
         now = time.time()
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
         record_id = f"rec-{stamp}-{secrets.token_hex(8)}"
@@ -185,6 +192,7 @@ class RecordStore:
             raise
         if video is not None and videos is not None:
             active.video_stop, active.video_done = trio.Event(), trio.Event()
+            self._running_videos += 1
             videos.start_soon(self._run_video, active, video)
         await self.prune()
         return info
@@ -203,6 +211,7 @@ class RecordStore:
             log.exception("record %s: the video failed", active.info.id)
             outcome = {"state": "failed", "reason": f"internal error: {type(exc).__name__}"}
         finally:
+            self._running_videos -= 1
             with trio.CancelScope(shield=True), trio.move_on_after(SIDE_WRITE_S):
                 await self._note_video(active, outcome)
             active.video_done.set()
