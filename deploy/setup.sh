@@ -101,6 +101,8 @@ case "$MODE" in
     ensure_python test
     # `ip netns`: the non-loopback TLS test makes a network namespace of its own.
     command -v ip >/dev/null || apt_install iproute2
+    # ffmpeg (and ffprobe): record videos (POST /record/start {video: true}) and their tests.
+    command -v ffmpeg >/dev/null || apt_install --no-install-recommends ffmpeg
     ensure_test_js
     say "ruff";  "$VENV/bin/ruff" check src tests supervision bench
     # mypy's cache outside the clone, as uv's is: a fresh clone type-checks in

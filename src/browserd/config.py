@@ -127,6 +127,9 @@ class Settings:
     # their old targetIds answer TAB_RESTORED / TAB_LOST for restored_id_ttl_s.
     restore_tabs: bool = True
     restored_id_ttl_s: float = 600.0
+    # Record videos (records/video.py): the ffmpeg executable, a path or a name on PATH
+    # (None: "ffmpeg" on PATH); only needed by POST /record/start {video: true}.
+    ffmpeg: str | None = None
 
     # -- derived -------------------------------------------------------------
 

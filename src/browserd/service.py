@@ -212,6 +212,7 @@ async def _serve(system: System, front: FrontDoor, *, relay: RelayHub,
     shutdown = trio.Event()
     http_done = trio.Event()
     async with trio.open_nursery() as nursery:
+        await nursery.start(system.records.run)  # the records' videos (ffmpeg children)
         await nursery.start(profiles.run)
         await nursery.start(_serve_http, app, config, shutdown, http_done)
         log.info("browserd listening on %s://%s:%d (cdp port %d: %s); profiles: %s",

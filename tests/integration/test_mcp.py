@@ -101,7 +101,20 @@ async def exercise(client: Client, pages: PageServer, service: ServiceInfo) -> N
         images = [c for c in shot.content if isinstance(c, types.ImageContent)]
         assert len(images) == 1 and images[0].mime_type == "image/png"
         assert base64.b64decode(images[0].data).startswith(b"\x89PNG\r\n\x1a\n")
-        assert re.search(r"/media/\S+\.png", text_of(shot))
+        media = re.search(r"/media/(\S+\.png)", text_of(shot))
+        assert media, text_of(shot)
+        # A diff against it: no change, no image; a change, the changed region only.
+        same = await client.call_tool("screenshot", {"targetId": target,
+                                                     "since": media.group(1)})
+        assert f"no change since {media.group(1)}" in text_of(same)
+        assert not [c for c in same.content if isinstance(c, types.ImageContent)]
+        await client.call_tool("click", {"targetId": target, "ref": ref.group(1)})
+        changed = await client.call_tool("screenshot", {"targetId": target,
+                                                        "since": media.group(1)})
+        assert f"changed since {media.group(1)}: region" in text_of(changed), text_of(changed)
+        [crop] = [c for c in changed.content if isinstance(c, types.ImageContent)]
+        width = int.from_bytes(base64.b64decode(crop.data)[16:20], "big")
+        assert 0 < width < 1280, "the image is the changed region, not the viewport"
 
         stale = await client.call_tool("click", {"targetId": target, "ref": "e99999"})
         assert stale.is_error

@@ -115,6 +115,9 @@ async def test_the_main_answers_conform_to_their_schemas(
     assert (await post("/eval", js="document.querySelector('#name').value"))["result"] == "Ada"
     shot = await post("/screenshot")
     assert shot["mime"] == "image/png" and shot["width"] > 0
+    assert (await post("/screenshot", since=shot["mediaId"]))["diff"]["changed"] is False
+    await post("/eval", js="document.body.style.background = 'rgb(0, 0, 0)'")
+    assert (await post("/screenshot", since=shot["mediaId"]))["diff"]["changed"] is True
     console = await get("/console", targetId=tab)
     assert any(m["text"] == "clicked" for m in console["messages"])
     await get("/network", targetId=tab)
@@ -141,7 +144,7 @@ async def test_the_record_answers_conform_to_their_schemas(
     add_route("/typed_next.html", html_route(NEXT))
     check = Conformance((await api.get("/openapi.json")).json()).check
     await api.post("/navigate", json={"targetId": tab, "url": pages.url("/typed.html")})
-    started = check(await api.post("/record/start", json={"targetId": tab}))
+    started = check(await api.post("/record/start", json={"targetId": tab, "video": True}))
     record_id = started["record"]["id"]
     try:
         check(await api.post("/click", json={"targetId": tab, "selector": "#log"}))

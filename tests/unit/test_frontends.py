@@ -8,7 +8,13 @@ import pytest
 
 from browserd.http.catalog import CORE, GROUPS, catalog, select
 from browserd.http.routes import all_routes
-from browserd.mcp.render import IMAGE_MAX_BYTES, render_error, render_result, wants_image
+from browserd.mcp.render import (
+    IMAGE_MAX_BYTES,
+    image_source,
+    render_error,
+    render_result,
+    wants_image,
+)
 
 
 def test_every_json_route_with_the_token_is_an_operation() -> None:
@@ -100,6 +106,28 @@ def test_a_screenshot_is_an_image_when_small_enough() -> None:
                      "data": base64.b64encode(b"\x89PNG....").decode()}
     [big] = render_result("screenshot", {**shot, "bytes": IMAGE_MAX_BYTES + 1})
     assert "fetch it from its mediaUrl" in big["text"]
+
+
+def test_a_screenshot_diff_shows_only_the_changed_region() -> None:
+    shot = {"ok": True, "mime": "image/png", "bytes": 8, "width": 1280, "height": 720,
+            "mediaUrl": "/media/new.png", "path": "/tmp/new.png"}
+    crop = {"mediaUrl": "/media/diff.png", "path": "/tmp/diff.png", "mime": "image/png",
+            "bytes": 5, "width": 40, "height": 30}
+    changed = {**shot, "diff": {"since": "old.png", "changed": True, "changedPixels": 1200,
+                                "ratio": 0.0013, "tolerance": 16,
+                                "region": {"x": 30, "y": 20, "width": 40, "height": 30},
+                                **crop}}
+    assert image_source(changed) == changed["diff"]
+    text, image = render_result("screenshot", changed, b"crop")
+    assert "changed since old.png: region x=30 y=20 40x30 (CSS px), 1200 pixels (0.13%)" \
+        in text["text"] and "/media/diff.png" in text["text"]
+    assert image["data"] == base64.b64encode(b"crop").decode()
+    same = {**shot, "diff": {"since": "old.png", "changed": False, "changedPixels": 0,
+                             "ratio": 0.0, "tolerance": 16, "region": None}}
+    assert image_source(same) is None
+    [only] = render_result("screenshot", same)
+    assert "no change since old.png" in only["text"] and "fetch it" not in only["text"]
+    assert image_source(shot) == shot
 
 
 def test_errors_say_code_status_hint_and_details() -> None:

@@ -313,7 +313,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
         ("settings", {"config", "profilespec", "egress", "urlpolicy", "uploads", "tls",
                       "client"}),
         ("tabs", {"tabs", "snapshot", "downloads", "state", "handoff", "vault",
-                  "records.scripts", "records.trace"}),
+                  "records.scripts", "records.trace", "records.video"}),
         ("supervisor", {"supervisor", "relay"}),
         ("profiles", {"profiles", "principals", "ui"}),
         # The System holds every profile and board; the recorder reads it.

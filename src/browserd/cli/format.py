@@ -30,6 +30,20 @@ from .network import format_network
 __all__ = ["PageText", "human"]
 
 
+def _format_capture(result: dict[str, Any]) -> str:
+    """A capture's file; with ``diff`` (``--since``), a line of what changed and the file of
+    the changed region."""
+    diff = result.get("diff")
+    if not isinstance(diff, dict):
+        return str(result["path"])
+    if not diff.get("changed"):
+        return f"{result['path']}\nno change since {diff.get('since')}"
+    r = diff.get("region") or {}
+    return (f"{result['path']}\nchanged: x={r.get('x')} y={r.get('y')} "
+            f"{r.get('width')}x{r.get('height')} (CSS px), {diff.get('changedPixels')} px "
+            f"({100 * float(diff.get('ratio') or 0):.2f}%)\n{diff.get('path')}")
+
+
 def _format_status(s: dict[str, Any]) -> str:
     lines = [f"state: {s['state']}" + (f" (pid {s['pid']})" if s.get("pid") else ""),
              f"browser: {s.get('version') or '-'}  {s.get('executablePath') or ''}",
@@ -246,7 +260,7 @@ def human(result: Any, nonce: str | None = None, words: Callable[[str], str] = s
         if "snapshotId" in result:
             return _format_snapshot(result, nonce, words)
         if "path" in result and "mediaUrl" in result:
-            return str(result["path"])
+            return _format_capture(result)
         if "scrollY" in result and "atBottom" in result:
             return _format_scroll(result)
         if "steps" in result and isinstance(result["steps"], list):

@@ -1,11 +1,13 @@
 """``browserd record`` and ``browserd replay``: session records from the command line.
 
-``browserd record start [--target ID]`` / ``stop`` record the calls of the
-client's session (``--session``, like every command); ``list`` and ``show
-ID`` read them (JSON with ``--json``; page text shown with ``repr`` so it
-cannot forge lines); ``html ID --out F`` writes the self-contained page,
-``trace ID --out F`` a Playwright trace zip (``playwright show-trace F`` opens it),
-``script ID --lang python|typescript [--out F]`` the Playwright script.
+``browserd record start [--target ID] [--video]`` / ``stop`` record the calls of
+the client's session (``--session``, like every command; ``--video``: also a WebM
+video of the tab, which needs ffmpeg where the service runs); ``list`` and ``show
+ID`` read them (JSON with ``--json``; page text shown with ``repr`` so it cannot
+forge lines); ``html ID --out F`` writes the self-contained page, ``trace ID --out
+F`` a Playwright trace zip (``playwright show-trace F`` opens it), ``script ID
+--lang python|typescript [--out F]`` the Playwright script, ``video ID --out F``
+the video (WebM).
 ``browserd replay ID [--target ID]`` repeats a record through browserd and
 exits non-zero when it stopped at a step; it may take up to
 :data:`REPLAY_TIMEOUT_S`. What a page provided (names, titles, URLs, step
@@ -40,6 +42,8 @@ def add_record_commands(sub: Any) -> None:
     actions = p.add_subparsers(dest="record_action", required=True)
     start = actions.add_parser("start", help="start recording")
     start.add_argument("--target", help="record only this tab (targetId)")
+    start.add_argument("--video", action="store_true",
+                       help="also record a video (WebM) of the tab (needs ffmpeg)")
     actions.add_parser("stop", help="stop recording")
     actions.add_parser("list", help="the records you may read")
     show = actions.add_parser("show", help="one record's steps")
@@ -50,6 +54,9 @@ def add_record_commands(sub: Any) -> None:
     trace = actions.add_parser("trace", help="write the record as a Playwright trace zip")
     trace.add_argument("record_id")
     trace.add_argument("--out", required=True, help="the file to write (a .zip)")
+    video = actions.add_parser("video", help="write the record's video (WebM)")
+    video.add_argument("record_id")
+    video.add_argument("--out", required=True, help="the file to write (a .webm)")
     code = actions.add_parser("script", help="the record as a Playwright script")
     code.add_argument("record_id")
     code.add_argument("--lang", choices=("python", "typescript"), default="python")
@@ -71,10 +78,21 @@ def _step_line(step: dict[str, Any]) -> str:
            f"{step.get('durationMs', 0):g} ms"
 
 
+def _video_word(record: dict[str, Any]) -> str:
+    video = record.get("video")
+    if not isinstance(video, dict):
+        return ""
+    word = f"  video={video.get('state')}"
+    if video.get("state") == "failed":
+        word += f" ({video.get('reason')})"
+    return word
+
+
 def _record(client: Any, args: argparse.Namespace) -> Any:
     action = args.record_action
     if action == "start":
-        return client.post("/record/start", targetId=args.target)
+        return client.post("/record/start", targetId=args.target,
+                           video=True if args.video else None)
     if action == "stop":
         return client.post("/record/stop")
     if action == "list":
@@ -83,7 +101,7 @@ def _record(client: Any, args: argparse.Namespace) -> Any:
             return listing
         return PageText("\n".join(f"{r['id']}  steps={r['steps']}  "
                                   f"{'recording' if r['recording'] else 'stopped'}  "
-                                  f"session={r['session'] or '-'}"
+                                  f"session={r['session'] or '-'}" + _video_word(r)
                                   for r in listing["records"])) or "no records"
     if action == "show":
         record = client.get(_path(args.record_id))
@@ -93,6 +111,10 @@ def _record(client: Any, args: argparse.Namespace) -> Any:
     if action == "html":
         page = client.get(_path(args.record_id), format="html")
         Path(args.out).write_text(_text(page), encoding="utf-8")
+        return f"wrote {args.out}"
+    if action == "video":
+        data = client.get(_path(args.record_id, "/video"))
+        Path(args.out).write_bytes(data if isinstance(data, bytes) else _text(data).encode())
         return f"wrote {args.out}"
     if action == "trace":
         data = client.get(_path(args.record_id), format="trace")

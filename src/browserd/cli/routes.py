@@ -77,6 +77,7 @@ SKIP: dict[tuple[str, str], str] = {
     ("/confirmations", "GET"): "confirm", ("/confirmations/{id}", "POST"): "confirm",
     ("/record/start", "POST"): "record", ("/record/stop", "POST"): "record",
     ("/records", "GET"): "record", ("/records/{id}", "GET"): "record",
+    ("/records/{id}/video", "GET"): "record",
     ("/records/{id}/replay", "POST"): "replay",
     **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
        for method in methods},

@@ -60,6 +60,7 @@ Tree::
     ├── MisdirectedHost                    421 MISDIRECTED_HOST
     │   └── TlsPinMismatch                 421 TLS_PIN_MISMATCH
     ├── ResultTooLarge                     422 RESULT_TOO_LARGE
+    ├── FfmpegMissing                      424 FFMPEG_MISSING
     ├── TabBusy                            429 TAB_BUSY
     ├── TooManySessions                    429 TOO_MANY_SESSIONS
     ├── BrowserGone                        502 BROWSER_GONE
@@ -107,6 +108,7 @@ from .client import (
     DialogOpen,
     DriverNotAvailable,
     EvalDisabled,
+    FfmpegMissing,
     Forbidden,
     HandoffActive,
     JsException,
@@ -179,7 +181,8 @@ __all__ = [
     "BrowserDisabled", "BrowserGone", "BrowserNotRunning", "BrowserStarting",
     "BrowserUnresponsive", "BrowserdError", "CdpError", "CdpUndecodable", "ConfigError",
     "ConfirmationRequired", "Conflict", "Denied", "DialogOpen", "DriverNotAvailable",
-    "EvalDisabled", "ExecutableNotFound", "ExtensionNotConnected", "Forbidden", "HandoffActive",
+    "EvalDisabled", "ExecutableNotFound", "ExtensionNotConnected", "FfmpegMissing",
+    "Forbidden", "HandoffActive",
     "InsufficientStorage", "JsException", "LiveBrowserNotFound", "MethodNotAllowed",
     "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame", "NoHistory", "NoMatch",
     "NotAgentTab", "NotFound", "Overloaded", "OwnerOnly", "PairingFailed", "PortInUse",

@@ -7,7 +7,8 @@ from .base import BrowserdError
 __all__ = [
     "Ambiguous", "AmbiguousTarget", "AttachOnly", "BadRequest", "BadUrl", "BodyTooLarge",
     "ConfirmationRequired", "Conflict", "Denied", "DialogOpen", "DriverNotAvailable",
-    "EvalDisabled", "Forbidden", "HandoffActive", "JsException", "MethodNotAllowed",
+    "EvalDisabled", "FfmpegMissing", "Forbidden", "HandoffActive", "JsException",
+    "MethodNotAllowed",
     "MisdirectedHost", "NoDialog", "NoFileChooser", "NoFrame", "NoHistory", "NoMatch",
     "NotAgentTab", "NotFound", "OwnerOnly", "PairingFailed", "ProfileExists", "ProfileNotFound",
     "ProfileProtected", "ProfileRunning", "RefNotFound", "RelayBusy", "RequestNotFound",
@@ -261,6 +262,14 @@ class ResultTooLarge(BrowserdError):
 
     status, code = 422, "RESULT_TOO_LARGE"
     default_hint = "return less (a slice, a count, a summary) or raise eval_max_bytes"
+
+
+class FfmpegMissing(BrowserdError):
+    """A record's video needs ffmpeg, and there is none (``ffmpeg`` setting, else PATH)."""
+
+    status, code = 424, "FFMPEG_MISSING"
+    default_hint = ("install it (apt-get install ffmpeg), or set ffmpeg to its path; "
+                    "records without video need nothing")
 
 
 class UnsupportedMediaType(BrowserdError):

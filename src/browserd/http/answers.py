@@ -144,6 +144,8 @@ ANSWERS: dict[tuple[str, str], Answer] = {
                     "script"),
     ("/records/<id>/shots/<name>", "GET"): Answer(media_types=("image/jpeg",),
                                                   description="the screenshot"),
+    ("/records/<id>/video", "GET"): Answer(media_types=("video/webm",),
+                                           description="the record's video"),
     ("/records/<id>", "DELETE"): _json("RecordDeleted"),
     ("/records/<id>/replay", "POST"): _json("ReplayAnswer"),
 }

@@ -145,11 +145,26 @@ _MEDIA = {"ok": BOOL, "targetId": STR, "media": {**STR, "description": "MEDIA:<p
           "path": STR, "bytes": INT, "mime": STR}
 
 _FILES: dict[str, Any] = {
-    "Capture": obj({**_MEDIA, "url": STR, "width": maybe(INT), "height": maybe(INT),
+    "Capture": obj({**_MEDIA, "mediaId": {**STR, "description": "its name (screenshot "
+                                                                 "{since} takes it)"},
+                    "url": STR, "width": maybe(INT), "height": maybe(INT),
                     "profile": STR, "session": maybe(STR), "scaled?": BOOL, "clipped?": BOOL,
                     "pageHeight?": NUM, "note?": STR,
-                    "data?": {**STR, "description": "the image, base64 (inline: true)"}},
+                    "data?": {**STR, "description": "the image, base64 (inline: true)"},
+                    "diff?": ref("ScreenshotDiff")},
                    description="a screenshot or PDF in the media store"),
+    "ScreenshotDiff": obj({
+        "since": {**STR, "description": "the mediaId compared with"}, "changed": BOOL,
+        "region": maybe(obj({"x": INT, "y": INT, "width": INT, "height": INT},
+                            description="the changed pixels' box, CSS px from the captured "
+                                        "region's top-left")),
+        "changedPixels": INT, "ratio": {**NUM, "description": "changed share of all pixels"},
+        "tolerance": INT,
+        **{f"{k}?": v for k, v in _MEDIA.items() if k not in ("ok", "targetId")},
+        "mediaId?": STR, "width?": INT, "height?": INT,
+        "data?": {**STR, "description": "the changed region's image, base64 (inline: true)"}},
+        description="screenshot {since}: what changed, and (when something did) the new "
+                    "screenshot's changed region as an image of its own"),
     "HarAnswer": obj({**_MEDIA, "entries": INT}),
     "Download": obj({"id": STR, "targetId": maybe(STR), "profile": maybe(STR),
                      "session": maybe(STR), "url": STR, "suggestedFilename": STR,

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .answers_json import BOOL, INT, NUM, STR, STRS, arr, maybe, obj, ref
+from .answers_json import BOOL, INT, NUM, STR, STRS, arr, enum, maybe, obj, ref
 
 __all__ = ["RECORD_SCHEMAS"]
 
+_VIDEO = obj({"state": enum("recording", "done", "failed"), "targetId": maybe(STR),
+              "mime": STR, "url": {**STR, "description": "GET it once the record stopped"},
+              "reason?": {**STR, "description": "why it ended"}, "frames?": INT,
+              "screencastFrames?": INT, "durationS?": NUM, "bytes?": INT,
+              "width?": maybe(INT), "height?": maybe(INT)},
+             description="the record's video (POST /record/start {video: true})")
 _INFO = {"id": STR, "principal": {**STR, "description": "the token that started it"},
          "profile": STR, "session": maybe(STR), "targetId": maybe(STR),
          "startedAt": NUM, "stoppedAt": maybe(NUM), "recording": BOOL, "bytes": INT,
-         "truncated": BOOL}
+         "truncated": BOOL, "video": maybe(_VIDEO)}
 _SHOT = obj({"name": STR, "width": INT, "height": INT, "bytes": INT,
              "data?": {**STR, "description": "the JPEG, base64 (shots: true)"}})
 

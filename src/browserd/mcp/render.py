@@ -5,7 +5,9 @@ a line when it was cut); ``find`` lists its matches one per line; ``eval``
 gives the value (a string as itself, anything else as JSON); ``tabs`` one
 line per tab; an action ``ok`` plus what it caused; a screenshot is the image
 itself (when at most :data:`IMAGE_MAX_BYTES`) plus a line with its
-``mediaUrl``. Any other answer is ``key: value`` lines, nested values as
+``mediaUrl`` — with a ``diff`` (``since``), a line saying what changed and the
+image of just the changed region, or no image at all when nothing changed
+(:func:`image_source`). Any other answer is ``key: value`` lines, nested values as
 compact JSON. Errors are ``CODE (status): message`` plus the hint and any
 details. Everything here is plain code: no I/O.
 
@@ -26,8 +28,8 @@ import orjson
 from .. import jsontext
 from ..answer_text import format_matches, new_nonce, page_block
 
-__all__ = ["IMAGE_MAX_BYTES", "PAGE_OPERATIONS", "Content", "new_nonce", "page_block",
-           "render_error", "render_result", "wants_image"]
+__all__ = ["IMAGE_MAX_BYTES", "PAGE_OPERATIONS", "Content", "image_source", "new_nonce",
+           "page_block", "render_error", "render_result", "wants_image"]
 
 IMAGE_MAX_BYTES = 1024 * 1024
 """A screenshot larger than this is answered by its mediaUrl only."""
@@ -136,6 +138,27 @@ def wants_image(result: Any) -> bool:
             and isinstance(result.get("bytes"), int) and result["bytes"] <= IMAGE_MAX_BYTES)
 
 
+def image_source(result: Any) -> dict[str, Any] | None:
+    """The answer part whose image a screenshot's content shows: the changed region of a
+    diff, nothing for a diff without change, else the screenshot itself; None when there is
+    no image to send (or it is too large: :func:`wants_image`)."""
+    if not isinstance(result, dict):
+        return None
+    diff = result.get("diff")
+    source = (diff if diff.get("changed") else None) if isinstance(diff, dict) else result
+    return source if wants_image(source) else None
+
+
+def _diff_line(diff: dict[str, Any]) -> str:
+    if not diff.get("changed"):
+        return f"no change since {diff.get('since')} (tolerance {diff.get('tolerance')})"
+    r = diff.get("region") or {}
+    return (f"changed since {diff.get('since')}: region x={r.get('x')} y={r.get('y')} "
+            f"{r.get('width')}x{r.get('height')} (CSS px), {diff.get('changedPixels')} pixels "
+            f"({100 * float(diff.get('ratio') or 0):.2f}%); the image below is that region: "
+            f"{diff.get('mediaUrl')}")
+
+
 def render_result(name: str, result: Any, image: bytes | None = None, *,
                   nonce: str | None = None) -> list[Content]:
     """The content of a successful call of ``name`` (``image``: the screenshot's bytes);
@@ -162,13 +185,18 @@ def render_result(name: str, result: Any, image: bytes | None = None, *,
                 f"{result.get('mediaUrl')} (also at {result.get('path')})")
         if result.get("note"):
             line += f"\n{result['note']}"
-        if image is None and name == "screenshot":
+        diff = result.get("diff")
+        shown = result
+        if isinstance(diff, dict):
+            line += f"\n{_diff_line(diff)}"
+            shown = diff
+        if image is None and name == "screenshot" and shown.get("mediaUrl"):
             line += f"\n(larger than {IMAGE_MAX_BYTES} bytes: fetch it from its mediaUrl)" \
-                if not wants_image(result) else ""
+                if not wants_image(shown) else ""
         content = [_text(line)]
         if image is not None:
             content.append({"type": "image", "data": base64.b64encode(image).decode(),
-                            "mimeType": result.get("mime", "image/png")})
+                            "mimeType": shown.get("mime", "image/png")})
         return content
     if "effects" in result:
         text = _action({k: v for k, v in result.items() if k != "snapshot"}, nonce)

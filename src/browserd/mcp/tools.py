@@ -30,7 +30,7 @@ from mcp.server import Server, ServerRequestContext
 from .. import __version__
 from ..errors import BrowserdError, NotFound
 from ..http.catalog import Operation, catalog, select
-from .render import Content, render_error, render_result, wants_image
+from .render import Content, image_source, render_error, render_result
 from .wording import field_description, tool_description, tool_hints
 
 __all__ = ["INSTRUCTIONS", "Caller", "Observe", "build_server", "describe_tool",
@@ -142,8 +142,9 @@ def build_server(operations: list[Operation], caller: Caller, *,
             if observe is not None:
                 observe(op, outcome, time.perf_counter() - started)
         image = None
-        if op.name == "screenshot" and wants_image(result):
-            image = await caller.image(result)
+        shown = image_source(result) if op.name == "screenshot" else None
+        if shown is not None:
+            image = await caller.image(shown)
         return types.CallToolResult(content=_content(render_result(op.name, result, image)))
 
     return Server("browserd", version=__version__, instructions=INSTRUCTIONS,

@@ -1,6 +1,7 @@
 """Media storage: screenshots and PDFs written atomically, pruned by retention."""
 
 from browserd.media.store import (
+    CaptureOrigin,
     MediaFile,
     MediaStatistics,
     MediaStore,
@@ -12,6 +13,7 @@ from browserd.media.store import (
 )
 
 __all__ = [
+    "CaptureOrigin",
     "MediaFile",
     "MediaStatistics",
     "MediaStore",

@@ -18,6 +18,12 @@ it never deletes the file its own save just wrote. Temp files younger than
 :data:`STALE_TEMP_AGE_S` belong to saves in flight and are left alone; older
 ones were left by a killed process and are removed (at open and on each prune).
 Only files whose names have our shape are ever deleted.
+
+A screenshot may be saved with its :class:`CaptureOrigin` (whose tab, which
+region, its CSS size); the store remembers the origins of its newest
+:data:`ORIGINS_KEPT` saves in memory (:meth:`MediaStore.origin_of`), so a
+later capture can be compared with it (``/screenshot {since}``). They are
+not written to disk: after a restart an earlier file has no known origin.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import re
 import secrets
 import stat
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,7 +48,9 @@ from browserd.retention import RetainedFile, Retention, apply_retention
 
 __all__ = [
     "MAX_NAME_LENGTH",
+    "ORIGINS_KEPT",
     "STALE_TEMP_AGE_S",
+    "CaptureOrigin",
     "MediaFile",
     "MediaStatistics",
     "MediaStore",
@@ -58,6 +67,9 @@ MiB = 1024 * 1024
 
 #: A temp file older than this (seconds, by mtime) is a leftover of a killed process.
 STALE_TEMP_AGE_S = 60.0
+
+#: Saves whose :class:`CaptureOrigin` the store remembers (the newest).
+ORIGINS_KEPT = 1000
 
 #: No valid media name is longer than this; longer names are refused before any regex work.
 MAX_NAME_LENGTH = 96
@@ -109,6 +121,19 @@ class MediaFile:
 
 
 @attrs.frozen(kw_only=True)
+class CaptureOrigin:
+    """What a stored screenshot shows: whose tab (profile, session, targetId), which
+    ``region`` (``viewport``, ``page``, ``element``) and its size in CSS pixels."""
+
+    target_id: str
+    profile: str
+    session: str | None
+    region: str
+    css_width: float
+    css_height: float
+
+
+@attrs.frozen(kw_only=True)
 class MediaStatistics:
     """A snapshot of the store.
 
@@ -150,6 +175,7 @@ class MediaStore:
         self._pruned = 0
         self._files = 0
         self._bytes = 0
+        self._origins: OrderedDict[str, CaptureOrigin] = OrderedDict()
         self._directory.mkdir(parents=True, exist_ok=True, mode=0o700)
 
     @property
@@ -162,8 +188,11 @@ class MediaStore:
 
     # -- saving -------------------------------------------------------------------------------
 
-    async def save(self, data: bytes, *, kind: str, ext: str, mime: str) -> MediaFile:
+    async def save(self, data: bytes, *, kind: str, ext: str, mime: str,
+                   origin: CaptureOrigin | None = None) -> MediaFile:
         """Store ``data`` under a fresh unguessable name and apply retention.
+
+        ``origin``: what the file shows, remembered for :meth:`origin_of`.
 
         ``kind`` (e.g. ``screenshot``) and ``ext`` (e.g. ``png``) must match
         ``[a-z0-9]+`` (ValueError otherwise: a programming error).
@@ -205,6 +234,10 @@ class MediaStore:
         self._files += 1
         self._bytes += len(data)
         record = MediaFile(name=name, path=final, mime=mime, bytes=len(data), created_at=created_at)
+        if origin is not None:
+            self._origins[name] = origin
+            while len(self._origins) > ORIGINS_KEPT:
+                self._origins.popitem(last=False)
         await self._apply_retention(keep=name)
         return record
 
@@ -341,6 +374,11 @@ class MediaStore:
             bytes=st.st_size,
             created_at=st.st_mtime,
         )
+
+    def origin_of(self, name: str) -> CaptureOrigin | None:
+        """What the file ``name`` shows, if it was saved with an origin since the store
+        opened (and is among the newest :data:`ORIGINS_KEPT`); no I/O."""
+        return self._origins.get(name)
 
     def statistics(self) -> MediaStatistics:
         """A frozen snapshot of counters (see :class:`MediaStatistics`); no I/O."""

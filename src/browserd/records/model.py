@@ -158,7 +158,9 @@ class RecordInfo:
 
     ``principal`` is the token name whose calls it records (no other's).
     ``stopped_at`` is None while it records; ``truncated`` once it reached its
-    step limit (later calls are not recorded).
+    step limit (later calls are not recorded). ``video`` is None for a record
+    without one, else its state as JSON (``{state: "recording" | "done" |
+    "failed", targetId, mime, url, reason?, frames?, durationS?, bytes?, …}``).
     """
 
     id: str
@@ -171,6 +173,7 @@ class RecordInfo:
     steps: int = 0
     bytes: int = 0
     truncated: bool = False
+    video: Mapping[str, Any] | None = None
 
     @property
     def recording(self) -> bool:
@@ -181,7 +184,8 @@ class RecordInfo:
                 "session": self.session,
                 "targetId": self.target_id, "startedAt": self.started_at,
                 "stoppedAt": self.stopped_at, "recording": self.recording,
-                "steps": self.steps, "bytes": self.bytes, "truncated": self.truncated}
+                "steps": self.steps, "bytes": self.bytes, "truncated": self.truncated,
+                "video": None if self.video is None else dict(self.video)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RecordInfo:
@@ -190,4 +194,5 @@ class RecordInfo:
                    session=data.get("session"), target_id=data.get("targetId"),
                    started_at=float(data["startedAt"]), stopped_at=data.get("stoppedAt"),
                    steps=int(data.get("steps") or 0), bytes=int(data.get("bytes") or 0),
-                   truncated=bool(data.get("truncated")))
+                   truncated=bool(data.get("truncated")),
+                   video=dict(data["video"]) if isinstance(data.get("video"), dict) else None)

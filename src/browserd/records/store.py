@@ -19,6 +19,15 @@ age; :mod:`browserd.retention`, as the media store) runs when a record
 starts and when one stops, over whole records, oldest first; a record being
 recorded is never removed.
 
+A record may have a video (``start(video=…)``: a task that records one tab
+into ``video.webm`` in the record's directory, :mod:`browserd.records.video`).
+It runs in the store's own nursery (:meth:`RecordStore.run`, a child of the
+service), beside the record and bounded by it: stopping or deleting the
+record stops the video first (waiting at most :data:`VIDEO_STOP_S`), the
+service stopping cancels it (its own stop is shielded and bounded), and a
+video that ends by itself (a limit, the tab closed, ffmpeg crashed) leaves
+its state and reason in the header while the record goes on.
+
 File work runs in worker threads; a record's header is written whole or
 not at all (not abandoned on cancellation), while a step write is abandoned
 when its deadline expires (a stuck disk cannot hold the record's lock; a cut
@@ -36,24 +45,27 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
 
-from ..errors import Conflict, InsufficientStorage, NotFound
+from ..errors import Conflict, InsufficientStorage, NotFound, Overloaded, Unavailable
 from ..retention import RetainedFile, Retention, apply_retention
 from .model import RecordInfo, Shot, Step
 
-__all__ = ["DEFAULT_RETENTION", "MAX_STEPS", "ActiveRecord", "RecordStore", "ShotData",
-           "record_not_found"]
+__all__ = ["DEFAULT_RETENTION", "MAX_STEPS", "MAX_VIDEOS", "VIDEO_FILE", "VIDEO_STOP_S",
+           "ActiveRecord", "RecordStore", "ShotData", "VideoRun", "record_not_found"]
 
 log = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
 #: Steps one record takes; later calls are not recorded (the record says ``truncated``).
 MAX_STEPS = 500
+#: How long the header write of a video's end may take (then it is left to the next one).
+SIDE_WRITE_S = 5.0
 #: Records kept: 50, 200 MiB in all, none older than 7 days.
 DEFAULT_RETENTION = Retention(max_files=50, max_bytes=200 * MiB, max_age_s=7 * 86400.0)
 
@@ -61,6 +73,17 @@ _ID_RE = re.compile(r"rec-[0-9]{8}-[0-9]{6}-[0-9a-f]{16}")
 _SHOT_RE = re.compile(r"[0-9]{4}-(before|after)\.jpeg")
 _META = "meta.json"
 _STEPS = "steps.jsonl"
+#: A record's video, in its directory.
+VIDEO_FILE = "video.webm"
+#: Videos recorded at once in the service (each is an ffmpeg process encoding in real time).
+MAX_VIDEOS = 4
+#: How long stopping (or deleting) a record waits for its video to finish its file.
+VIDEO_STOP_S = 10.0
+
+#: A record's video as the store runs it: ``(file, stop) → its outcome`` (JSON for the
+#: header's ``video``); ends when ``stop`` is set (or by itself), never raises but on
+#: cancellation.
+VideoRun = Callable[[Path, trio.Event], Awaitable[Mapping[str, Any]]]
 
 
 @attrs.frozen(kw_only=True)
@@ -74,10 +97,22 @@ class ShotData:
 
 @attrs.define(kw_only=True)
 class ActiveRecord:
-    """A record being recorded: its header (replaced as it grows) and its append lock."""
+    """A record being recorded: its header (replaced as it grows), its append lock and, with
+    a video, the video's stop signal and its end."""
 
     info: RecordInfo
     lock: trio.Lock = attrs.field(factory=trio.Lock)
+    video_stop: trio.Event | None = None
+    video_done: trio.Event | None = None
+    deleted: bool = False
+
+    async def end_video(self) -> None:
+        """Stop the video (if any) and wait for its end, at most :data:`VIDEO_STOP_S`."""
+        if self.video_stop is None or self.video_done is None:
+            return
+        self.video_stop.set()
+        with trio.move_on_after(VIDEO_STOP_S):
+            await self.video_done.wait()
 
 
 class RecordStore:
@@ -93,10 +128,24 @@ class RecordStore:
         self._max_steps = max_steps
         self._active: dict[tuple[str, str | None, str], ActiveRecord] = {}
         self._prune_lock = trio.Lock()
+        self._videos: trio.Nursery | None = None
+        self._running_videos = 0
 
     @property
     def directory(self) -> Path:
         return self._directory
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                  ) -> None:
+        """Host the records' videos until cancelled (the service stopping: each video's own
+        stop is shielded and bounded). Without it, a video cannot start (503)."""
+        async with trio.open_nursery() as nursery:
+            self._videos = nursery
+            task_status.started()
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._videos = None
 
     # -- recording ----------------------------------------------------------------------------
 
@@ -106,23 +155,34 @@ class RecordStore:
         return self._active.get((profile, session, principal))
 
     async def start(self, profile: str, session: str | None, principal: str,
-                    target_id: str | None) -> RecordInfo:
+                    target_id: str | None, *, video: VideoRun | None = None,
+                    video_target: str | None = None) -> RecordInfo:
         """Begin a record of ``principal``'s calls in ``profile``/``session`` (only
-        ``target_id``'s if given).
+        ``target_id``'s if given), with ``video`` (of tab ``video_target``) beside it.
 
         409 CONFLICT (``recordId``) when it already records there; 507 when its
-        directory cannot be written.
+        directory cannot be written; 503 for a video when :meth:`run` is not running
+        (UNAVAILABLE) or :data:`MAX_VIDEOS` run already (OVERLOADED).
         """
         key = (profile, session, principal)
         current = self._active.get(key)
         if current is not None:
             raise Conflict("a record is already being recorded for this session",
                            recordId=current.info.id, hint="POST /record/stop first")
+        videos = self._videos
+        if video is not None and videos is None:
+            raise Unavailable("records cannot take videos now (the service is stopping)")
+        if video is not None and self._running_videos >= MAX_VIDEOS:
+            raise Overloaded(f"{MAX_VIDEOS} record videos are being recorded already",
+                             hint="stop one of them, or record without video")
         now = time.time()
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
-        info = RecordInfo(id=f"rec-{stamp}-{secrets.token_hex(8)}", principal=principal,
-                          profile=profile,
-                          session=session, target_id=target_id, started_at=now)
+        record_id = f"rec-{stamp}-{secrets.token_hex(8)}"
+        info = RecordInfo(id=record_id, principal=principal, profile=profile,
+                          session=session, target_id=target_id, started_at=now,
+                          video=None if video is None else {
+                              "state": "recording", "targetId": video_target,
+                              "mime": "video/webm", "url": f"/records/{record_id}/video"})
         active = ActiveRecord(info=info)
         self._active[key] = active  # before the write: a second start is refused at once
         try:
@@ -130,8 +190,45 @@ class RecordStore:
         except BaseException:
             del self._active[key]
             raise
+        if video is not None and videos is not None:
+            active.video_stop, active.video_done = trio.Event(), trio.Event()
+            self._running_videos += 1
+            videos.start_soon(self._run_video, active, video)
         await self.prune()
         return info
+
+    async def _run_video(self, active: ActiveRecord, video: VideoRun) -> None:
+        """Run ``active``'s video; its outcome goes into the header (written, bounded and
+        shielded), then ``video_done`` is set. A failure of the video is logged, never
+        the record's."""
+        assert active.video_stop is not None and active.video_done is not None
+        outcome: dict[str, Any] = {"state": "failed",
+                                   "reason": "the service stopped while recording"}
+        try:
+            outcome = dict(await video(self._directory / active.info.id / VIDEO_FILE,
+                                       active.video_stop))
+        except Exception as exc:
+            log.exception("record %s: the video failed", active.info.id)
+            outcome = {"state": "failed", "reason": f"internal error: {type(exc).__name__}"}
+        finally:
+            self._running_videos -= 1
+            with trio.CancelScope(shield=True), trio.move_on_after(SIDE_WRITE_S):
+                await self._note_video(active, outcome)
+            active.video_done.set()
+
+    async def _note_video(self, active: ActiveRecord, outcome: Mapping[str, Any]) -> None:
+        """The video's outcome into ``active``'s header, written (unless deleted)."""
+        async with active.lock:
+            info = active.info
+            video = {**(info.video or {}), **outcome}
+            active.info = attrs.evolve(info, video=video,
+                                       bytes=info.bytes + int(outcome.get("bytes") or 0))
+            if not active.deleted:
+                try:
+                    await self._run(self._write_meta, active.info)
+                except InsufficientStorage as exc:
+                    log.warning("record %s: the video's end was not written: %s",
+                                info.id, exc)
 
     async def stop(self, profile: str, session: str | None, principal: str) -> RecordInfo:
         """End ``principal``'s record of ``profile``/``session``; its header. 404 when none
@@ -141,9 +238,11 @@ class RecordStore:
         if active is None:
             raise NotFound("no record is being recorded for this session",
                            hint="POST /record/start begins one")
+        stopped_at = time.time()
+        await active.end_video()  # (bounded) the file finished, its outcome in the header
         async with active.lock:  # a step being written goes in first
-            info = attrs.evolve(active.info, stopped_at=time.time())
-            del self._active[key]
+            info = active.info = attrs.evolve(active.info, stopped_at=stopped_at)
+            self._active.pop(key, None)
             await self._run(self._write_meta, info)
         await self.prune()
         return info
@@ -231,9 +330,16 @@ class RecordStore:
         path = self.path_of(record_id)
         for key, active in list(self._active.items()):
             if active.info.id == record_id:
+                await active.end_video()
                 async with active.lock:
+                    active.deleted = True
                     self._active.pop(key, None)
         await self._run(shutil.rmtree, path)
+
+    def video_path(self, record_id: str) -> Path:
+        """Where record ``record_id``'s video is (it may not exist); 404 for a bad or
+        unknown id (no awaits)."""
+        return self.path_of(record_id) / VIDEO_FILE
 
     # -- retention ----------------------------------------------------------------------------
 
@@ -344,10 +450,13 @@ def _ended(path: Path, info: RecordInfo) -> RecordInfo:
     """
     if not info.recording:
         return info
+    video = info.video
+    if video is not None and video.get("state") == "recording":
+        video = {**video, "state": "failed", "reason": "the service stopped while recording"}
     try:
-        return attrs.evolve(info, stopped_at=_retained(path).mtime)
+        return attrs.evolve(info, stopped_at=_retained(path).mtime, video=video)
     except OSError:
-        return attrs.evolve(info, stopped_at=info.started_at)
+        return attrs.evolve(info, stopped_at=info.started_at, video=video)
 
 
 def _retained(path: Path) -> RetainedFile:

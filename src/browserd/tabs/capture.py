@@ -125,7 +125,10 @@ class Capture:
     scale 1; ``clipped`` when a full-page capture shows only the top of the
     page (``page_height``, CSS px, is the whole page's height; None unless
     full page); ``note`` explains any limit that applied (scaling, clipping,
-    a format change), else None.
+    a format change), else None. ``region`` is what was captured
+    (``viewport``, ``page`` or ``element``) and ``css_width``/``css_height``
+    its size in CSS pixels as captured (a clipped page: the part shown), so
+    an image pixel is ``width / css_width`` CSS pixels wide.
     """
 
     data: bytes = attrs.field(repr=lambda d: f"<{len(d)} bytes>")
@@ -136,6 +139,9 @@ class Capture:
     note: str | None
     clipped: bool = False
     page_height: float | None = None
+    region: str = "viewport"
+    css_width: float = 0.0
+    css_height: float = 0.0
 
     @property
     def ext(self) -> str:
@@ -292,7 +298,9 @@ async def _capture_within_limits(
     width, height_px = image_size(data, mime)
     return Capture(data=data, width=width, height=height_px, mime=mime,
                    scaled=scale < 1, note="; ".join(notes) or None, clipped=clipped,
-                   page_height=region.page_height)
+                   page_height=region.page_height, region=region.what,
+                   css_width=clip["width"] if clip is not None else region.width,
+                   css_height=clip["height"] if clip is not None else region.height)
 
 
 async def _capture(tab: TabActor, fmt: str, quality: int | None, clip: dict[str, float] | None,

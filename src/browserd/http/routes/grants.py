@@ -70,6 +70,7 @@ GRANTS: dict[tuple[str, str], str] = {
     ("/record/start", "POST"): "act", ("/record/stop", "POST"): "act",
     ("/records", "GET"): PUBLIC_SCOPE, ("/records/<id>", "GET"): PUBLIC_SCOPE,
     ("/records/<id>/shots/<name>", "GET"): PUBLIC_SCOPE,
+    ("/records/<id>/video", "GET"): PUBLIC_SCOPE,
     ("/records/<id>", "DELETE"): PUBLIC_SCOPE,
     ("/records/<id>/replay", "POST"): "act",
 }

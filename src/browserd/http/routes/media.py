@@ -1,7 +1,7 @@
 """Routes for media: ``/screenshot``, ``/pdf`` and ``GET /media/<name>``.
 
 A capture answers ``{ok, targetId, url, media: "MEDIA:<path>", mediaUrl,
-path, width, height, bytes, mime, profile, session}`` plus ``scaled: true`` /
+path, mediaId, width, height, bytes, mime, profile, session}`` plus ``scaled: true`` /
 ``clipped: true`` and ``note`` when a size limit applied (see
 :mod:`browserd.tabs.capture`); a full-page capture also has ``pageHeight``.
 ``profile`` and ``session`` (null without one) say whose tab was captured;
@@ -11,6 +11,24 @@ the audit log gets a line naming them and the file for every save. With
 base64 ``data`` (the same bytes as the stored file). ``mediaUrl`` is the
 path of ``GET /media/<name>`` on this API (same token). A PDF answers the
 same shape with ``mime: "application/pdf"`` and ``width``/``height`` null.
+``mediaId`` is the file's name (the last part of ``mediaUrl``).
+
+**Screenshot diffs.** ``since: <mediaId>`` (an earlier screenshot of the same
+tab, taken the same way: viewport, ``fullPage`` or an element, same format)
+adds ``diff: {since, changed, region, changedPixels, ratio, tolerance}`` to the
+answer: the pixels where a channel moved by more than ``tolerance`` (default
+:data:`~browserd.tabs.imagediff.DEFAULT_TOLERANCE`), and ``region``, their
+box in CSS pixels from the captured region's top-left (None when nothing
+changed). When something changed, that box cut out of the new screenshot is
+saved too (kind ``diff``), and ``diff`` also has its ``media``,
+``mediaUrl``, ``mediaId``, ``path``, ``width``, ``height``, ``bytes``,
+``mime`` (and ``data`` with ``inline``). The comparison
+(:mod:`browserd.tabs.imagediff`) runs in a worker thread. A ``since`` that
+is unknown, of another profile or session, or taken before the service
+started is 404 NOT_FOUND; of another tab of this scope 409 CONFLICT; taken
+another way or in another format 400 BAD_REQUEST (``field: since``); of
+another pixel size (the page or viewport changed size) 409 CONFLICT with the
+new screenshot saved and named (``mediaId``) to diff against next time.
 
 Concurrency: every capture holds its tab's work slot (so it never overlaps
 other work on that tab; 429 TAB_BUSY when the tab's queue is full) and then
@@ -42,13 +60,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import attrs
 import trio
 from quart import Response
 
-from ...errors import BadRequest, BrowserdError, NotFound
-from ...media import MediaFile, media_token, media_url
+from ...errors import BadRequest, BrowserdError, Conflict, NotFound
+from ...media import CaptureOrigin, MediaFile, media_token, media_url
 from ...system import System
-from ...tabs import capture
+from ...tabs import capture, imagediff
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
 from ...tabs.resolve import ElementHandle, resolve_target
@@ -82,7 +101,7 @@ def _body(system: System, tab: TabActor, url: str, saved: MediaFile, *, width: i
     return {
         "ok": True, "targetId": tab.target_id, "url": url,
         "media": media_token(saved.path), "mediaUrl": media_url(saved.name),
-        "path": str(saved.path), "width": width, "height": height,
+        "path": str(saved.path), "mediaId": saved.name, "width": width, "height": height,
         "bytes": saved.bytes, "mime": saved.mime,
         "profile": system.profile.name, "session": system.session_id,
     }
@@ -97,16 +116,96 @@ async def _release(handle: ElementHandle) -> None:
             pass
 
 
+@attrs.frozen(kw_only=True)
+class _DiffBase:
+    """The earlier screenshot a ``since`` names, and what it shows."""
+
+    file: MediaFile
+    origin: CaptureOrigin
+
+
+def _media_name(value: str) -> str:
+    """A media name from a mediaId, a mediaUrl, a ``MEDIA:<path>`` or a path (the last part)."""
+    return value.removeprefix("MEDIA:").rstrip("/").rpartition("/")[2]
+
+
+def _diff_base(system: System, args: dict[str, Any], region: str) -> _DiffBase | None:
+    """The screenshot ``since`` names (checked: this scope, the same region and format)."""
+    if args["since"] is None:
+        return None
+    found = system.media.resolve(_media_name(args["since"]))  # 404 for bad and unknown
+    origin = system.media.origin_of(found.name)
+    if origin is None or (origin.profile, origin.session) != (system.profile.name,
+                                                              system.session_id):
+        raise NotFound("no screenshot to diff against: since names no screenshot of this "
+                       "profile and session taken since the service started", field="since",
+                       hint="pass the mediaId of an earlier /screenshot answer of this tab")
+    if origin.region != region:
+        raise BadRequest(f"since names a screenshot of the {_REGION_WORDS[origin.region]}; "
+                         f"this one is of the {_REGION_WORDS[region]}", field="since",
+                         hint="take both the same way (viewport, fullPage or the same element)")
+    wanted = "image/jpeg" if args["format"] == "jpeg" else "image/png"
+    if found.mime != wanted:
+        raise BadRequest(f"since names a {found.mime} screenshot; this one is {wanted}",
+                         field="since", hint="take both in the same format")
+    return _DiffBase(file=found, origin=origin)
+
+
+_REGION_WORDS = {"viewport": "viewport", "page": "whole page (fullPage)",
+                 "element": "an element"}
+
+
+async def _diff(system: System, base: _DiffBase, shot: capture.Capture, saved: MediaFile,
+                args: dict[str, Any]) -> dict[str, Any]:
+    """The ``diff`` of the answer: ``shot`` against ``base`` (a crop saved when it changed)."""
+    try:
+        old = await trio.to_thread.run_sync(base.file.path.read_bytes)
+    except OSError:  # pruned meanwhile
+        raise NotFound("the earlier screenshot was removed by retention", field="since",
+                       hint="diff against this new screenshot (its mediaId) next time",
+                       mediaId=saved.name) from None
+    old_size = capture.image_size(old, base.file.mime)
+    if old_size != (shot.width, shot.height):
+        raise imagediff.size_mismatch(old_size, (shot.width, shot.height), mediaId=saved.name,
+                                      mediaUrl=media_url(saved.name))
+    result = await imagediff.compare_in_thread(
+        old, base.file.mime, shot.data, shot.mime, tolerance=args["tolerance"],
+        jpeg_quality=args["quality"] or capture.DEFAULT_JPEG_QUALITY)
+    body: dict[str, Any] = {
+        "since": base.file.name, "changed": result.changed, "region": None,
+        "changedPixels": result.changed_pixels, "ratio": result.ratio,
+        "tolerance": args["tolerance"]}
+    if result.box is None or result.crop is None or result.crop_size is None:
+        return body
+    body["region"] = imagediff.css_region(result.box, image_size=(shot.width, shot.height),
+                                          css_size=(shot.css_width, shot.css_height))
+    crop = await system.media.save(result.crop, kind="diff", ext=shot.ext, mime=shot.mime)
+    audit_log.info("profile=%s session=%s media saved: %s bytes=%d", system.profile.name,
+                   system.session_id or "-", crop.name, crop.bytes)
+    body.update({"media": media_token(crop.path), "mediaUrl": media_url(crop.name),
+                 "mediaId": crop.name, "path": str(crop.path), "width": result.crop_size[0],
+                 "height": result.crop_size[1], "bytes": crop.bytes, "mime": crop.mime})
+    if args["inline"] and crop.bytes <= capture.INLINE_MAX_BYTES:
+        body["data"] = await capture.encode_base64(result.crop)
+    return body
+
+
 async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
     """POST/GET /screenshot (admission and the front lock: the runtime's ``captures``)."""
     _check_screenshot_args(args)
+    element_wanted = args["ref"] is not None or args["selector"] is not None
+    region = "element" if element_wanted else "page" if args["fullPage"] else "viewport"
+    base = _diff_base(system, args, region)
     gate = system.supervisor.require_runtime().captures
     gate.admit()
-    element_wanted = args["ref"] is not None or args["selector"] is not None
     deadline = (FULL_PAGE_DEADLINE_S if args["fullPage"] or element_wanted
                 else VIEWPORT_DEADLINE_S)
 
     async def run(tab: TabActor) -> dict[str, Any]:
+        if base is not None and base.origin.target_id != tab.target_id:
+            raise Conflict("since names a screenshot of another tab", field="since",
+                           sinceTargetId=base.origin.target_id,
+                           hint="diff on that tab (its targetId), or drop since")
         gate.admit()
         async with gate.limiter:
             handle = None
@@ -123,9 +222,14 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
                 if handle is not None:
                     await _release(handle)
             url = tab.url
+            origin = CaptureOrigin(target_id=tab.target_id, profile=system.profile.name,
+                                   session=system.session_id, region=shot.region,
+                                   css_width=shot.css_width, css_height=shot.css_height)
             saved = await system.media.save(shot.data, kind="screenshot", ext=shot.ext,
-                                            mime=shot.mime)
-        body = _body(system, tab, url, saved, width=shot.width, height=shot.height)
+                                            mime=shot.mime, origin=origin)
+            body = _body(system, tab, url, saved, width=shot.width, height=shot.height)
+            if base is not None:
+                body["diff"] = await _diff(system, base, shot, saved, args)
         if shot.scaled:
             body["scaled"] = True
         if shot.page_height is not None:
@@ -192,7 +296,15 @@ def media_routes() -> list[Route]:
                       Field(name="inline", type="boolean", default=False,
                             description="also return the image as base64 `data`; it is "
                                         "made to fit 1 MiB (JPEG, lower quality, scaled — "
-                                        "a full page clipped)"))),
+                                        "a full page clipped)"),
+                      Field(name="since", type="string", max_length=512,
+                            description="the mediaId of an earlier screenshot of this tab "
+                                        "(taken the same way): also answer `diff`, what "
+                                        "changed since, and an image of just that"),
+                      Field(name="tolerance", type="integer",
+                            default=imagediff.DEFAULT_TOLERANCE, minimum=0,
+                            maximum=255, description="with since: how much (0-255) a "
+                            "colour channel must change for its pixel to count"))),
         Route(path="/pdf", methods=("POST",), handler=print_pdf, tag="page",
               summary="Print the tab to PDF into the media store",
               fields=(TARGET,)),

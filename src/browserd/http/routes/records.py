@@ -1,13 +1,16 @@
 """Routes for session records: start and stop one, list, read (JSON, HTML, script), delete,
 replay (:mod:`browserd.records`).
 
-``POST /record/start {targetId?}`` records the calls of the request's session (its
-profile and session; only that tab's with ``targetId``) until ``POST /record/stop``
-or the session ends. A record belongs to the token that started it: it holds that
-token's calls only (another agent's in the same session are not in it), and only
-that token reads, replays or deletes it, in its profile and session (any other agent
-gets 404, as if it did not exist); the person (owner token) reads and deletes every
-record. The recording itself is :mod:`browserd.records.recorder`, reached from
+``POST /record/start {targetId?, video?}`` records the calls of the request's session
+(its profile and session; only that tab's with ``targetId``) until ``POST
+/record/stop`` or the session ends; with ``video: true`` also that tab's (else the
+current tab's) screencast as a WebM video (:mod:`browserd.records.video`; ffmpeg is
+looked up first: 424 FFMPEG_MISSING), served by ``GET /records/<id>/video`` once the
+record stopped. A record belongs to the token that started it: it holds that token's
+calls only (another agent's in the same session are not in it), and only that token
+reads, replays or deletes it, in its profile and session (any other agent gets 404,
+as if it did not exist); the person (owner token) reads and deletes every record. The
+recording itself is :mod:`browserd.records.recorder`, reached from
 :func:`browserd.http.dispatch.run_handler`.
 ``GET /records/<id>`` answers JSON (``format=json``, shots inline as base64 with
 ``shots=true``; ``untrusted: ["steps"]``), a self-contained HTML page (``format=html``),
@@ -32,7 +35,7 @@ import orjson
 import trio
 from quart import Response
 
-from ...errors import BrowserdError, Conflict
+from ...errors import BrowserdError, Conflict, NotFound
 from ...principals import require
 from ...records import RecordInfo, Step
 from ...records.html import record_html
@@ -40,6 +43,7 @@ from ...records.replay import replay_plan
 from ...records.scripts import LANGS, script
 from ...records.store import record_not_found
 from ...records.trace import trace_zip
+from ...records.video import VIDEO_MIME, find_ffmpeg, video_task
 from ...system import System
 from ..fields import TARGET
 from ..schema import Field, Route, parse_args
@@ -94,16 +98,24 @@ def _redacted(system: System, steps: list[Step]) -> list[Step]:
 
 
 async def start(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    """Begin recording this session (409 CONFLICT when it already records)."""
+    """Begin recording this session (409 CONFLICT when it already records); with ``video``,
+    424 FFMPEG_MISSING before anything starts when there is no ffmpeg."""
+    ffmpeg = find_ffmpeg(system.settings.ffmpeg) if args["video"] else None
     target_id = None
-    if args["targetId"] is not None:
+    video = None
+    if args["targetId"] is not None or ffmpeg is not None:
+        runtime = system.supervisor.require_runtime()
         with trio.fail_after(_RESOLVE_DEADLINE_S):
-            tab = await system.supervisor.require_runtime().tabs.resolve(
-                args["targetId"], use=False)
-        target_id = tab.target_id
+            tab = await runtime.tabs.resolve(args["targetId"], use=False)
+        if args["targetId"] is not None:
+            target_id = tab.target_id
+        if ffmpeg is not None:
+            video = video_task(runtime.connection, tab, ffmpeg=ffmpeg,
+                               front_lock=runtime.captures.front_lock)
     await _end_orphans(system)
     info = await system.records.start(system.profile.name, system.session_id,
-                                      system.principal.name, target_id)
+                                      system.principal.name, target_id, video=video,
+                                      video_target=None if video is None else tab.target_id)
     return {"ok": True, "record": info.to_json()}
 
 
@@ -173,6 +185,27 @@ async def get_shot(system: System, args: dict[str, Any]) -> Response:
     info, _ = await _load(system, args["id"])
     data = await system.records.shot(info.id, args["name"])
     return Response(data, status=200, content_type="image/jpeg")
+
+
+async def get_video(system: System, args: dict[str, Any]) -> Response:
+    """The record's video (WebM), once its recording ended; 404 when it has none, 409 while
+    it is being recorded. Read whole in a worker thread (bounded by the video's limit)."""
+    _allow(system, "read", "GET /records/<id>/video")
+    info, _ = await _load(system, args["id"])
+    if info.video is None:
+        raise NotFound("this record has no video",
+                       hint="POST /record/start {video: true} records one")
+    if info.video.get("state") == "recording":
+        raise Conflict("the video is being recorded", hint="POST /record/stop first")
+    try:
+        data = await trio.to_thread.run_sync(system.records.video_path(info.id).read_bytes)
+    except OSError:
+        data = b""
+    if not data:
+        raise NotFound(f"this record's video has no file ({info.video.get('reason')})",
+                       hint="the record's video.reason says why")
+    return Response(data, status=200, content_type=VIDEO_MIME, headers={
+        "Content-Disposition": f'inline; filename="{info.id}.webm"'})
 
 
 async def delete_record(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -256,7 +289,10 @@ def record_routes(table: Callable[[], list[Route]]) -> list[Route]:
               summary="Start recording this session's actions (steps, targets, screenshots)",
               fields=(Field(name="targetId", type="string", max_length=200,
                             description="record only this tab's calls (default: every tab "
-                                        "of the session)"),)),
+                                        "of the session)"),
+                      Field(name="video", type="boolean", default=False,
+                            description="also record a video (WebM) of this tab (default: "
+                                        "the current tab); needs ffmpeg"))),
         Route(path="/record/stop", methods=("POST",), handler=stop, tag="ops",
               summary="Stop recording this session", fields=()),
         Route(path="/records", methods=("GET",), handler=list_records, tag="ops",
@@ -275,6 +311,9 @@ def record_routes(table: Callable[[], list[Route]]) -> list[Route]:
               tag="ops", raw_response=True, path_params=("id", "name"),
               summary="One screenshot of a record (JPEG)",
               fields=(_ID, Field(name="name", type="string", required=True, max_length=32))),
+        Route(path="/records/<id>/video", methods=("GET",), handler=get_video, tag="ops",
+              raw_response=True, path_params=("id",),
+              summary="A record's video (WebM), once it stopped", fields=(_ID,)),
         Route(path="/records/<id>", methods=("DELETE",), handler=delete_record, tag="ops",
               path_params=("id",), summary="Delete a record", fields=(_ID,)),
         Route(path="/records/<id>/replay", methods=("POST",), handler=_replay_handler(table),

@@ -17,6 +17,8 @@ the session cookie and redirects to ``/ui#key=…``). With a session:
   answers, as the owner token's ``POST /tabs/requests/<id>`` and ``POST
   /confirmations/<id>`` give them (the same functions, the same events);
 - ``POST /ui/api/logout``;
+- the Records panel's reads, ``GET /ui/api/records…``
+  (:mod:`browserd.http.routes.ui_records`: the person reads every record);
 - ``WEBSOCKET /ui/api/live?targetId=…``: the live view
   (:func:`browserd.ui.live.run_live_view`).
 
@@ -59,14 +61,15 @@ from ...ui.sessions import COOKIE_NAME, UiSession
 from ...ui.thumbnails import may_capture
 from .confirmations import settle_confirmation
 from .consent import settle_tab_request
+from .ui_records import RECORD_UI_ROUTES
 
 __all__ = ["CSP", "register_ui"]
 
 log = logging.getLogger(__name__)
 audit_log = logging.getLogger("browserd.audit")
 
-CSP = ("default-src 'self'; img-src 'self' blob:; base-uri 'none'; form-action 'none'; "
-       "frame-ancestors 'none'; object-src 'none'")
+CSP = ("default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; base-uri 'none'; "
+       "form-action 'none'; frame-ancestors 'none'; object-src 'none'")
 AUDIT_LINES_SHOWN = 50
 START_DEADLINE_S = 60.0
 STOP_DEADLINE_S = 30.0
@@ -75,7 +78,7 @@ _STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; cha
            "index.html": "text/html; charset=utf-8"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: The static files served, joined, as ``/ui/app.js`` (helpers first: app.js starts the page).
-_SCRIPT = ("waiting.js", "app.js")
+_SCRIPT = ("waiting.js", "records.js", "app.js")
 _LOGIN_FAILED = (b"<!doctype html><meta charset=utf-8><title>browserd: login failed</title>"
                  b"<p>This login link was already used or has expired (links are valid once, "
                  b"for 60 seconds).</p><p>Run <code>browserd ui</code> for a new one.</p>")
@@ -92,6 +95,16 @@ def _page_response(body: bytes, content_type: str, status: int = 200) -> Respons
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Frame-Options"] = "DENY"
     return response
+
+
+def _secured(handler: UiHandler) -> UiHandler:
+    """``handler`` whose answer carries the page's headers (a stricter CSP it set stays)."""
+    async def answer(system: System, session: UiSession | None) -> Response:
+        response = await handler(system, session)
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers["X-Frame-Options"] = "DENY"
+        return response
+    return answer
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -115,7 +128,7 @@ def register_ui(app: QuartTrio, system: System) -> None:
 
     def add(rule: str, handler: UiHandler, methods: tuple[str, ...] = ("GET",),
             audited: bool = False) -> None:
-        async def view() -> Response:
+        async def view(**_path: str) -> Response:  # (path parts: request.view_args)
             started = time.perf_counter()
             session = session_of(request.scope)
             status, outcome = 200, "ok"
@@ -167,6 +180,8 @@ def register_ui(app: QuartTrio, system: System) -> None:
     add("/ui/api/tab-request", tab_request_answer, ("POST",), audited=True)
     add("/ui/api/confirmation", confirmation_answer, ("POST",), audited=True)
     add("/ui/api/logout", logout, ("POST",), audited=True)
+    for rule, handler in RECORD_UI_ROUTES:
+        add(rule, _secured(handler))
 
     @app.websocket("/ui/api/live")
     async def live() -> None:

@@ -1,6 +1,7 @@
 // The browserd ops page. Everything a page or the agent controls (titles, URLs, reasons,
 // errors, log lines) is shown with textContent, never parsed as HTML. Served after
-// waiting.js (the "Waiting for you" panel) as one script, /ui/app.js.
+// waiting.js (the "Waiting for you" panel) and records.js (the Records panel) as one
+// script, /ui/app.js.
 'use strict';
 (() => {
   const KEY_STORE = 'browserd-ui-key';
@@ -370,6 +371,7 @@
   takeKey();
   addHealthToggle();
   wireLiveInput();
+  BrowserdRecords.start({el, api, notice});
   $('#logout').addEventListener('click', async () => {
     try { await api('/ui/api/logout', {method: 'POST', json: {}}); } catch (err) { /* gone */ }
     localStorage.removeItem(KEY_STORE);
