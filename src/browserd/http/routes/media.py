@@ -122,7 +122,7 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
             finally:
                 if handle is not None:
                     await _release(handle)
-            url = tab.url
+            url = tab.view().url
             saved = await system.media.save(shot.data, kind="screenshot", ext=shot.ext,
                                             mime=shot.mime)
         body = _body(system, tab, url, saved, width=shot.width, height=shot.height)
@@ -150,7 +150,7 @@ async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
         gate.admit()
         async with gate.limiter:
             data = await capture.pdf(tab)
-            url = tab.url
+            url = tab.view().url
             saved = await system.media.save(data, kind="pdf", ext="pdf", mime="application/pdf")
         return _body(system, tab, url, saved, width=None, height=None)
 
