@@ -41,7 +41,7 @@ from .worlds import world_evaluate
 __all__ = ["WAIT_UNTIL", "Arrival", "Probe", "first_main_commit", "load_state_now",
            "wait_load_state", "wait_navigation"]
 
-WAIT_UNTIL = ("domcontentloaded", "load", "commit", "none")
+WAIT_UNTIL = ("load", "domcontentloaded", "commit", "none")
 """What a navigation may wait for (``waitUntil``): every route that navigates takes these."""
 _PROBE_S = 1.0
 """The longest one readyState probe may take (a busy renderer answers late)."""
