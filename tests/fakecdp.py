@@ -34,6 +34,7 @@ from browserd.downloads import DownloadFollower, DownloadStore
 from browserd.supervisor.runtime import BrowserRuntime
 from browserd.tabs.actor import TabActor
 from browserd.tabs.capture_gate import CaptureGate
+from browserd.tabs.pagejs import page_function
 from browserd.tabs.registry import TabRegistry, open_tab_registry
 
 Params = dict[str, Any]
@@ -171,13 +172,17 @@ async def running_tab(peer: FakeCdpPeer, target_id: str = "T1",
         tab.close()
 
 
+#: The expression a tab asks its document's readyState with (browserd's page function).
+READY_STATE = page_function("readyState").call()
+
+
 def tab_peer(target_id: str = "T1", *, loader_id: str = "L1", url: str = "https://a.test/",
              ready_state: str = "complete") -> FakeCdpPeer:
     """A peer scripted for one page target: attach, enables, frame tree, readyState."""
     session_id = f"S-{target_id}"
 
     def evaluate(params: Params, sid: str | None) -> Params:
-        if params.get("expression") == "document.readyState":
+        if params.get("expression") == READY_STATE:
             return {"result": {"type": "string", "value": ready_state}}
         return {"result": {"type": "number", "value": 0}}
 

@@ -166,7 +166,7 @@ async def wait_handoff_end(board: HandoffBoard, tab: TabActor, handoff: Handoff)
                 return HandoffEnd(handoff=handoff, outcome=HandoffOutcome.CLOSED,
                                   ended_at=time.time(), by="browserd")
             handoff = current
-        if tab.closed:
+        if tab.view().closed:
             board.end(target_id, HandoffOutcome.CLOSED, by="browserd")
             continue
         async with trio.open_nursery() as nursery:

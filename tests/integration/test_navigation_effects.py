@@ -1,4 +1,4 @@
-"""History moves report effects like input actions: navigated, downloads, blocked.
+"""/navigate and history moves report effects like input actions: navigated, downloads, blocked.
 
 A history move is watched by the same effects Observer as a click: a reload
 whose response has become an attachment reports the download (the page
@@ -22,6 +22,7 @@ import pytest
 import trio
 
 from tests.conftest import PageServer, ServiceInfo, add_route
+from tests.integration.helpers import js
 from tests.integration.test_cli import ok as cli_ok
 from tests.integration.test_navigation import goto, ok
 
@@ -125,3 +126,21 @@ async def test_a_reload_redirected_to_a_blocked_url_reports_the_block(
             (blocked, "port")], data
         assert data["effects"]["blocked"][0]["redirectedFrom"] == pages.url(path)
     assert f"refused GET '/navblocked-{tag}'" not in service.log_text()
+
+
+async def test_navigate_reports_what_it_navigated_to_and_a_download_it_became(
+        api: httpx.AsyncClient, tab: str, pages: PageServer) -> None:
+    path = f"/nav_attachment_{secrets.token_hex(4)}"
+    add_route(path, attachment)
+    with trio.fail_after(60):
+        a = pages.url("/nav_a.html")
+        data = await ok(api, "/navigate", tab, url=a)
+        assert data["effects"] == {"navigated": a}, data
+        # A URL that answers an attachment: no document, the tab stays on its page.
+        data = await ok(api, "/navigate", tab, url=pages.url(path))
+        downloads = data["effects"].get("downloads")
+        assert downloads and downloads[0]["suggestedFilename"] == "report.csv", data
+        assert downloads[0]["url"] == pages.url(path)
+        assert "navigated" not in data["effects"], data
+        assert data["url"] == a and data["title"] == "nav a"
+        assert await js(api, tab, "location.href") == a

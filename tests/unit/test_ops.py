@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -271,6 +272,9 @@ class FakeTab:
         self.target_id = target_id
         self.closed = False
         self._changed = trio.Event()
+
+    def view(self) -> SimpleNamespace:
+        return SimpleNamespace(closed=self.closed)
 
     async def wait_changed(self) -> None:
         await self._changed.wait()

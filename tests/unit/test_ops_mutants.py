@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -308,6 +309,9 @@ class WaitTab:
     def __init__(self) -> None:
         self.target_id = "T1"
         self.closed = False
+
+    def view(self) -> SimpleNamespace:
+        return SimpleNamespace(closed=self.closed)
 
     async def wait_changed(self) -> None:
         await trio.sleep_forever()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -18,6 +19,9 @@ class FakeTab:
     def __init__(self, target_id: str, focused: float | None = None) -> None:
         self.target_id = target_id
         self.last_focused_at = focused
+
+    def view(self) -> SimpleNamespace:
+        return SimpleNamespace(target_id=self.target_id, last_focused_at=self.last_focused_at)
 
 
 def registry(*tabs: FakeTab) -> TabRegistry:
@@ -179,9 +183,10 @@ async def test_a_tab_whose_actor_failed_answers_tab_broken_and_still_closes() ->
             tab = await reg.wait_tab("T1")
             await tab.wait_enabled()
             await peer.emit("Page.frameNavigated", {"frame": "not a frame"}, "S-T1")
-            while not tab.closed:
+            while not tab.view().closed:
                 await tab.wait_changed()
-            assert tab.broken is not None and tab.broken.startswith("AttributeError")
+            broken = tab.view().broken
+            assert broken is not None and broken.startswith("AttributeError")
             assert reg.get("T1") is tab
             assert [i.to_json().get("broken") for i in reg.infos()] == [True]
             with pytest.raises(TabBroken) as info:

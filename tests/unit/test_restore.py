@@ -36,8 +36,11 @@ from browserd.supervisor.runtime import BrowserRuntime
 from browserd.tabs.actor import TabInfo
 from browserd.tabs.capture_gate import CaptureGate
 from browserd.tabs.commits import CommitLog
+from browserd.tabs.feed import CommitFeed, CommitKind, CommitRecord
 from browserd.tabs.restored import LEDGER_MAX, RestoreLedger
 from browserd.tabs.scope import TabScope
+from browserd.tabs.state import LoadState
+from browserd.tabs.tabview import TabView
 from browserd.urlpolicy import UrlPolicy
 from tests.fakecdp import FakeCdpPeer, connected, context_peer, running_browser
 
@@ -269,9 +272,20 @@ class FakeTab:
     def __init__(self, target_id: str, url: str = "about:blank", *, hang: bool = False) -> None:
         self.target_id, self.url, self.hang = target_id, url, hang
         self.sent: list[tuple[str, dict[str, Any] | None]] = []
-        self.loader_id: str | None = "L0"
-        self.closed = False
+        self.feed = CommitFeed()
         self.in_work = False
+
+    def view(self) -> TabView:
+        return TabView(target_id=self.target_id, url=self.url, title="",
+                       load_state=LoadState.LOAD, main_frame_id=self.target_id,
+                       loader_id=None, navigations=0, commit_seq=self.feed.seq, dialog=None,
+                       crashed=False, closed=False, broken=None, last_focused_at=None)
+
+    def halted(self) -> None:
+        return None
+
+    def commits_since(self, seq: int) -> tuple[CommitRecord, ...]:
+        return self.feed.since(seq)
 
     @asynccontextmanager
     async def work(self) -> AsyncIterator[FakeTab]:
@@ -287,8 +301,9 @@ class FakeTab:
         return {"loaderId": "L1"}
 
     async def wait_changed(self) -> None:
-        if not self.hang:
-            self.loader_id = "L1"  # the actor saw the commit
+        if not self.hang and not self.feed.seq:  # the actor saw the commit
+            self.feed.publish(CommitKind.NEW_DOCUMENT, frame_id=self.target_id,
+                              main_frame=True, url=self.url, loader_id="L1")
         await trio.sleep(0 if not self.hang else 3600)
 
 

@@ -83,8 +83,9 @@ PINNED = {
     "browserd.redact": ["PARSED_CHARS", "SHOWN_CHARS", "RedactingFilter", "loggable_url",
                         "redact_urls"],
     "browserd.tabs.state": ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog",
-                            "Emulation", "Geolocation", "LoadState", "NetworkConditions",
-                            "RefMap", "RefRecord", "Viewport", "World", "WorldKey"],
+                            "DocumentAlive", "Emulation", "Geolocation", "LoadState",
+                            "NetworkConditions", "RefMap", "RefRecord", "Viewport", "World",
+                            "WorldKey"],
     "browserd.tabs.emulation": ["COLOR_SCHEMES", "REDUCED_MOTION", "apply", "change",
                                 "sync_geolocation_permission", "updated"],
     "browserd.tabs.locator": ["ElementTarget"],
@@ -93,8 +94,11 @@ PINNED = {
     "browserd.tabs.snapshots": ["ARIA_MAX_CHARS", "FORMATS", "READ_TEXT_CHARS",
                                 "READ_TOTAL_CHARS", "find", "take_snapshot"],
     "browserd.tabs.settle": ["DEFAULT_SETTLE_MS", "QUIET_MS", "WAIT_UNTIL", "YOUNG_MS",
-                             "after_settling", "settle_after_commit", "settle_after_input",
-                             "settle_document", "settle_read", "wait_load_state"],
+                             "after_settling", "settle_after_input", "settle_document",
+                             "settle_read"],
+    "browserd.tabs.navwait": ["WAIT_UNTIL", "Arrival", "Probe", "first_main_commit",
+                              "load_state_now", "wait_load_state", "wait_navigation"],
+    "browserd.tabs.feed": ["COMMITS", "FEED_KEPT", "CommitFeed", "CommitKind", "CommitRecord"],
     "browserd.tabs.history": ["go_back", "go_forward", "reload"],
     "browserd.tabs.actions": [
         "ACTION_KINDS", "KEY_ACTIONS", "LOAD_STATES", "MODIFIER_BITS", "MOUSE_ACTIONS", "Action",
@@ -411,12 +415,18 @@ def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
     assert not imports_of("browserd.tabs.navguard") & in_tabs
     # The actor holds the tab's input state (file chooser, held keys), also a leaf.
     assert not imports_of("browserd.tabs.inputstate") & in_tabs
+    # The actor's own helpers (its frames and feed, views, session plumbing, work slot).
+    helpers = {"browserd.tabs.feed", "browserd.tabs.frames", "browserd.tabs.tabview",
+               "browserd.tabs.tabrun", "browserd.tabs.workslot", "browserd.tabs.tabevents"}
     # What is in flight (tabs.inflight): plain bookkeeping the actor feeds, a leaf.
     assert not imports_of("browserd.tabs.inflight") & in_tabs
-    assert imports_of("browserd.tabs.actor") & in_tabs <= {"browserd.tabs.inflight",
-        "browserd.tabs.inputstate", "browserd.tabs.remote", "browserd.tabs.state",
-        "browserd.tabs.navguard", "browserd.tabs.netlog", "browserd.tabs.children",
-        "browserd.tabs.tabinfo"}
+    leaves = {"browserd.tabs.inflight", "browserd.tabs.inputstate", "browserd.tabs.remote",
+              "browserd.tabs.state",
+              "browserd.tabs.navguard", "browserd.tabs.netlog", "browserd.tabs.children",
+              "browserd.tabs.tabinfo", "browserd.tabs.diffs", "browserd.tabs.pagejs"}
+    assert imports_of("browserd.tabs.actor") & in_tabs <= leaves | helpers
+    for helper in helpers:
+        assert imports_of(helper) & in_tabs <= leaves | helpers, helper
 
 
 def test_the_ref_engine_does_not_import_what_is_built_on_it() -> None:

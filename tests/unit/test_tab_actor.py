@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
@@ -21,7 +21,7 @@ from browserd.tabs import query
 from browserd.tabs.actions import observing
 from browserd.tabs.actor import DROPPABLE_QUEUE, EVENT_BUFFER, TabActor
 from browserd.tabs.state import CONSOLE_BUFFER, LoadState
-from tests.fakecdp import running_tab, tab_peer
+from tests.fakecdp import READY_STATE, running_tab, tab_peer
 
 SID = "S-T1"  # the session tab_peer("T1") hands out
 
@@ -36,8 +36,10 @@ async def test_enable_reads_the_frame_tree_and_the_document_state() -> None:
     with trio.fail_after(10):
         peer = tab_peer(loader_id="L1", url="https://a.test/x", ready_state="interactive")
         async with running_tab(peer) as tab:
-            assert (tab.main_frame_id, tab.loader_id, tab.url) == ("T1", "L1", "https://a.test/x")
-            assert tab.load_state is LoadState.DOMCONTENTLOADED
+            view = tab.view()
+            assert (view.main_frame_id, view.loader_id, view.url) == ("T1", "L1",
+                                                                       "https://a.test/x")
+            assert view.load_state is LoadState.DOMCONTENTLOADED
             assert peer.sent("Page.setLifecycleEventsEnabled") == [{"enabled": True}]
 
 
@@ -45,25 +47,26 @@ async def test_load_state_follows_the_main_frames_lifecycle_per_document() -> No
     with trio.fail_after(10):
         peer = tab_peer()
         async with running_tab(peer) as tab:
-            assert tab.load_state is LoadState.LOAD
+            assert tab.view().load_state is LoadState.LOAD
             # A new document: its lifecycle may start before frameNavigated.
             await peer.emit("Page.lifecycleEvent", {"frameId": "T1", "loaderId": "L2",
                                                     "name": "init"}, SID)
             await peer.emit("Page.frameNavigated", {"frame": {
                 "id": "T1", "loaderId": "L2", "url": "https://a.test/next"}}, SID)
-            await until(tab, lambda: tab.loader_id == "L2")
-            assert tab.load_state is LoadState.LOADING and tab.navigations == 1
-            assert tab.url == "https://a.test/next"
+            await until(tab, lambda: tab.view().loader_id == "L2")
+            view = tab.view()
+            assert view.load_state is LoadState.LOADING and view.navigations == 1
+            assert view.url == "https://a.test/next"
             # A subframe's lifecycle does not move the tab's load state.
             await peer.emit("Page.lifecycleEvent", {"frameId": "SUB", "loaderId": "L2",
                                                     "name": "load"}, SID)
             await peer.emit("Page.lifecycleEvent", {"frameId": "T1", "loaderId": "L2",
                                                     "name": "DOMContentLoaded"}, SID)
-            await until(tab, lambda: tab.load_state is not LoadState.LOADING)
-            assert tab.load_state is LoadState.DOMCONTENTLOADED
+            await until(tab, lambda: tab.view().load_state is not LoadState.LOADING)
+            assert tab.view().load_state is LoadState.DOMCONTENTLOADED
             await peer.emit("Page.lifecycleEvent", {"frameId": "T1", "loaderId": "L2",
                                                     "name": "load"}, SID)
-            await until(tab, lambda: tab.load_state is LoadState.LOAD)
+            await until(tab, lambda: tab.view().load_state is LoadState.LOAD)
 
 
 async def test_a_dialog_blocks_work_until_it_closes() -> None:
@@ -72,15 +75,16 @@ async def test_a_dialog_blocks_work_until_it_closes() -> None:
         async with running_tab(peer) as tab:
             await peer.emit("Page.javascriptDialogOpening", {
                 "type": "confirm", "message": "Sure?", "defaultPrompt": "", "url": "u"}, SID)
-            await until(tab, lambda: tab.dialog is not None)
-            assert tab.dialog is not None and tab.dialog.to_json() == {
+            await until(tab, lambda: tab.view().dialog is not None)
+            open_dialog = tab.view().dialog
+            assert open_dialog is not None and open_dialog.to_json() == {
                 "type": "confirm", "message": "Sure?", "defaultPrompt": ""}
             with pytest.raises(DialogOpen):
                 tab.check_usable(allow_dialog=False)
             result, dialog = await tab.race_dialog(trio.sleep_forever)
-            assert result is None and dialog is tab.dialog
+            assert result is None and dialog is open_dialog
             await peer.emit("Page.javascriptDialogClosed", {"result": True}, SID)
-            await until(tab, lambda: tab.dialog is None)
+            await until(tab, lambda: tab.view().dialog is None)
             tab.check_usable(allow_dialog=False)
 
 
@@ -154,10 +158,12 @@ async def test_a_console_flood_drops_the_oldest_lines_but_never_a_navigation_or_
                 ("Page.lifecycleEvent", {"frameId": "T1", "loaderId": "L2", "name": "load"}),
                 *lines[flood // 2:],
                 ("Page.javascriptDialogOpening", {"type": "alert", "message": "end"})])
-            await until(tab, lambda: tab.dialog is not None or tab.closed)
-            assert not tab.closed and tab.broken is None
-            assert (tab.loader_id, tab.navigations, tab.url) == ("L2", 1, "https://a.test/next")
-            assert tab.load_state is LoadState.LOAD
+            await until(tab, lambda: tab.halted() is not None)
+            view = tab.view()
+            assert not view.closed and view.broken is None and view.dialog is not None
+            assert (view.loader_id, view.navigations, view.url) == ("L2", 1,
+                                                                     "https://a.test/next")
+            assert view.load_state is LoadState.LOAD
             # The newest lines are kept; every other line is counted, none is lost unseen.
             assert [e.text for e in tab.console.entries()] == [
                 f"line {n}" for n in range(flood - CONSOLE_BUFFER, flood)]
@@ -179,8 +185,8 @@ async def test_an_actor_that_ends_on_its_own_leaves_its_tab_broken_not_gone() ->
         async with running_tab(peer) as tab:
             # More essential events than the actor's buffer holds, in one read.
             burst(tab, [("Page.frameStartedLoading", {"frameId": "T1"})] * (EVENT_BUFFER + 1))
-            await until(tab, lambda: tab.closed)
-            assert tab.broken == "event subscriber fell behind and was closed"
+            await until(tab, lambda: tab.view().closed)
+            assert tab.view().broken == "event subscriber fell behind and was closed"
             with pytest.raises(TabBroken) as info:
                 async with tab.work():
                     pass
@@ -200,7 +206,8 @@ async def test_a_closed_tab_is_gone_not_broken() -> None:
         async with running_tab(tab_peer()) as tab:
             tab.close()
             await trio.testing.wait_all_tasks_blocked()
-            assert tab.broken is None and "broken" not in tab.info(active=True).to_json()
+            assert tab.view().broken is None
+            assert "broken" not in tab.info(active=True).to_json()
             with pytest.raises(BrowserGone) as info:
                 tab.check_usable()
             assert info.value.code == "BROWSER_GONE"
@@ -211,7 +218,7 @@ async def test_a_crash_fails_calls_in_flight_and_refuses_new_work_but_navigation
         peer = tab_peer()
         answers_readiness = peer.handlers["Runtime.evaluate"]
         peer.on("Runtime.evaluate", lambda p, s: answers_readiness(p, s)
-                if p.get("expression") == "document.readyState" else None)  # then hangs
+                if p.get("expression") == READY_STATE else None)  # then hangs
         peer.on("Page.reload", lambda p, s: {})
         async with running_tab(peer) as tab:
             failures: list[BaseException] = []
@@ -226,14 +233,14 @@ async def test_a_crash_fails_calls_in_flight_and_refuses_new_work_but_navigation
                 nursery.start_soon(in_flight)
                 await trio.testing.wait_all_tasks_blocked()
                 await peer.emit("Inspector.targetCrashed", {}, SID)
-            assert tab.crashed and len(failures) == 1
+            assert tab.view().crashed and len(failures) == 1
             with pytest.raises(TargetCrashed):
                 await tab.send("Runtime.evaluate", {"expression": "1"})
             with pytest.raises(TargetCrashed):
                 tab.check_usable()
             assert await tab.send("Page.reload") == {}  # a navigation revives the tab
             await peer.emit("Inspector.targetReloadedAfterCrash", {}, SID)
-            await until(tab, lambda: not tab.crashed)
+            await until(tab, lambda: not tab.view().crashed)
 
 
 async def test_observer_reports_a_navigation_the_action_caused() -> None:
@@ -286,18 +293,14 @@ async def test_observer_sees_nothing_when_nothing_happens() -> None:
 async def test_work_queued_behind_a_hang_is_told_the_browser_hung() -> None:
     """A call still waiting for the tab when the browser was found hung gets the cause
     (503 BROWSER_UNRESPONSIVE), not "the tab was closed"; any other end stays BROWSER_GONE."""
-    with trio.fail_after(10):
-        async with running_tab(tab_peer()) as tab:
-            real = tab.connection
-            tab.close()
-            try:
-                tab.connection = SimpleNamespace(  # type: ignore[assignment]
-                    is_closed=True, close_reason=BrowserUnresponsive("no answer in 5 s"))
-                with pytest.raises(BrowserUnresponsive, match="no answer in 5 s"):
-                    tab.check_usable()
-                tab.connection = SimpleNamespace(  # type: ignore[assignment]
-                    is_closed=True, close_reason=BrowserGone("the browser connection closed"))
-                with pytest.raises(BrowserGone, match="the tab was closed"):
-                    tab.check_usable()
-            finally:
-                tab.connection = real
+    def closed_tab(reason: BaseException) -> TabActor:
+        connection = SimpleNamespace(session=lambda sid: SimpleNamespace(session_id=sid),
+                                     is_closed=True, close_reason=reason)
+        tab = TabActor(cast(Any, connection), "T1")
+        tab.close()
+        return tab
+
+    with pytest.raises(BrowserUnresponsive, match="no answer in 5 s"):
+        closed_tab(BrowserUnresponsive("no answer in 5 s")).check_usable()
+    with pytest.raises(BrowserGone, match="the tab was closed"):
+        closed_tab(BrowserGone("the browser connection closed")).check_usable()

@@ -34,32 +34,68 @@ def test_over_the_cap_the_least_recently_listed_refs_are_forgotten_as_detached()
     assert refs.gone_reason("e2") is None and refs.get("e2") is not None
 
 
+class Documents:
+    """What a tab's actor knows for its RefMap: each in-process frame's current document
+    (loaderId) and the out-of-process frames' sessions still attached."""
+
+    def __init__(self, loaders: dict[str, str], sessions: set[str]) -> None:
+        self.loaders, self.sessions = loaders, sessions
+
+    def alive(self, session_id: str | None, frame_id: str, loader_id: str) -> bool:
+        if session_id is None:
+            return self.loaders.get(frame_id) == loader_id
+        return session_id in self.sessions
+
+
 def test_prune_moves_refs_of_gone_documents_to_navigated_and_drops_their_worlds() -> None:
-    refs = RefMap()
+    docs = Documents({"F": "L1", "G": "L5"}, {"S-oopif"})
+    refs = RefMap(alive=docs.alive)
     refs.record(nodes("e1"), frame_id="F", loader_id="L1", session_id=None)
     refs.record(nodes("e2"), frame_id="G", loader_id="L5", session_id=None)
     refs.record(nodes("e3"), frame_id="O", loader_id="L7", session_id="S-oopif")
     refs.set_world((None, "F"), World(loader_id="L1", context_id=1))
     refs.set_world(("S-oopif", "O"), World(loader_id="L7", context_id=2))
-    refs.prune({"F": "L2", "G": "L5"}, child_sessions=[])  # F navigated, the OOPIF detached
+    docs.loaders["F"] = "L2"  # F navigated, the OOPIF detached
+    docs.sessions.clear()
+    refs.prune()
     assert refs.gone_reason("e1") == "navigated" and refs.gone_reason("e3") == "navigated"
     assert refs.get("e2") is not None
     assert refs.world((None, "F")) is None and refs.world(("S-oopif", "O")) is None
 
 
-def test_prune_keeps_what_is_still_there_worlds_and_out_of_process_refs_included() -> None:
-    refs = RefMap()
+def test_prune_keeps_what_is_still_there_and_looks_only_where_it_is_told() -> None:
+    docs = Documents({"F": "L1", "G": "L3"}, {"S-live", "S-gone"})
+    refs = RefMap(alive=docs.alive)
     refs.record(nodes("e1"), frame_id="F", loader_id="L1", session_id=None)
     refs.record(nodes("e2"), frame_id="O", loader_id="L7", session_id="S-live")
     refs.record(nodes("e3"), frame_id="P", loader_id="L8", session_id="S-gone")
+    refs.record(nodes("e4"), frame_id="G", loader_id="L3", session_id=None)
     refs.set_world((None, "F"), World(loader_id="L1", context_id=1))
     refs.set_world(("S-live", "O"), World(loader_id="L7", context_id=2))
     refs.set_world(("S-gone", "P"), World(loader_id="L8", context_id=3))
-    refs.prune({"F": "L1"}, child_sessions=["S-live"])
+    docs.sessions.discard("S-gone")
+    docs.loaders["G"] = "L4"
+    refs.prune([(None, "F"), ("S-live", "O"), ("S-gone", "P")])  # G is not looked at
     assert refs.get("e1") is not None and refs.get("e2") is not None
     assert refs.get("e3") is None and refs.gone_reason("e3") == "navigated"
     assert refs.world((None, "F")) is not None and refs.world(("S-live", "O")) is not None
     assert refs.world(("S-gone", "P")) is None
+    assert refs.get("e4") is not None
+    refs.prune([(None, "G")])
+    assert refs.get("e4") is None and refs.gone_reason("e4") == "navigated"
+
+
+def test_refs_and_worlds_of_a_document_already_gone_are_never_kept() -> None:
+    docs = Documents({"F": "L2"}, set())
+    refs = RefMap(alive=docs.alive)
+    refs.record(nodes("e1", "e2"), frame_id="F", loader_id="L1", session_id=None)
+    refs.record(nodes("e3"), frame_id="O", loader_id="L7", session_id="S-gone")
+    assert len(refs) == 0
+    assert [refs.gone_reason(r) for r in ("e1", "e2", "e3")] == ["navigated"] * 3
+    refs.set_world((None, "F"), World(loader_id="L1", context_id=1))
+    assert refs.world((None, "F")) is None
+    refs.set_world((None, "F"), World(loader_id="L2", context_id=2))
+    assert refs.world((None, "F")) is not None
 
 
 def test_refs_forgotten_over_the_cap_keep_the_gone_list_bounded() -> None:
@@ -72,9 +108,11 @@ def test_refs_forgotten_over_the_cap_keep_the_gone_list_bounded() -> None:
 
 
 def test_the_gone_list_is_bounded() -> None:
-    refs = RefMap(gone_cap=2)
+    docs = Documents({"F": "L1"}, set())
+    refs = RefMap(alive=docs.alive, gone_cap=2)
     refs.record(nodes("e1", "e2", "e3"), frame_id="F", loader_id="L1", session_id=None)
-    refs.prune({"F": "L2"}, child_sessions=[])
+    docs.loaders["F"] = "L2"
+    refs.prune()
     assert [refs.gone_reason(r) for r in ("e1", "e2", "e3")] == [None, "navigated", "navigated"]
 
 

@@ -168,7 +168,7 @@ async def hold_if_confirmed(system: System, route: Route, args: dict[str, Any],
     if not steps:
         return
     tab = _tab(system, args.get("targetId"))
-    page_origin = origin_of(tab.url) if tab is not None else None
+    page_origin = origin_of(tab.view().url) if tab is not None else None
     for kind, step in steps:
         rule_kind = _rule_kind(kind, step)
         if rule_kind is None:

@@ -107,7 +107,7 @@ def _describe(tab: TabActor | None, kind: str, args: Mapping[str, Any]
 
 async def _shoot(system: System, tab: TabActor) -> ShotData | None:
     """A small JPEG of ``tab``'s viewport (caller holds its slot); None when it cannot be."""
-    if tab.closed or tab.crashed or tab.dialog is not None:
+    if tab.halted() is not None:
         return None
     gate = system.supervisor.require_runtime().captures
     gate.admit()
@@ -239,8 +239,8 @@ async def _finish(system: System, active: ActiveRecord, tab: TabActor | None,
         error=None if error is None else redact(error),
         effects=redact(answer.get("effects")) if isinstance(answer.get("effects"), dict)
         else None,
-        url=system.vault.redactor.text(tab.url) if tab is not None else None,
-        title=system.vault.redactor.text(tab.title) if tab is not None else None,
+        url=system.vault.redactor.text(tab.view().url) if tab is not None else None,
+        title=system.vault.redactor.text(tab.view().title) if tab is not None else None,
         console=tuple(console), failed_requests=tuple(failed))
     try:
         with trio.fail_after(SIDE_DEADLINE_S):

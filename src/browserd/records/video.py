@@ -248,7 +248,7 @@ async def _take_frames(session: CdpSession, frames: Any, video: _Video) -> None:
 
 
 async def _watch_tab(tab: TabActor, video: _Video) -> None:
-    while not tab.closed:
+    while not tab.view().closed:
         await tab.wait_changed()
     video.end("the tab closed")
 

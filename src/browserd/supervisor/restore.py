@@ -54,6 +54,7 @@ from ..events import EventSink, EventType
 from ..redact import loggable_url
 from ..tabs.actor import TabActor
 from ..tabs.commits import CommitLog
+from ..tabs.navwait import Probe, wait_navigation
 from ..tabs.restored import LostReason, RestoreLedger
 from .crash import CrashAccount
 
@@ -129,7 +130,7 @@ def take_plan(served: BrowserRuntime, commits: CommitLog, crash: CrashAccount) -
             if scope is None and not commits.in_default_context(target_id):
                 continue
             commit = commits.commit_of(target_id)
-            url = commit.url if commit is not None else tabs.get(target_id).url
+            url = commit.url if commit is not None else tabs.get(target_id).view().url
             memos.append(TabMemo(target_id=target_id, url=url, scope=scope,
                                  post=commit is not None and commit.post,
                                  active=target_id == active))
@@ -297,10 +298,13 @@ async def _navigate(runtime: BrowserRuntime, tab: TabActor, url: str) -> None:
                 log.warning("restored tab %s is not guarded; left blank", tab.target_id)
                 return
             async with tab.work():
+                mark = tab.view().commit_seq
                 result = await tab.send("Page.navigate", {"url": url})
             loader = result.get("loaderId")
-            while loader and tab.loader_id != loader and not tab.closed:
-                await tab.wait_changed()
+            if loader:
+                await wait_navigation(tab, wait_until="commit", after=mark, loader_id=loader,
+                                      until=trio.current_effective_deadline(),
+                                      probe=Probe.NEVER)
         except BrowserdError as exc:
             log.info("restored tab %s: navigating to %s: %s", tab.target_id,
                      loggable_url(url), exc.message)

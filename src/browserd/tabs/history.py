@@ -3,11 +3,11 @@
 :func:`go_back` / :func:`go_forward` read ``Page.getNavigationHistory`` and
 move with ``Page.navigateToHistoryEntry``; :func:`reload` sends
 ``Page.reload``. The move is watched by the effects
-:class:`~browserd.tabs.actions.effects.Observer` (subscribed before the
-command is sent, so a fast commit is never missed), which sees the main
-frame commit and collects what else the move caused. Then, following the
-same ``waitUntil`` conventions as ``/navigate`` and input actions
-(:func:`browserd.tabs.settle.settle_after_commit`):
+:class:`~browserd.tabs.actions.effects.Observer` (made before the command is
+sent: it marks the tab's commit feed, so a fast commit is never missed),
+which collects what else the move caused, and waited for by the one
+navigation waiter (:func:`browserd.tabs.navwait.wait_navigation`), with the
+same ``waitUntil`` words as ``/navigate`` and input actions:
 
 - ``none`` — no wait: the answer names the entry moved to, ``loadState: "none"``;
 - ``commit`` — the main frame committed the move: a new document, one
@@ -49,10 +49,10 @@ from typing import Any
 import trio
 
 from ..errors import DialogOpen, NoHistory, Timeout
-from .actions.effects import DOWNLOAD_GRACE_S, Observer, observing
+from .actions.effects import observing
 from .actor import TabActor
+from .navwait import WAIT_UNTIL, Probe, wait_navigation
 from .page import page_info
-from .settle import WAIT_UNTIL, settle_after_commit
 from .state import LoadState
 
 __all__ = ["go_back", "go_forward", "reload"]
@@ -81,8 +81,9 @@ async def reload(tab: TabActor, *, ignore_cache: bool = False,
     Also revives a crashed tab. Errors and waiting as in the module docstring
     (never NoHistory).
     """
+    view = tab.view()
     return await _run(tab, "Page.reload", {"ignoreCache": ignore_cache}, what="the reload",
-                      target_url=tab.url, target_title=tab.title, wait_until=wait_until,
+                      target_url=view.url, target_title=view.title, wait_until=wait_until,
                       timeout_s=timeout_s)
 
 
@@ -113,52 +114,41 @@ async def _run(tab: TabActor, method: str, params: dict[str, Any], *, what: str,
     if wait_until not in WAIT_UNTIL:
         raise ValueError(f"wait_until must be one of {WAIT_UNTIL}")
     deadline = trio.current_time() + timeout_s
-    crashed_before = tab.crashed  # a reload revives a crashed tab: wait for its commit
+    crashed_before = tab.view().crashed  # a reload revives a crashed tab: wait for its commit
     with observing(tab) as observer:
         async with observer.watching():
             with trio.move_on_at(deadline) as scope:
                 await _send(tab, method, params, what)
-                if wait_until == "none":
-                    return {"ok": True, "targetId": tab.target_id, "url": target_url,
-                            "title": target_title, "status": None,
-                            "loadState": LoadState.NONE.value, "effects": observer.effects()}
-                await observer.wait_for(lambda: _ended(tab, observer, crashed_before))
-                if observer.commit is None and observer.uncommitted and not observer.downloads:
-                    # The navigation ended without a document: its download (an
-                    # attachment) may be reported just after.
-                    with trio.move_on_after(DOWNLOAD_GRACE_S):
-                        await observer.wait_for(lambda: bool(observer.downloads)
-                                                or observer.commit is not None)
             if scope.cancelled_caught:
-                raise Timeout(f"{what} did not commit within {timeout_s:.1f} s",
-                              hint="the tab may still be on its way; check it with GET /tabs")
-            commit = observer.commit
-            if commit is None and tab.dialog is not None:
-                raise DialogOpen(f"a {tab.dialog.type} dialog opened before {what} could "
-                                 f"commit: {tab.dialog.message[:200]}",
-                                 dialog=tab.dialog.to_json(),
+                raise _timeout(what, timeout_s)
+            if wait_until == "none":
+                return {"ok": True, "targetId": tab.target_id, "url": target_url,
+                        "title": target_title, "status": None,
+                        "loadState": LoadState.NONE.value, "effects": observer.effects()}
+            # The move ends uncommitted when it became a download or was blocked.
+            arrival = await wait_navigation(
+                tab, wait_until=wait_until, until=deadline, after=observer.mark,
+                probe=Probe.ALWAYS, allow_crashed=crashed_before, changed=observer.wait_changed,
+                ended=lambda: observer.uncommitted or bool(observer.downloads))
+            if arrival.commit is None and observer.uncommitted and not observer.downloads:
+                with trio.move_on_at(deadline):
+                    await observer.download_grace()
+            if arrival.timed_out:
+                raise _timeout(what, timeout_s)
+            dialog = tab.view().dialog
+            if arrival.commit is None and dialog is not None:
+                raise DialogOpen(f"a {dialog.type} dialog opened before {what} could "
+                                 f"commit: {dialog.message[:200]}", dialog=dialog.to_json(),
                                  hint="answer it with POST /dialog; the move goes on if "
                                       "accepted")
-            if commit is not None:
-                # The tab's own record follows the same event: let it catch up
-                # before asking how far the document got.
-                with trio.move_on_at(deadline):
-                    while (commit.loader_id is not None and tab.loader_id != commit.loader_id
-                           and not (tab.closed or tab.dialog is not None)):
-                        await tab.wait_changed()
-                state = await settle_after_commit(tab, wait_until=wait_until, until=deadline)
-            else:
-                state = tab.load_state  # no commit: the move became a download or was blocked
     info = await page_info(tab)
-    return {"ok": True, "targetId": tab.target_id, **info, "loadState": state.value,
-            "effects": observer.effects()}
+    return {"ok": True, "targetId": tab.target_id, **info,
+            "loadState": arrival.load_state.value, "effects": observer.effects()}
 
 
-def _ended(tab: TabActor, observer: Observer, crashed_before: bool) -> bool:
-    """The move committed, or will not: a dialog holds it, it ended uncommitted
-    (a download, a blocked request), or the tab went away (or crashed anew)."""
-    return (observer.commit is not None or tab.dialog is not None or observer.uncommitted
-            or bool(observer.downloads) or tab.closed or (tab.crashed and not crashed_before))
+def _timeout(what: str, timeout_s: float) -> Timeout:
+    return Timeout(f"{what} did not commit within {timeout_s:.1f} s",
+                   hint="the tab may still be on its way; check it with GET /tabs")
 
 
 async def _send(tab: TabActor, method: str, params: dict[str, Any], what: str) -> None:

@@ -122,7 +122,7 @@ async def request_detail(tab: TabActor, entry_id: int, *, max_bytes: int) -> dic
         reason = "the request failed; there is no body"
     elif entry.redirect_to is not None:
         reason = "a redirect has no body"
-    elif tab.crashed:
+    elif tab.view().crashed:
         reason = "the tab's renderer crashed"
     if reason is None:
         try:
@@ -218,7 +218,8 @@ async def _har_bodies(tab: TabActor, entries: list[NetworkEntry],
     bodies: dict[int, HarBody] = {}
     budget = _HAR_BODY_BUDGET
     for entry in entries:
-        if not entry.finished or entry.failed or entry.redirect_to is not None or tab.crashed:
+        if (not entry.finished or entry.failed or entry.redirect_to is not None
+                or tab.view().crashed):
             continue
         try:
             with trio.fail_after(5):
@@ -242,8 +243,9 @@ async def export_har(tab: TabActor, *, version: str, bodies: bool, max_body_byte
                if e.matches(url_contains=url_contains, resource_type=None, status=None,
                             failed=None)]
     got = await _har_bodies(tab, entries, max_body_bytes) if bodies else {}
-    har = build_har(entries, creator_version=version, bodies=got, page_title=tab.title,
-                    page_url=tab.url)
+    view = tab.view()
+    har = build_har(entries, creator_version=version, bodies=got, page_title=view.title,
+                    page_url=view.url)
     # Up to 1000 entries and 50 MiB of bodies: encoded off the event loop.
     data = await trio.to_thread.run_sync(lambda: orjson.dumps(har, option=orjson.OPT_INDENT_2))
     return data, len(entries)

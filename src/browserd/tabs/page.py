@@ -23,56 +23,81 @@ from ..errors import (
 )
 from ..redact import loggable_url
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
+from .actions.effects import observing
 from .actor import TabActor
 from .bounded_eval import evaluate_bounded
+from .navwait import WAIT_UNTIL, Probe, wait_navigation
 from .remote import exception_text
-from .state import LoadState
+from .tabview import Halt
 
 DEFAULT_EVAL_MAX_BYTES = 8 * 1024 * 1024
 
 __all__ = ["WAIT_UNTIL", "evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
 
-WAIT_UNTIL = ("load", "domcontentloaded", "commit", "none")
-"""What a navigation may wait for; "commit" = the new document replaced the old one."""
-
 
 async def navigate(
     tab: TabActor, url: str, *, wait_until: str = "load", timeout_s: float = 30.0
 ) -> dict[str, Any]:
-    """Navigate the main frame and wait for ``wait_until``; the answer carries ``loadState``.
+    """Navigate the main frame and wait for ``wait_until``; the answer carries ``loadState``
+    and ``effects``.
 
-    ``wait_until``: "load", "domcontentloaded", "commit" (the new document
-    has replaced the old one) or "none" (answer once Chromium has accepted it).
+    ``wait_until`` (:data:`~browserd.tabs.navwait.WAIT_UNTIL`): "load",
+    "domcontentloaded", "commit" (the new document has replaced the old one)
+    or "none" (answer once Chromium has accepted it). The wait is the one
+    navigation waiter's (:func:`~browserd.tabs.navwait.wait_navigation`), on
+    the tab's own events (the page's worlds are not touched). ``effects`` is
+    what the effects :class:`~browserd.tabs.actions.effects.Observer` saw
+    meanwhile, as for history moves: ``navigated`` (the URL committed),
+    ``newTabs``, ``downloads``, ``blocked``, ``dialog``. A navigation whose
+    response became a download (Chromium's ``isDownload``) does not commit:
+    the answer names the page the tab stayed on, with ``effects.downloads``
+    once reported (≤ :data:`~browserd.tabs.actions.effects.DOWNLOAD_GRACE_S`).
 
-    Raises BadUrl when Chromium refuses the URL or the load fails at the
-    network level, Timeout when the wait exceeds ``timeout_s`` (the page
-    keeps loading), DialogOpen if a dialog blocks the page.
+    Raises UrlBlocked when the navigation guard stopped a hop of it, BadUrl
+    when Chromium refuses the URL or the load fails at the network level,
+    Timeout when the wait exceeds ``timeout_s`` (the page keeps loading),
+    DialogOpen if a dialog blocks the page, as :meth:`TabActor.check_usable`
+    when the tab crashed or went away meanwhile. Cancellation abandons the
+    wait (the navigation goes on in the browser).
     """
-    with trio.move_on_after(timeout_s) as scope:
-        guard_mark = tab.navguard.mark() if tab.navguard is not None else 0
-        result = await _send_navigate(tab, url)
-        if result.get("errorText"):
-            _raise_if_blocked(tab, guard_mark, url)
-            raise BadUrl(f"navigation to {url} failed: {result['errorText']}",
-                         hint="check the URL and that the site is reachable")
-        loader_id = result.get("loaderId")
-        if loader_id and wait_until != "none":
-            # "commit": the new document is the tab's, whatever its load state.
-            want = (LoadState.LOADING if wait_until == "commit" else LoadState(wait_until)).rank
-            while not (tab.loader_id == loader_id and tab.load_state.rank >= want):
-                if tab.dialog is not None:
-                    raise DialogOpen(f"a {tab.dialog.type} dialog opened while loading",
-                                     dialog=tab.dialog.to_json())
-                if tab.crashed or tab.closed:
-                    tab.check_usable()
-                await tab.wait_changed()
-    if scope.cancelled_caught:
-        raise Timeout(f"navigation to {url} did not reach {wait_until!r} within {timeout_s:.1f} s",
-                      hint="the page is still loading; use waitUntil: 'none' or raise timeoutMs")
+    if wait_until not in WAIT_UNTIL:
+        raise ValueError(f"wait_until must be one of {WAIT_UNTIL}")
+    deadline = trio.current_time() + timeout_s
+    timeout = Timeout(f"navigation to {url} did not reach {wait_until!r} within "
+                      f"{timeout_s:.1f} s", hint="the page is still loading; use waitUntil: "
+                      "'none' or raise timeoutMs")
+    with observing(tab) as observer:
+        async with observer.watching():
+            guard_mark = tab.navguard.mark() if tab.navguard is not None else 0
+            with trio.move_on_at(deadline) as scope:
+                result = await _send_navigate(tab, url)
+            if scope.cancelled_caught:
+                raise timeout
+            download = bool(result.get("isDownload"))
+            if result.get("errorText") and not download:
+                _raise_if_blocked(tab, guard_mark, url)
+                raise BadUrl(f"navigation to {url} failed: {result['errorText']}",
+                             hint="check the URL and that the site is reachable")
+            if download:  # no document: the download is reported just after, if not yet
+                with trio.move_on_at(deadline):
+                    await observer.download_grace()
+            loader_id = result.get("loaderId")
+            if loader_id and wait_until != "none" and not download:
+                arrival = await wait_navigation(
+                    tab, wait_until=wait_until, until=deadline, after=observer.mark,
+                    loader_id=loader_id, probe=Probe.NEVER, changed=observer.wait_changed)
+                dialog = tab.view().dialog
+                if arrival.halted is Halt.DIALOG and dialog is not None:
+                    raise DialogOpen(f"a {dialog.type} dialog opened while loading",
+                                     dialog=dialog.to_json())
+                if arrival.halted is not None:
+                    tab.check_usable()  # TargetCrashed, BrowserGone, TabBroken
+                if not arrival.reached(wait_until):
+                    raise timeout
     out: dict[str, Any] = {"ok": True, "targetId": tab.target_id}
-    info = await page_info(tab)
-    out.update(info)
-    out["loadState"] = tab.load_state.value
+    out.update(await page_info(tab))
+    out["loadState"] = tab.view().load_state.value
+    out["effects"] = observer.effects()
     return out
 
 
@@ -106,7 +131,7 @@ async def _send_navigate(tab: TabActor, url: str) -> dict[str, Any]:
     navigation goes on when ``/dialog`` accepts it. With a dialog already
     open the command is sent as before (navigating away closes an alert).
     """
-    if tab.dialog is not None:
+    if tab.view().dialog is not None:
         return await tab.send("Page.navigate", {"url": url})
     result, dialog = await tab.race_dialog(lambda: tab.send("Page.navigate", {"url": url}))
     if dialog is not None:
@@ -126,12 +151,14 @@ async def page_info(tab: TabActor) -> dict[str, Any]:
         with trio.fail_after(5):
             value = await evaluate_value(tab, expr)
         if isinstance(value, dict):
-            tab.note_target_info(title=str(value.get("title") or tab.title))
-            return {"url": value.get("url") or tab.url, "title": value.get("title") or "",
+            view = tab.view()
+            tab.note_target_info(title=str(value.get("title") or view.title))
+            return {"url": value.get("url") or view.url, "title": value.get("title") or "",
                     "status": value.get("status") or None}
     except (BrowserdError, trio.TooSlowError):
         pass
-    return {"url": tab.url, "title": tab.title, "status": None}
+    view = tab.view()
+    return {"url": view.url, "title": view.title, "status": None}
 
 
 async def evaluate_value(tab: TabActor, expression: str, *, await_promise: bool = False,
@@ -193,7 +220,7 @@ async def run_eval(tab: TabActor, js: str, *, await_promise: bool, timeout_s: fl
         orjson.dumps(value)
     except TypeError:
         value = repr(value)
-    return {"ok": True, "targetId": tab.target_id, "url": tab.url, "result": value}
+    return {"ok": True, "targetId": tab.target_id, "url": tab.view().url, "result": value}
 
 
 async def terminate(tab: TabActor) -> None:

@@ -57,7 +57,7 @@ async def query(tab: TabActor, selector: str, *, limit: int = 20) -> dict[str, A
     result = _parse(await world_evaluate(tab, tab.session, tab.main_frame_id, expression))
     if "bad" in result:
         raise BadRequest(f"invalid selector {selector!r}: {result['bad']}", field="selector")
-    return {"targetId": tab.target_id, "url": tab.url, "count": result.get("count", 0),
+    return {"targetId": tab.target_id, "url": tab.view().url, "count": result.get("count", 0),
             "matches": result.get("matches", [])}
 
 
@@ -82,7 +82,7 @@ async def dom(tab: TabActor, *, format: str = "html",
         raise NoMatch(f"no element matches {selector!r}", selector=selector,
                       hint="check the selector with GET /query")
     length = int(result.get("length", 0))
-    return {"targetId": tab.target_id, "url": tab.url, "format": format,
+    return {"targetId": tab.target_id, "url": tab.view().url, "format": format,
             "text": str(result.get("text", "")), "truncated": length > max_chars,
             "length": length}
 

@@ -6,6 +6,8 @@ world (:mod:`browserd.tabs.worlds`), where it keeps the element ↔ ref maps;
 page scripts can neither see nor patch it. Every ref a walker reply lists is
 recorded in the tab's :class:`~browserd.tabs.state.RefMap` (``tab.refs``),
 from which :mod:`browserd.tabs.resolve` turns it back into that very element.
+The tab's actor forgets the refs of a document as it goes (the frame
+navigated or detached): from then on they answer ``navigated``.
 
 This module runs the walker; :mod:`browserd.tabs.snapshots` composes the
 answers (/snapshot, /find) from its pieces: :func:`walk_scope` (where a walk
@@ -101,11 +103,9 @@ class Scope:
 async def walk_scope(tab: TabActor, root: str | None) -> Scope:
     """Where a new walk of the tab runs; ``root`` is a ref (``e12``), a CSS selector or None.
 
-    Refs of documents that have gone are forgotten first (they answer
-    ``navigated`` from then on). Raises RefNotFound / StaleRef for a ``root``
-    ref that cannot be resolved; a bad selector is reported by the walk.
+    Raises RefNotFound / StaleRef for a ``root`` ref that cannot be resolved
+    (its document went: ``navigated``); a bad selector is reported by the walk.
     """
-    tab.refs.prune(tab.frame_loaders, tab.child_sessions.values())
     if not root:
         return Scope(session=tab.session, frame_id=tab.main_frame_id)
     if _REF_RE.match(root):
@@ -176,7 +176,7 @@ async def _frame_target(tab: TabActor, session: CdpSession, frame_id: str, ref: 
     child_sid = tab.child_sessions.get(child_frame)
     if child_sid:
         return tab.connection.session(child_sid), child_frame
-    if own_session_id(tab, session) is None and child_frame in tab.frame_loaders:
+    if own_session_id(tab, session) is None and tab.frame_loader(child_frame) is not None:
         # An in-process frame the walker could not enter (e.g. sandboxed).
         return session, child_frame
     return None

@@ -134,9 +134,10 @@ class TabRegistry:
         last_used = self._scopes.last_used(scope)
         if last_used in listed:
             return last_used
-        focused = [t for t in listed.values() if t.last_focused_at is not None]
+        focused = [v for v in (t.view() for t in listed.values())
+                   if v.last_focused_at is not None]
         if focused:
-            return max(focused, key=lambda t: t.last_focused_at or 0).target_id
+            return max(focused, key=lambda v: v.last_focused_at or 0).target_id
         order = [t for t in self._order if t in listed]
         return order[0] if order else None
 
@@ -186,8 +187,9 @@ class TabRegistry:
             raise BadRequest("only a live profile's tabs are released; close this one instead")
         target_id = tab.target_id
         self._drop(target_id)
-        consent.hide({"targetId": target_id, "type": "page", "title": tab.title,
-                      "url": tab.url})
+        view = tab.view()
+        consent.hide({"targetId": target_id, "type": "page", "title": view.title,
+                      "url": view.url})
 
     def target_ids(self, scope: str | None = None) -> list[str]:
         return [t for t in self._order
@@ -310,7 +312,7 @@ class TabRegistry:
         try:
             await self.connection.send("Target.closeTarget", {"targetId": target_id})
         except BrowserdError:
-            if target_id in self._tabs and not tab.crashed:
+            if target_id in self._tabs and not tab.view().crashed:
                 raise
         with trio.move_on_after(5):
             while target_id in self._tabs:
@@ -415,8 +417,9 @@ class TabRegistry:
 
     def _publish_opened(self, tab: TabActor) -> None:
         if self._events is not None:
-            self._events.publish(EventType.TAB_OPENED, target_id=tab.target_id, url=tab.url,
-                                 title=tab.title)
+            view = tab.view()
+            self._events.publish(EventType.TAB_OPENED, target_id=tab.target_id, url=view.url,
+                                 title=view.title)
 
     def _drop(self, target_id: str) -> None:
         if self._consent is not None:

@@ -17,10 +17,10 @@ of failing when their time runs out:
 - :func:`settle_after_input` — after an input action whose effects show a
   navigation: the new document is waited for until ``waitUntil``
   (``domcontentloaded`` by default; ``load``; ``commit`` and ``none`` do not
-  wait), and ``effects.loadState`` says where it got to;
-  :func:`settle_after_commit` is that wait on its own (history moves use it).
+  wait), and ``effects.loadState`` says where it got to.
 
-The state comes from the tab's lifecycle events and, where those may lag
+Both wait through the one navigation waiter (:mod:`browserd.tabs.navwait`):
+the state comes from the tab's lifecycle events and, where those may lag
 behind a navigation that has just committed, from ``document.readyState``
 of the current document (read in the tab's ``browserd`` world, so page
 scripts cannot fake it). Nothing here raises on a slow page: the deadline
@@ -38,22 +38,16 @@ import trio
 
 from ..errors import BrowserdError
 from .actor import TabActor
+from .navwait import WAIT_UNTIL, Probe, wait_load_state, wait_navigation
 from .routing import send_in
 from .state import LoadState
-from .worlds import world_context, world_evaluate
+from .worlds import world_context
 
 __all__ = ["DEFAULT_SETTLE_MS", "QUIET_MS", "WAIT_UNTIL", "YOUNG_MS", "after_settling",
-           "settle_after_commit", "settle_after_input", "settle_document", "settle_read",
-           "wait_load_state"]
+           "settle_after_input", "settle_document", "settle_read"]
 
-WAIT_UNTIL = ("domcontentloaded", "load", "commit", "none")
-"""What an input action may wait for after it navigated (``waitUntil``)."""
 DEFAULT_SETTLE_MS = 5000
 """How long a read waits for a loading document by default (``settleMs``)."""
-_PROBE_S = 1.0
-"""The longest one readyState probe may take (a busy renderer answers late)."""
-_RECHECK_S = 0.1
-"""How often the state is re-read when no tab event arrives."""
 QUIET_MS = 150
 """A DOM without a mutation (and a page without a response) for this long is drawn."""
 YOUNG_MS = 500
@@ -88,51 +82,6 @@ _QUIET_JS = """((Q, Y) => {
 })(%d, %d)"""
 
 
-async def _ready_state(tab: TabActor) -> LoadState | None:
-    """The current main document's readyState as a load state; None if unknown now."""
-    with trio.move_on_after(_PROBE_S):
-        try:
-            remote = await world_evaluate(tab, tab.session, tab.main_frame_id,
-                                          "document.readyState")
-        except BrowserdError:
-            return None  # between documents, or the world went away: ask again later
-        return LoadState.from_ready_state(remote.get("value"))
-    return None
-
-
-async def _state_now(tab: TabActor, *, probe: bool) -> LoadState:
-    state = tab.load_state
-    if probe or state == LoadState.LOADING:
-        ready = await _ready_state(tab)
-        if ready is not None:
-            # The document itself is the authority right after a commit, when
-            # the tab's lifecycle record may still describe the old one.
-            state = ready if probe else max(state, ready, key=lambda s: s.rank)
-    return state
-
-
-async def wait_load_state(tab: TabActor, want: LoadState, *, until: float,
-                          probe: bool = False) -> LoadState:
-    """Wait until the main document reaches ``want`` or trio time ``until``; its state.
-
-    ``want`` is DOMCONTENTLOADED or LOAD. ``probe`` reads the document's
-    readyState even when the tab's events say it got far enough (needed
-    right after a navigation committed). Returns the state reached, which is
-    below ``want`` only when the time ran out, a dialog opened, or the tab
-    went away. Never raises for a slow page.
-    """
-    state = tab.load_state
-    with trio.move_on_at(until):
-        while True:
-            state = await _state_now(tab, probe=probe)
-            if (state.rank >= want.rank or tab.dialog is not None or tab.closed
-                    or tab.crashed):
-                break
-            with trio.move_on_after(_RECHECK_S):
-                await tab.wait_changed()
-    return state
-
-
 async def settle_document(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS) -> LoadState:
     """Before reading a page: wait up to ``settle_ms`` for ``domcontentloaded``; the state.
 
@@ -141,10 +90,12 @@ async def settle_document(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS) 
     time ran out first: the caller reports it so that a partial read is never
     silent.
     """
-    if settle_ms <= 0 or tab.load_state.rank >= LoadState.DOMCONTENTLOADED.rank:
-        return tab.load_state
+    state = tab.view().load_state
+    if settle_ms <= 0 or state.rank >= LoadState.DOMCONTENTLOADED.rank:
+        return state
     return await wait_load_state(tab, LoadState.DOMCONTENTLOADED,
-                                 until=trio.current_time() + settle_ms / 1000)
+                                 until=trio.current_time() + settle_ms / 1000,
+                                 probe=Probe.WHILE_LOADING)
 
 
 async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS,
@@ -160,10 +111,10 @@ async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS,
     Never raises for a slow page; cancellation ends the wait.
     """
     if settle_ms <= 0:
-        return tab.load_state, True
+        return tab.view().load_state, True
     until = trio.current_time() + settle_ms / 1000
     state = await settle_document(tab, settle_ms=settle_ms)
-    if state.rank < LoadState.DOMCONTENTLOADED.rank or tab.dialog is not None:
+    if state.rank < LoadState.DOMCONTENTLOADED.rank or tab.view().dialog is not None:
         return state, False
     with trio.move_on_at(until):
         try:
@@ -176,17 +127,17 @@ async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS,
                                "awaitPromise": True, "returnByValue": True})
                 # A request the page started while its DOM was quiet: wait for it too.
                 if not tab.inflight.busy(trio.current_time()):
-                    return tab.load_state, True
+                    return tab.view().load_state, True
         except BrowserdError:
-            return tab.load_state, False  # the document changed under us: read what is
-    return tab.load_state, False
+            return tab.view().load_state, False  # the document changed under us: read what is
+    return tab.view().load_state, False
 
 
 async def _wait_nothing_in_flight(tab: TabActor) -> None:
     """Wait until no request the page draws from is in flight (long ones do not count),
     or a dialog, a crash or the tab's end makes waiting pointless. The caller's deadline
     bounds it; cancellation ends it; never raises."""
-    while not (tab.dialog is not None or tab.closed or tab.crashed):
+    while tab.halted() is None:
         turns_long = tab.inflight.next_change(trio.current_time())
         if turns_long is None:
             return
@@ -207,27 +158,15 @@ async def settle_after_input(tab: TabActor, result: MutableMapping[str, Any], *,
     """After an input action: if it navigated, wait for ``wait_until``; set ``effects.loadState``.
 
     ``result`` is the action's answer; its ``effects`` dict is updated in
-    place (nothing is added when the action did not navigate). The wait ends
-    at trio time ``until`` at the latest — the action's own deadline — and
-    then reports the state reached (e.g. ``"loading"``), never an error.
+    place (nothing is added when the action did not navigate: the effects
+    Observer saw the commit, so only the load state is waited for). The
+    wait ends at trio time ``until`` at the latest — the action's own
+    deadline — and then reports the state reached (e.g. ``"loading"``),
+    never an error.
     """
     effects = result.get("effects")
     if not isinstance(effects, dict) or "navigated" not in effects:
         return
-    state = await settle_after_commit(tab, wait_until=wait_until, until=until)
-    effects["loadState"] = state.value
-
-
-async def settle_after_commit(tab: TabActor, *, wait_until: str, until: float) -> LoadState:
-    """After a navigation of the main frame committed: wait for ``wait_until``; the state.
-
-    ``domcontentloaded`` / ``load``: wait (until trio time ``until`` at the
-    latest) for the document to get that far; ``commit``: no wait, but the
-    document itself says how far it got; ``none``: the tab's state as it is.
-    Never raises for a slow page: the state reached is the answer.
-    """
-    if wait_until in ("domcontentloaded", "load"):
-        return await wait_load_state(tab, LoadState(wait_until), until=until, probe=True)
-    if wait_until == "commit":
-        return await _state_now(tab, probe=True)
-    return tab.load_state
+    arrival = await wait_navigation(tab, wait_until=wait_until, until=until, after=None,
+                                    probe=Probe.ALWAYS)
+    effects["loadState"] = arrival.load_state.value

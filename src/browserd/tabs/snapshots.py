@@ -101,7 +101,8 @@ async def take_snapshot(tab: TabActor, *, format: str = "aria", interactive: boo
     snapshot_id = tab.refs.next_snapshot_id()
     info = decode_value(await world_evaluate(
         tab, scope.session, scope.frame_id, _PAGE_IDENTITY.call()))
-    url, title = (str(info[0]), str(info[1])) if isinstance(info, list) else (tab.url, "")
+    url, title = (str(info[0]), str(info[1])) if isinstance(info, list) else (
+        tab.view().url, "")
     out: dict[str, Any] = {"snapshotId": snapshot_id, "targetId": tab.target_id, "url": url,
                            "title": title, "format": format, "loadState": load_state.value,
                            "settled": settled}
@@ -210,6 +211,6 @@ async def find(tab: TabActor, *, role: str | None = None, name: str | None = Non
     matches = list(reply.get("matches") or [])
     stats = {**dict(reply.get("stats") or {}),
              "totalMs": round((time.perf_counter() - started) * 1000, 1)}
-    return {"targetId": tab.target_id, "url": tab.url, "loadState": load_state.value,
+    return {"targetId": tab.target_id, "url": tab.view().url, "loadState": load_state.value,
             "settled": settled, "count": int(reply.get("count") or 0), "matches": matches,
             "truncated": bool(reply.get("truncated")), "stats": stats}

@@ -2,8 +2,9 @@
 
 Each object is held by one :class:`browserd.tabs.actor.TabActor` and changed
 only through its own methods: the actor's event task feeds
-:class:`ConsoleLog` and the load state; the ref engine (running in the
-tab's work slot) records and prunes refs and worlds through :class:`RefMap`;
+:class:`ConsoleLog` and prunes the refs and worlds of documents that went
+away from :class:`RefMap`; the ref engine (running in the tab's work slot)
+records refs and worlds there;
 :mod:`browserd.tabs.emulation` replaces the tab's :class:`Emulation` record
 (``TabActor.note_emulation``) once the browser took it.
 Nothing here does I/O; all of it is unit-testable without a browser.
@@ -14,16 +15,16 @@ from __future__ import annotations
 import collections
 import enum
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from .diffs import SnapshotHistory
 
-__all__ = ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog", "Emulation",
-           "Geolocation", "LoadState", "NetworkConditions", "RefMap", "RefRecord", "Viewport",
-           "World", "WorldKey"]
+__all__ = ["CONSOLE_BUFFER", "NO_EMULATION", "ConsoleEntry", "ConsoleLog", "DocumentAlive",
+           "Emulation", "Geolocation", "LoadState", "NetworkConditions", "RefMap", "RefRecord",
+           "Viewport", "World", "WorldKey"]
 
 CONSOLE_BUFFER = 500
 """Console messages kept per tab (the oldest go first)."""
@@ -158,17 +159,31 @@ class World:
     context_id: int
 
 
+DocumentAlive = Callable[[str | None, str, str], bool]
+"""(session id, frame id, loaderId) -> is that document still the frame's current one?"""
+
+
+def _always_alive(session_id: str | None, frame_id: str, loader_id: str) -> bool:
+    return True
+
+
 class RefMap:
     """The Python side of a tab's refs: ref → record, forgotten refs, worlds, counters.
 
     Refs are recorded from complete walker replies only; the least recently
     listed are forgotten beyond :data:`REFS_CAP` (and remembered as
-    ``detached``); refs of documents that went away are moved to the gone
-    list as ``navigated`` by :meth:`prune`.
+    ``detached``). Whether a document is still its frame's current one is
+    the owner's to say (``alive``: the tab's actor knows its frames): refs
+    and worlds of a document that is gone are never recorded, and
+    :meth:`prune` — called by the actor when a frame navigates or goes away —
+    moves its refs to the gone list as ``navigated`` and forgets its world.
     """
 
-    def __init__(self, *, refs_cap: int = REFS_CAP, gone_cap: int = GONE_CAP) -> None:
+    def __init__(self, *, alive: DocumentAlive = _always_alive, refs_cap: int = REFS_CAP,
+                 gone_cap: int = GONE_CAP) -> None:
+        self._alive = alive
         self._refs: dict[str, RefRecord] = {}  # least recently listed first
+        self._by_frame: dict[WorldKey, dict[str, None]] = {}  # each frame's refs, in order
         self._gone: OrderedDict[str, str] = OrderedDict()  # ref -> why it went
         self._worlds: dict[WorldKey, World] = {}
         self._refs_cap = refs_cap
@@ -192,22 +207,43 @@ class RefMap:
 
     def record(self, nodes: Iterable[Mapping[str, Any]], *, frame_id: str, loader_id: str,
                session_id: str | None) -> None:
-        """Record the refs a walker reply listed, against that world's document."""
+        """Record the refs a walker reply listed, against that world's document.
+
+        A document that is no longer its frame's (it navigated meanwhile) gets
+        none: its refs are remembered as ``navigated`` at once.
+        """
+        alive = self._alive(session_id, frame_id, loader_id)
         for node in nodes:
             ref = node.get("ref")
             if not isinstance(ref, str):
                 continue
-            self._refs.pop(ref, None)  # re-insert: least recently listed stays first
+            self._forget(ref, None)  # re-insert: least recently listed stays first
+            if not alive:
+                self._gone[ref] = "navigated"
+                continue
             self._refs[ref] = RefRecord(
                 ref=ref, frame_id=frame_id, loader_id=loader_id, session_id=session_id,
                 role=str(node.get("role") or "generic"), name=str(node.get("name") or ""))
+            self._by_frame.setdefault((session_id, frame_id), {})[ref] = None
             self._gone.pop(ref, None)
         while len(self._refs) > self._refs_cap:
             # A document that keeps growing: forget the refs not listed for longest.
-            oldest = next(iter(self._refs))
-            del self._refs[oldest]
-            self._gone[oldest] = "detached"
+            self._forget(next(iter(self._refs)), "detached")
         self._trim_gone()
+
+    def _forget(self, ref: str, why: str | None) -> None:
+        """Drop ``ref``'s record (remembered as gone for ``why``, unless None)."""
+        record = self._refs.pop(ref, None)
+        if record is None:
+            return
+        key = (record.session_id, record.frame_id)
+        held = self._by_frame.get(key)
+        if held is not None:
+            held.pop(ref, None)
+            if not held:
+                del self._by_frame[key]
+        if why is not None:
+            self._gone[ref] = why
 
     def advance(self, next_ref: int) -> None:
         """Move the ref counter forward (never back)."""
@@ -218,27 +254,18 @@ class RefMap:
         self._snapshot_seq += 1
         return f"s{self._snapshot_seq}"
 
-    def prune(self, frame_loaders: Mapping[str, str], child_sessions: Iterable[str]) -> None:
-        """Forget refs and worlds of documents that are gone.
-
-        A main-session record is gone when its frame's current loaderId
-        (``frame_loaders``) differs; an OOPIF record when its session is no
-        longer among ``child_sessions``.
-        """
-        children = set(child_sessions)
-
-        def alive(session_id: str | None, frame_id: str, loader_id: str) -> bool:
-            if session_id is None:
-                return frame_loaders.get(frame_id) == loader_id
-            return session_id in children
-
-        for ref in [r for r, rec in self._refs.items()
-                    if not alive(rec.session_id, rec.frame_id, rec.loader_id)]:
-            del self._refs[ref]
-            self._gone[ref] = "navigated"
+    def prune(self, frames: Iterable[WorldKey] | None = None) -> None:
+        """Forget the refs and worlds of documents that are gone (``alive`` says no): of the
+        frames ``frames`` names, or of every frame (None). The owner calls it."""
+        keys = [*self._by_frame, *self._worlds] if frames is None else list(frames)
+        for key in dict.fromkeys(keys):
+            for ref in [r for r in self._by_frame.get(key, ())
+                        if not self._alive(key[0], key[1], self._refs[r].loader_id)]:
+                self._forget(ref, "navigated")
+            world = self._worlds.get(key)
+            if world is not None and not self._alive(key[0], key[1], world.loader_id):
+                del self._worlds[key]
         self._trim_gone()
-        for key in [k for k, w in self._worlds.items() if not alive(k[0], k[1], w.loader_id)]:
-            del self._worlds[key]
 
     def _trim_gone(self) -> None:
         while len(self._gone) > self._gone_cap:
@@ -249,7 +276,9 @@ class RefMap:
         return self._worlds.get(key)
 
     def set_world(self, key: WorldKey, world: World) -> None:
-        self._worlds[key] = world
+        """Cache ``world`` for its frame, unless its document is gone already."""
+        if self._alive(key[0], key[1], world.loader_id):
+            self._worlds[key] = world
 
     def drop_world(self, key: WorldKey) -> None:
         self._worlds.pop(key, None)

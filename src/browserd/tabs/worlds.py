@@ -4,7 +4,9 @@ The in-page walker (:mod:`browserd.snapshot`) runs in a CDP isolated world
 named ``browserd`` — one per (session, frame, document) — where page scripts
 can neither see nor patch it. The tab's :class:`~browserd.tabs.state.RefMap`
 caches each world's (loaderId, contextId); a world is cached only once its
-walker is installed, and recreated when the frame's document changed.
+walker is installed, and only while its document is the frame's current one
+(the tab's actor forgets it when the frame navigates or detaches); it is
+recreated when the frame's document changed.
 
 Every function here runs while the caller holds the tab's work slot and
 under the caller's deadline; cancellation abandons the CDP call in flight
@@ -60,7 +62,7 @@ def _find_frame(tree: dict[str, Any], frame_id: str) -> dict[str, Any] | None:
 async def current_loader(tab: TabActor, session_id: str | None, frame_id: str) -> str | None:
     """The loaderId of the frame's current document; None when the frame is gone."""
     if session_id is None:
-        return tab.frame_loaders.get(frame_id)
+        return tab.frame_loader(frame_id)
     if session_id not in tab.child_sessions.values():
         return None
     try:
@@ -93,10 +95,9 @@ async def world_context(tab: TabActor, session: CdpSession, frame_id: str) -> in
     if installed.get("exceptionDetails"):
         raise BrowserdError("the snapshot walker could not be installed: "
                             + exception_text(installed["exceptionDetails"]))
-    # The document may have changed while we worked: cache the world only if
-    # the loader we saw is still current (else the next call recreates it).
-    if key[0] is not None or tab.frame_loaders.get(frame_id) == loader:
-        tab.refs.set_world(key, World(loader_id=loader or "", context_id=context_id))
+    # The document may have changed while we worked: the tab caches the world only
+    # if the loader we saw is still current (else the next call recreates it).
+    tab.refs.set_world(key, World(loader_id=loader or "", context_id=context_id))
     return context_id
 
 

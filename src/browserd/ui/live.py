@@ -240,9 +240,9 @@ async def _forward_frames(session: CdpSession, frames: Any, channel: LiveChannel
 
 async def _watch_tab(tab: TabActor, channel: LiveChannel, scope: trio.CancelScope) -> None:
     shown = None
-    while not tab.closed:
-        if tab.dialog != shown:
-            shown = tab.dialog
+    while not (view := tab.view()).closed:
+        if view.dialog != shown:
+            shown = view.dialog
             await channel.send_json({"type": "dialog",
                                      "dialog": shown.to_json() if shown else None})
         await tab.wait_changed()

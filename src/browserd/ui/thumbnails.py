@@ -50,7 +50,7 @@ class Thumbnail:
 
 def may_capture(tab: TabActor, *, shuffle_front: bool, current: str | None) -> bool:
     """Whether ``tab`` may be captured now (module docstring)."""
-    if tab.closed or tab.crashed or tab.dialog is not None:
+    if tab.halted() is not None:
         return False
     return shuffle_front or tab.target_id == current
 
@@ -114,7 +114,7 @@ async def _capture(runtime: BrowserRuntime, tab: TabActor, *, front: TabActor | 
                              "scale": min(1.0, THUMB_WIDTH / width)},
                 })
             finally:
-                if front is not None and front is not tab and not front.closed:
+                if front is not None and front is not tab and not front.view().closed:
                     try:
                         await front.send("Page.bringToFront")
                     except BrowserdError:

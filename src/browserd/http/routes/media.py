@@ -221,7 +221,7 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
             finally:
                 if handle is not None:
                     await _release(handle)
-            url = tab.url
+            url = tab.view().url
             origin = CaptureOrigin(target_id=tab.target_id, profile=system.profile.name,
                                    session=system.session_id, region=shot.region,
                                    css_width=shot.css_width, css_height=shot.css_height)
@@ -254,7 +254,7 @@ async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
         gate.admit()
         async with gate.limiter:
             data = await capture.pdf(tab)
-            url = tab.url
+            url = tab.view().url
             saved = await system.media.save(data, kind="pdf", ext="pdf", mime="application/pdf")
         return _body(system, tab, url, saved, width=None, height=None)
 

@@ -74,7 +74,7 @@ async def _recover(tab: TabActor) -> bool:
     (``Runtime.terminateExecution`` on an idle page would kill the page's
     *next* script). Bounded (~2.5 s), shielded from the caller's cancel.
     """
-    if tab.dialog is not None or tab.closed or tab.crashed:
+    if tab.halted() is not None:
         return False
     terminated = False
     with trio.CancelScope(shield=True):
@@ -97,7 +97,7 @@ async def _dispatch(tab: TabActor, action: Action, progress: Progress,
             return await hover(tab, action.target, progress=progress)
         case TypeText():
             if action.secret is not None and action.origin is not None \
-                    and origin_of(tab.url) != action.origin:
+                    and origin_of(tab.view().url) != action.origin:
                 raise SecretOrigin(f"secret {action.secret!r} is for {action.origin}, not for "
                                    "the page the tab shows now")
             return await type_text(tab, action.text, target=action.target, clear=action.clear,

@@ -21,7 +21,7 @@ async def handle_dialog(tab: TabActor, *, accept: bool, prompt_text: str | None 
     ``effects`` may show a navigation or the next dialog the page opened.
     Raises NoDialog (409) when none is open.
     """
-    info = tab.dialog
+    info = tab.view().dialog
     if info is None:
         raise NoDialog("no JavaScript dialog is open on this tab",
                        hint="dialogs are reported in an action's effects.dialog")
@@ -36,7 +36,7 @@ async def handle_dialog(tab: TabActor, *, accept: bool, prompt_text: str | None 
                 raise NoDialog("the dialog was already closed") from None
             raise
         with trio.move_on_after(2):
-            while tab.dialog is info:
+            while tab.view().dialog is info:
                 await tab.wait_changed()
         effects = await observer.settle()
     return {"ok": True, "dialog": info.to_json(), "accepted": accept, "effects": effects}

@@ -13,10 +13,14 @@ A popup the guard closed is not in ``newTabs``. ``fileChooser`` is a file
 chooser the page opened since the Observer was created and that is still
 unanswered (:class:`browserd.tabs.inputstate.FileChooser`).
 
-The Observer also records the main frame's last commit (:class:`Commit`:
-a new document, one restored from the back/forward cache, or a
-same-document entry), which history moves (:mod:`browserd.tabs.history`)
-wait for with :meth:`Observer.watching` and :meth:`Observer.wait_for`.
+Navigation comes from the tab's commit feed (:mod:`browserd.tabs.feed`),
+read from the mark the Observer took when it was created: the main frame's
+requests, commits (a new document, an error page, one restored from the
+back/forward cache, or a same-document entry) and stops. The feed's
+ordering guarantee means the tab's own state already includes every commit
+the Observer reports. ``/navigate`` and history moves
+(:mod:`browserd.tabs.history`) watch with :meth:`Observer.watching` while
+they wait (:func:`browserd.tabs.navwait.wait_navigation`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import trio
 from ...cdp import CdpSession
 from ...errors import CdpError, unwrap_group
 from ..actor import TabActor
+from ..feed import CommitKind, CommitRecord
 from ..inputstate import FileChooser
 from ..routing import send_in, session_by_id
 from ..worlds import world_context
@@ -42,7 +47,7 @@ __all__ = [
     "DOWNLOAD_GRACE_S",
     "POPUP_DECIDE_S",
     "SETTLE_S",
-    "Commit",
+    "MainFrameSeen",
     "Observer",
     "observing",
     "race",
@@ -67,52 +72,81 @@ DOWNLOADS_KEPT = 100
 
 # -- effects ---------------------------------------------------------------------
 
-_PAGE_EVENTS = frozenset({
-    "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Page.frameNavigated",
-    "Page.navigatedWithinDocument", "Page.frameStoppedLoading",
-})
-
 
 @attrs.frozen(kw_only=True)
-class Commit:
-    """A main-frame commit: a new or restored document, or a same-document entry."""
+class MainFrameSeen:
+    """What the main frame did since an Observer's mark, folded from the commit feed."""
 
-    url: str
-    loader_id: str | None  # the new document's; None for a same-document entry
-    same_document: bool
-    restored: bool  # from the back/forward cache (no lifecycle events follow)
+    requested: str | None = None
+    """URL of a navigation of the tab that was asked for and has not committed (yet)."""
+    commit: CommitRecord | None = None
+    """The main frame's last commit."""
+    uncommitted: bool = False
+    """A requested navigation ended without committing (it may have become a download)."""
+
+    @classmethod
+    def fold(cls, records: tuple[CommitRecord, ...]) -> MainFrameSeen:
+        requested: str | None = None
+        commit: CommitRecord | None = None
+        uncommitted = False
+        for record in records:
+            if not record.main_frame:
+                continue
+            if record.kind is CommitKind.REQUESTED:
+                requested = record.url
+            elif record.kind.commits:
+                commit, requested = record, None
+            elif record.kind is CommitKind.STOPPED:
+                if requested is not None and commit is None:
+                    uncommitted = True
+                requested = None
+        return cls(requested=requested, commit=commit, uncommitted=uncommitted)
 
 
 class Observer:
     """Collects what an action causes: navigation, new tabs, a dialog, a file chooser,
     downloads, blocked requests.
 
-    Created (subscribed) before the input is sent, so nothing is missed;
-    events wait in bounded buffers until :meth:`settle` reads them.
+    Created before the input is sent, so nothing is missed: it marks the
+    tab's commit feed, and its subscriptions (new targets, downloads) hold
+    events in bounded buffers until :meth:`watching` or :meth:`settle` reads them.
     """
 
     def __init__(self, tab: TabActor) -> None:
         self._tab = tab
-        self._before_loader = tab.loader_id
-        self._before_navigations = tab.navigations
+        self.mark = tab.view().commit_seq
+        """The commit feed's number when the Observer was made: it reports what follows."""
         self._before_choosers = tab.input.choosers_seen
         self.new_tabs: list[str] = []
-        self.requested: str | None = None  # URL of a main-frame navigation not yet committed
-        self.committed = False
-        self.commit: Commit | None = None  # the main frame's last commit seen
         self._changed = trio.Event()
         self._targets = tab.connection.subscribe(None, frozenset({"Target.targetCreated"}),
                                                  buffer=256)
-        self._page = tab.session.subscribe(_PAGE_EVENTS, buffer=256)
         self.downloads: list[dict[str, Any]] = []
         self._download_events = tab.session.subscribe(
             frozenset({"Page.downloadWillBegin"}), buffer=64)
         self._guard_mark = tab.navguard.mark() if tab.navguard is not None else 0
-        self.uncommitted = False  # a requested navigation ended without committing
+
+    def seen(self) -> MainFrameSeen:
+        """The main frame's requests, commits and stops since :attr:`mark`."""
+        return MainFrameSeen.fold(self._tab.commits_since(self.mark))
+
+    @property
+    def commit(self) -> CommitRecord | None:
+        """The main frame's last commit since :attr:`mark` (None: none yet)."""
+        return self.seen().commit
+
+    @property
+    def requested(self) -> str | None:
+        """URL of a main-frame navigation asked for since :attr:`mark`, not committed yet."""
+        return self.seen().requested
+
+    @property
+    def uncommitted(self) -> bool:
+        """A requested navigation ended without committing (maybe it became a download)."""
+        return self.seen().uncommitted
 
     def close(self) -> None:
         self._tab.connection.unsubscribe(self._targets)
-        self._tab.connection.unsubscribe(self._page)
         self._tab.connection.unsubscribe(self._download_events)
 
     def _poke(self) -> None:
@@ -129,30 +163,6 @@ class Observer:
                     self._poke()
         except CdpError:
             return  # fell behind: report what we saw
-
-    async def _pump_page(self) -> None:
-        main = self._tab.main_frame_id
-        try:
-            async for event in self._page:
-                p = event.params
-                frame_id = p.get("frameId") or p.get("frame", {}).get("id")
-                if frame_id != main or p.get("frame", {}).get("parentId"):
-                    continue
-                if event.method in ("Page.frameRequestedNavigation",
-                                    "Page.frameStartedNavigating"):
-                    if p.get("disposition", "currentTab") == "currentTab":
-                        self.requested = str(p.get("url", ""))
-                elif event.method in ("Page.frameNavigated", "Page.navigatedWithinDocument"):
-                    self.committed = True
-                    self.requested = None
-                    self.commit = _commit(event.method, p)
-                elif event.method == "Page.frameStoppedLoading":
-                    if self.requested is not None and not self.committed:
-                        self.uncommitted = True  # maybe it became a download
-                    self.requested = None
-                self._poke()
-        except CdpError:
-            return
 
     async def _pump_downloads(self) -> None:
         try:
@@ -187,7 +197,6 @@ class Observer:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump_targets)
-                nursery.start_soon(self._pump_page)
                 nursery.start_soon(self._pump_tab)
                 nursery.start_soon(self._pump_downloads)
                 try:
@@ -202,6 +211,11 @@ class Observer:
         and tab change). Unbounded: the caller's deadline ends it."""
         await self._until(done)
 
+    async def wait_changed(self) -> None:
+        """Inside :meth:`watching`: wait for the next event this Observer reads or the
+        next change of the tab's state."""
+        await self._changed.wait()
+
     async def settle(self, quiet_s: float = SETTLE_S) -> dict[str, Any]:
         """Watch until the page turned (:func:`page_turned`: tens of ms) or a commit or
         dialog — at most ``quiet_s`` — then for a pending commit.
@@ -215,8 +229,8 @@ class Observer:
             with trio.move_on_after(quiet_s):
                 async with trio.open_nursery() as race:
                     async def ended() -> None:
-                        await self._until(lambda: self.committed or tab.dialog is not None
-                                          or tab.closed or tab.crashed)
+                        await self._until(lambda: self.commit is not None
+                                          or tab.halted() is not None)
                         race.cancel_scope.cancel()
 
                     async def quiet() -> None:
@@ -229,16 +243,13 @@ class Observer:
 
                     race.start_soon(ended)
                     race.start_soon(quiet)
-            if self.requested is not None and tab.dialog is None:
+            if self.requested is not None and tab.view().dialog is None:
                 with trio.move_on_after(COMMIT_WAIT_S):
                     await self._until(lambda: self.requested is None or bool(self.downloads)
-                                      or tab.dialog is not None or tab.closed or tab.crashed)
-            if self.uncommitted and not self.downloads and tab.dialog is None:
-                # An attachment response ends the navigation; its download
-                # may be reported just after.
-                with trio.move_on_after(DOWNLOAD_GRACE_S):
-                    await self._until(lambda: bool(self.downloads) or self.committed)
-            if (tab.navguard is not None and not self.committed and tab.dialog is None
+                                      or tab.halted() is not None)
+            if self.uncommitted and not self.downloads and tab.view().dialog is None:
+                await self.download_grace()
+            if (tab.navguard is not None and self.commit is None and tab.view().dialog is None
                     and tab.navguard.is_contained(tab.target_id)):
                 await trio.sleep(CONTAIN_GRACE_S)
             if self.new_tabs and tab.navguard is not None:
@@ -247,22 +258,31 @@ class Observer:
                     await tab.navguard.wait_decided(self.new_tabs)
         return self.effects()
 
+    async def download_grace(self) -> None:
+        """Inside :meth:`watching`: a navigation ended without committing; an attachment
+        response ends it so, and its download may be reported just after: wait for that
+        (≤ :data:`DOWNLOAD_GRACE_S`) or a commit after all."""
+        with trio.move_on_after(DOWNLOAD_GRACE_S):
+            await self._until(lambda: bool(self.downloads) or self.commit is not None)
+
     def effects(self) -> dict[str, Any]:
+        """The effects seen so far: ``navigated`` (the main frame's last commit since the
+        mark) or ``navigationPending``, ``newTabs``, ``dialog``, ``fileChooser``,
+        ``downloads``, ``blocked``."""
         tab = self._tab
+        view = tab.view()
+        seen = self.seen()
         out: dict[str, Any] = {}
-        if (self.committed or tab.loader_id != self._before_loader
-                or tab.navigations != self._before_navigations):
-            # The commit this Observer saw itself: the actor's own event task may not
-            # have applied it to ``tab.url`` yet (two subscribers, either may run first).
-            out["navigated"] = self.commit.url if self.commit is not None else tab.url
-        elif self.requested is not None:
-            out["navigationPending"] = self.requested
+        if seen.commit is not None:
+            out["navigated"] = seen.commit.url
+        elif seen.requested is not None:
+            out["navigationPending"] = seen.requested
         guard = tab.navguard
         new_tabs = [t for t in self.new_tabs if guard is None or t not in guard.closed_popups]
         if new_tabs:
             out["newTabs"] = new_tabs
-        if tab.dialog is not None:
-            out["dialog"] = {"type": tab.dialog.type, "message": tab.dialog.message}
+        if view.dialog is not None:
+            out["dialog"] = {"type": view.dialog.type, "message": view.dialog.message}
         chooser = self.new_chooser()
         if chooser is not None:
             out["fileChooser"] = chooser.to_json()
@@ -281,16 +301,6 @@ class Observer:
         if chooser is None or chooser.serial <= self._before_choosers:
             return None
         return chooser
-
-
-def _commit(method: str, params: dict[str, Any]) -> Commit:
-    if method == "Page.navigatedWithinDocument":
-        return Commit(url=str(params.get("url", "")), loader_id=None, same_document=True,
-                      restored=False)
-    frame = params.get("frame") or {}
-    return Commit(url=str(frame.get("url", "")) + str(frame.get("urlFragment", "")),
-                  loader_id=frame.get("loaderId"), same_document=False,
-                  restored=params.get("type") == "BackForwardCacheRestore")
 
 
 @contextlib.contextmanager

@@ -85,7 +85,7 @@ async def frames_drawn(tab: TabActor, handle: ElementHandle, within_s: float) ->
 
 def dialog_before_input(tab: TabActor, what: str) -> DialogOpen:
     """The 409 for a dialog that opened before any of the ``what`` was sent."""
-    info = tab.dialog
+    info = tab.view().dialog
     kind = info.type if info is not None else "JavaScript"
     return DialogOpen(f"a {kind} dialog opened before the {what} was sent; nothing was sent",
                       dialog=info.to_json() if info is not None else None)

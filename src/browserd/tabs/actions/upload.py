@@ -149,7 +149,7 @@ async def _wait_chooser(tab: TabActor, after: int) -> FileChooser | None:
         return chooser if chooser is not None and chooser.serial > after else None
 
     with trio.move_on_after(CHOOSER_WAIT_S):
-        while fresh() is None and not (tab.closed or tab.crashed or tab.dialog is not None):
+        while fresh() is None and tab.halted() is None:
             await tab.wait_changed()
     return fresh()
 
@@ -176,7 +176,7 @@ async def click_upload(tab: TabActor, action: Click, *, progress: Progress | Non
     async def fill() -> None:
         chooser = await _wait_chooser(tab, before)
         if chooser is None:
-            if tab.dialog is not None:
+            if tab.view().dialog is not None:
                 return  # the observer reports the dialog
             raise NoFileChooser("the click opened no file chooser; the click was sent, "
                                 "nothing was uploaded",

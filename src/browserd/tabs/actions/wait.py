@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import trio
@@ -9,6 +10,7 @@ import trio
 from ...errors import BadRequest, CdpError, EvalDisabled, Timeout
 from ...textmatch import Glob, compile_glob
 from ..actor import TabActor
+from ..navwait import Probe, wait_load_state
 from ..pagejs import page_function
 from ..state import LoadState
 from ..worlds import world_evaluate
@@ -28,7 +30,6 @@ def glob_regex(pattern: str) -> Glob:
 
 
 _WAIT_CONDITION = page_function("waitCondition")
-_READY_STATE = page_function("readyState")
 
 
 async def wait(tab: TabActor, *, selector: str | None = None, text: str | None = None,
@@ -67,7 +68,7 @@ async def wait(tab: TabActor, *, selector: str | None = None, text: str | None =
         if what == "url":
             assert url is not None
             pattern = glob_regex(url)
-            while not pattern.match(tab.url):
+            while not pattern.match(tab.view().url):
                 _check_waitable(tab)
                 await tab.wait_changed()
         elif what == "loadState":
@@ -112,13 +113,10 @@ async def _world_value(tab: TabActor, expression: str) -> Any:
 
 
 async def _wait_load_state(tab: TabActor, state: str) -> None:
-    want = LoadState(state).rank
-    if tab.load_state == LoadState.NONE:
-        # Attached after the page loaded: the lifecycle events were missed, so
-        # ask the document itself (our own fixed expression, not caller JS).
-        ready = await _world_value(tab, _READY_STATE.call())
-        if ready == "complete" or (ready == "interactive" and want == 1):
-            return
-    while tab.load_state.rank < want:
+    """The navigation waiter's load-state wait, unbounded (the caller's timeout ends it);
+    while the tab's events say LOADING the document is asked too (their lifecycle events
+    may have been missed). A dialog, a crash or the tab going raise as ``check_usable``."""
+    want = LoadState(state)
+    reached = await wait_load_state(tab, want, until=math.inf, probe=Probe.WHILE_LOADING)
+    if reached.rank < want.rank:
         _check_waitable(tab)
-        await tab.wait_changed()
