@@ -119,8 +119,10 @@ TARGETS: tuple[Target, ...] = (
            tests=("tests/unit/test_principals.py", "tests/unit/test_principals_mutants.py")),
     Target(name="principals-scopes", module="browserd/principals/scopes.py",
            tests=("tests/unit/test_principals.py", "tests/unit/test_principals_mutants.py")),
-    Target(name="grants", module="browserd/http/routes/grants.py",
-           tests=("tests/unit/test_principals.py", "tests/unit/test_principals_mutants.py")),
+    # The scope every route declares, checked for every route of the table.
+    Target(name="grants", module="browserd/http/declared.py",
+           tests=("tests/unit/test_principals.py", "tests/unit/test_principals_mutants.py"),
+           functions=("undeclared", "offerable", "check_table")),
     Target(name="liveness", module="browserd/supervisor/liveness.py",
            tests=("tests/unit/test_liveness.py", "tests/unit/test_liveness_mutants.py")),
     Target(name="crash", module="browserd/supervisor/crash.py",

@@ -16,7 +16,7 @@ def test_every_json_route_with_the_token_is_an_operation() -> None:
     routes = {(op.route.path, op.route.methods) for op in ops.values()}
     for route in all_routes():
         offered = (route.auth and not route.raw_response and not route.path_params
-                   and route.path != "/" and route.tag != "owner")
+                   and route.path not in ("/", "/openapi.json") and route.tag != "owner")
         assert ((route.path, route.methods) in routes) == offered, route.path
     assert {"eval", "tabs/open", "snapshot", "cookies/get", "cookies/set",
             "cookies/delete", "state/get", "state/set"} <= set(ops)
@@ -25,6 +25,39 @@ def test_every_json_route_with_the_token_is_an_operation() -> None:
     assert ops["snapshot"].http_method == "POST"  # GET and POST take the same fields
     # Offering the user's pages is the user's, never an agent's operation.
     assert "tabs/offer" not in ops and "tabs/offerable" not in ops and "tabs/release" in ops
+
+
+def test_the_declared_facts_are_what_the_lanes_derive() -> None:
+    """(Until the lanes read the declarations themselves.)"""
+    from browserd.cli.routes import commands_from_routes
+    from browserd.http.facts import NO_TOOL, cli_command
+    from browserd.mcp.tools import describe_tool
+    from browserd.mcp.wording import tool_hints
+
+    ops = {(op.route.path, op.route.methods): op for op in catalog().values()}
+    for route in all_routes():
+        op = ops.get((route.path, route.methods))
+        assert (op is not None) == (route.group != NO_TOOL), route.path
+        if op is None:
+            continue
+        hints = tool_hints(op)
+        assert (op.tool_name, op.group) == (route.name, route.group), route.path
+        assert route.hints is not None
+        assert (hints.read_only, hints.destructive, hints.idempotent, hints.open_world) == (
+            route.hints.read_only, route.hints.destructive, route.hints.idempotent,
+            route.hints.open_world), route.path
+        assert describe_tool(op).description == (route.tool_text or describe_tool(
+            op).description), route.path
+    commands = {(c.path.replace("{", "<").replace("}", ">"), c.method): c.name
+                for c in commands_from_routes()}
+    for route in all_routes():
+        assert route.cli is not None
+        name = commands.get((route.path, "POST" if "POST" in route.methods
+                             else route.methods[0]))
+        if route.cli.covered_by is None:
+            assert name == cli_command(route.name, route.cli), route.path
+        else:
+            assert name is None, route.path
 
 
 def test_schemas_come_from_the_fields() -> None:

@@ -3,11 +3,13 @@
 Each :class:`Route` lists its :class:`Field` s; :func:`parse_args` validates a
 request's query/JSON against them (400 naming the field at fault), and
 :func:`openapi` renders the same table as an OpenAPI 3.1 document, so the
-spec cannot drift from what the app accepts. A route's :class:`Answer` (set
-from the one table in :mod:`browserd.http.answers`) is what it answers with:
-the JSON Schema of its 200 body, or a raw body's media types; every error
-status answers :data:`ERROR_SCHEMA`, the body of
-:meth:`browserd.errors.BrowserdError.to_dict`.
+spec cannot drift from what the app accepts. A route also declares its other
+facts (:mod:`browserd.http.facts`): its name, MCP group and hints, the scope
+it needs, its :class:`Answer` (the JSON Schema of its 200 body, or a raw
+body's media types; every error status answers :data:`ERROR_SCHEMA`, the body
+of :meth:`browserd.errors.BrowserdError.to_dict`), what blocks it and its CLI
+command; the document carries them as ``x-browserd-*`` extensions of each
+operation, so a client (the CLI) needs no table of its own.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import attrs
 
 from ..errors import BadRequest
+from .facts import Cli, Hints
 
 __all__ = ["ERROR_SCHEMA", "UNSET", "Answer", "Field", "Handler", "Route", "check_value",
            "kinds_schema", "openapi", "parse_args"]
@@ -99,6 +102,10 @@ class Answer:
 
 @attrs.frozen(kw_only=True)
 class Route:
+    """One route of the API and every fact about it (:mod:`browserd.http.facts`; the
+    facts default to "not declared", which :func:`browserd.http.facts.check_table`
+    refuses for the route table)."""
+
     path: str
     methods: tuple[str, ...]
     handler: Handler
@@ -112,18 +119,40 @@ class Route:
     #: "session" — a profile and maybe a session (every browser route); "profile" —
     #: a profile only; "none" — the service as a whole.
     scope: str = "session"
+    #: The one name of the route: its ``/ws`` method, its MCP tool, its ``/metrics``
+    #: label, its CLI command unless :attr:`cli` names another (snake_case: ``tabs_open``).
+    name: str = ""
+    #: Its MCP tool group (:data:`browserd.http.facts.GROUPS`), or ``none``: no tool.
+    group: str = ""
+    #: What a call may do (the MCP annotations).
+    hints: Hints | None = None
     #: The token scope a call of this route needs (:mod:`browserd.principals.scopes`):
-    #: an agent scope (``read``, ``act`` …), ``owner`` (the person's alone) or ``any``
-    #: (every principal; the handler decides). Set from the one table in
-    #: :mod:`browserd.http.routes.grants`.
+    #: an agent scope (``read``, ``act`` …), ``owner`` (the person's alone), ``any``
+    #: (every principal; the handler decides) or ``none`` (no token at all).
     needs: str = ""
-    #: What the route answers (None: not declared; ``/openapi.json`` then says only
-    #: "an object"). Set from the one table in :mod:`browserd.http.answers`. Not hashed.
+    #: Scopes a call needs beyond :attr:`needs` because of what its arguments carry
+    #: (typing a vault secret needs ``secrets``); None: none.
+    extra_needs: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
+    #: What the route answers (``/openapi.json``'s 200). Not hashed.
     answer: Answer | None = attrs.field(default=None, hash=False)
+    #: What refuses the route's work on a tab: ``dialog`` (409 DIALOG_OPEN), ``handoff``
+    #: (409 HANDOFF_ACTIVE); enforced for every lane (:func:`browserd.http.tabwork.on_tab`).
+    blocked_by: frozenset[str] | None = None
+    #: Its ``browserd`` command.
+    cli: Cli | None = None
+    #: The MCP tool's description where the summary speaks HTTP or says too little.
+    tool_text: str = ""
+    #: MCP property descriptions in tool terms, where the field's own words are HTTP's
+    #: or missing (field name → text). Not hashed.
+    tool_fields: Mapping[str, str] = attrs.field(factory=dict, hash=False)
 
     @property
     def endpoint(self) -> str:
         return self.path.strip("/").replace("/", "_").replace("<", "").replace(">", "") or "root"
+
+    def more_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        """The scopes this call needs beyond :attr:`needs` (:attr:`extra_needs`)."""
+        return () if self.extra_needs is None else self.extra_needs(args)
 
 
 def _coerce_text(name: str, kind: str, raw: str) -> Any:
@@ -305,6 +334,19 @@ def _responses(route: Route) -> dict[str, Any]:
     return out
 
 
+def _extensions(route: Route) -> dict[str, Any]:
+    """The route's own facts as ``x-browserd-*`` extensions of its operations."""
+    out: dict[str, Any] = {"x-browserd-name": route.name, "x-browserd-group": route.group,
+                           "x-browserd-scope": route.needs}
+    if route.hints is not None:
+        out["x-browserd-hints"] = route.hints.to_json()
+    if route.blocked_by is not None:
+        out["x-browserd-blocked-by"] = sorted(route.blocked_by)
+    if route.cli is not None:
+        out["x-browserd-cli"] = route.cli.to_json()
+    return {key: value for key, value in out.items() if value != ""}
+
+
 def openapi(routes: list[Route], *, version: str,
             schemas: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The OpenAPI 3.1 document for ``routes``; ``schemas``: the components their
@@ -322,6 +364,7 @@ def openapi(routes: list[Route], *, version: str,
             }
             if not route.auth:
                 op["security"] = []
+            op.update(_extensions(route))
             params = [{"name": name, "in": "path", "required": True,
                        "schema": {"type": "string", "minLength": 1}} for name in route.path_params]
             fields = [f for f in route.fields if f.name not in route.path_params]

@@ -12,6 +12,7 @@ work itself is in :mod:`browserd.tabs.actions`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -25,7 +26,9 @@ from ...tabs import page, snapshots
 from ...tabs.actions.records import Action
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
+from ..answers import returns
 from ..confirmations import wait_for_confirmation
+from ..facts import ACTS, DIALOG, HANDOFF, SETS, Cli, Words, by_hand
 from ..fields import (
     LOCATOR,
     MODIFIERS,
@@ -50,8 +53,9 @@ MAX_ACTIONS = 100
 _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "click": (REF, SELECTOR, TEXT_TARGET, *LOCATOR,
               Field(name="button", type="string", default="left",
-                    enum=("left", "right", "middle")),
-              Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
+                    enum=("left", "right", "middle"), description="the mouse button"),
+              Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3,
+                    description="1: click, 2: double-click, 3: triple-click"),
               MODIFIERS, FILES, WAIT_UNTIL, timeout_field(15_000)),
     "type": (Field(name="text", type="string", max_length=100_000,
                    description="the text to type"),
@@ -82,7 +86,8 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
                    description="until the page's visible text no longer contains it"),
              Field(name="url", type="string", max_length=8192,
                    description="until the URL matches this glob (* within a segment, ** across)"),
-             Field(name="loadState", type="string", enum=inp.LOAD_STATES),
+             Field(name="loadState", type="string", enum=inp.LOAD_STATES,
+                   description="until the document has got this far"),
              Field(name="download", type="boolean",
                    description="until the tab's next download has finished (/wait only)"),
              Field(name="handoff", type="boolean",
@@ -93,12 +98,16 @@ _KIND_FIELDS: dict[str, tuple[Field, ...]] = {
                    description="until the person answers this held action, then run it "
                                "(/wait only)"),
              timeout_field(15_000)),
-    "navigate": (Field(name="url", type="string", required=True, max_length=8192),
+    "navigate": (Field(name="url", type="string", required=True, max_length=8192,
+                       description="the URL to open (http, https, or another scheme the URL "
+                                   "policy allows)"),
                  Field(name="waitUntil", type="string", default="load",
                        enum=page.WAIT_UNTIL),
                  timeout_field(30_000)),
-    "dialog": (Field(name="accept", type="boolean", required=True),
-               Field(name="promptText", type="string", max_length=100_000),
+    "dialog": (Field(name="accept", type="boolean", required=True,
+                     description="true: OK / accept; false: Cancel / dismiss"),
+               Field(name="promptText", type="string", max_length=100_000,
+                     description="the text to enter into a prompt() before accepting it"),
                WAIT_UNTIL, timeout_field(10_000)),
     **GESTURE_FIELDS,
 }
@@ -224,8 +233,7 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
         snap = await snapshot_after(tab, args.get("snapshot") or "none")
         return {"targetId": tab.target_id, **result, **({"snapshot": snap} if snap else {})}
 
-    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                          allow_dialog=kind == "dialog", agent_input=kind != "wait")
+    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S)
     await system.downloads.wait_listed(_downloads_in(answer))
     return answer
 
@@ -318,8 +326,7 @@ async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
         snap = await snapshot_after(tab, args["snapshot"])
         return result if snap is None else {**result, "snapshot": snap}
 
-    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                          allow_dialog=False, agent_input=True)
+    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S)
     await system.downloads.wait_listed(_downloads_in(answer))
     return answer
 
@@ -352,20 +359,90 @@ async def snapshot_after(tab: TabActor, mode: str) -> dict[str, Any] | None:
     return await snapshots.take_snapshot(tab, since=since)
 
 
+def _kind_route(kind: str, **facts: Any) -> Route:
+    """The ``/<kind>`` route of an action kind: its fields, its summary, and ``facts``."""
+    return Route(path=f"/{kind}", methods=("POST",), handler=_handler(kind), tag="input",
+                 summary=_SUMMARIES[kind], name=kind,
+                 fields=(TARGET, *_KIND_FIELDS[kind],
+                         *((SNAPSHOT_AFTER,) if kind != "wait" else ())), **facts)
+
+
+def _typing_needs(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """Typing a vault secret needs ``secrets``."""
+    return ("secrets",) if args.get("secret") is not None else ()
+
+
+def _files_needs(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """Giving local files (a click that fills the chooser, a drop) needs ``files``."""
+    return ("files",) if args.get("files") is not None else ()
+
+
+def _act_needs(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """An ``/act`` batch needs what its steps need (an upload: ``files``, as ``/upload``
+    does; a typed secret: ``secrets``), in the order the steps first need it."""
+    found: list[str] = []
+    for step in args.get("actions") or ():
+        if not isinstance(step, dict):
+            continue
+        kind = step.get("kind")
+        needs = (("files",) if kind == "upload" else _files_needs(step)
+                 if kind in ("click", "drag") else _typing_needs(step) if kind == "type"
+                 else ())
+        found += [scope for scope in needs if scope not in found]
+    return tuple(found)
+
+
+#: Input acts on the page: not beside a dialog, not while a person has the tab.
+_INPUT = DIALOG | HANDOFF
+
+
 def input_routes() -> list[Route]:
-    routes = [
-        Route(path=f"/{kind}", methods=("POST",), handler=_handler(kind), tag="input",
-              summary=summary, fields=(TARGET, *_KIND_FIELDS[kind],
-                                       *((SNAPSHOT_AFTER,) if kind != "wait" else ())))
-        for kind, summary in _SUMMARIES.items()
+    return [
+        _kind_route("click", group="core", hints=ACTS, needs="act", extra_needs=_files_needs,
+                    answer=returns("ClickAnswer"), blocked_by=_INPUT,
+                    cli=Cli(positional=("ref?",))),
+        _kind_route("type", group="core", hints=ACTS, needs="act", extra_needs=_typing_needs,
+                    answer=returns("InputAnswer"), blocked_by=_INPUT,
+                    cli=Cli(positional=("ref?", "text"))),
+        _kind_route("press", group="core", hints=ACTS, needs="act",
+                    answer=returns("InputAnswer"), blocked_by=_INPUT,
+                    cli=Cli(positional=("key",))),
+        _kind_route("hover", group="core", hints=ACTS, needs="act",
+                    answer=returns("HoverAnswer"), blocked_by=_INPUT,
+                    cli=Cli(positional=("ref?",))),
+        _kind_route("select", group="core", hints=SETS, needs="act",
+                    answer=returns("SelectAnswer"), blocked_by=_INPUT, cli=Cli(words=Words(
+                        metavar="REF VALUE", placer="select",
+                        help="the <select>'s ref, then the values or labels to choose (with "
+                             "--selector/--text/--role/--name: values only)"))),
+        # A wait reads the page: a person may hold the tab meanwhile (wait for them with it).
+        _kind_route("wait", group="core", hints=ACTS, needs="act",
+                    answer=returns("WaitAnswer"), blocked_by=DIALOG, cli=Cli()),
+        # The one input an open dialog lets through: answering it.
+        _kind_route("dialog", group="core", hints=ACTS, needs="act",
+                    answer=returns("DialogAnswer"), blocked_by=HANDOFF, cli=Cli()),
+        _kind_route("upload", group="core", hints=SETS, needs="files",
+                    answer=returns("UploadAnswer"), blocked_by=_INPUT, cli=by_hand("upload"),
+                    tool_text="Set the files of a file input (ref or selector), or, with "
+                              "files only, answer the file chooser an earlier action opened "
+                              "(effects: fileChooser)"),
+        _kind_route("drag", group="core", hints=ACTS, needs="act", extra_needs=_files_needs,
+                    answer=returns("DragAnswer"), blocked_by=_INPUT, cli=by_hand("drag")),
+        _kind_route("mouse", group="page", hints=ACTS, needs="act",
+                    answer=returns("MouseAnswer"), blocked_by=_INPUT, cli=by_hand("mouse")),
+        _kind_route("keyboard", group="page", hints=ACTS, needs="act",
+                    answer=returns("KeyboardAnswer"), blocked_by=_INPUT,
+                    cli=by_hand("keyboard")),
+        Route(path="/act", methods=("POST",), handler=act, tag="input",
+              summary="Run a batch of actions in order on one tab; stop at the first failure",
+              fields=(TARGET,
+                      Field(name="actions", type="array", items="object", required=True,
+                            item_schema=kinds_schema(_ACT_KIND_FIELDS),
+                            description="[{kind: click|type|press|hover|select|wait|navigate|"
+                                        "dialog|upload|drag|mouse|keyboard, ...that kind's "
+                                        "fields}]"),
+                      timeout_field(60_000), SNAPSHOT_AFTER),
+              name="act", group="page", hints=ACTS, needs="act",
+              answer=returns("ActAnswer", "every step's outcome (a failed step is still 200)"),
+              blocked_by=_INPUT, cli=Cli(positional=("actions",)), extra_needs=_act_needs),
     ]
-    routes.append(Route(
-        path="/act", methods=("POST",), handler=act, tag="input",
-        summary="Run a batch of actions in order on one tab; stop at the first failure",
-        fields=(TARGET,
-                Field(name="actions", type="array", items="object", required=True,
-                      item_schema=kinds_schema(_ACT_KIND_FIELDS),
-                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog|"
-                                  "upload|drag|mouse|keyboard, ...that kind's fields}]"),
-                timeout_field(60_000), SNAPSHOT_AFTER)))
-    return routes
