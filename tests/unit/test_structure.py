@@ -128,8 +128,7 @@ PINNED = {
                          "ServiceGauges", "code_label", "known_codes"],
     "browserd.ui": ["AuditTail", "LiveViews", "OpsUi", "ThumbnailCache", "UiSessions"],
     "browserd.http.tabwork": ["blocked_now", "check_tab", "on_tab", "route_blocked_by"],
-    "browserd.cli.routes": ["GLOBAL_FIELDS", "MIN_PREFIX", "NAMES", "NEGATIONS", "POSITIONAL",
-                            "PREFIXED", "SKIP", "WORDS", "FieldSpec", "RouteCommand",
+    "browserd.cli.routes": ["GLOBAL_FIELDS", "MIN_PREFIX", "FieldSpec", "RouteCommand",
                             "add_route_commands", "commands_from_openapi",
                             "commands_from_routes", "resolve_prefix", "run_route_command"],
     "browserd.cdp": ["CdpConnection", "CdpEvent", "CdpSession", "JsonDict", "PipeTransport",
@@ -147,7 +146,7 @@ PINNED = {
     "browserd.events": ["RING_SIZE", "SUBSCRIBER_BUFFER", "Event", "EventHub", "EventSink",
                         "EventType", "HubStatistics", "Subscription", "parse_types",
                         "sse_comment", "sse_event", "sse_retry"],
-    "browserd.http.catalog": ["CORE", "GROUPS", "Operation", "catalog", "groups_table", "select"],
+    "browserd.http.catalog": ["GROUPS", "Operation", "catalog", "lookup", "select"],
     "browserd.mcp": ["McpEndpoint", "open_mcp_endpoint"],
 }
 

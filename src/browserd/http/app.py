@@ -146,7 +146,8 @@ def _register(app: QuartTrio, service: System, route: Route) -> None:
             return error_response(error)
         finally:
             system.metrics.observe_request(route.path, request.method, status,
-                                           time.perf_counter() - started, code=outcome)
+                                           time.perf_counter() - started, code=outcome,
+                                           name=route.name)
             if route.tag != "meta":
                 audit(system, who=who, method=request.method, path=request.path, args=args,
                       outcome=outcome, started=started,

@@ -20,7 +20,9 @@ SESSION_HEADER = "X-Browserd-Session"
 TARGET = Field(name="targetId", type="string", max_length=200,
                description="a tab's targetId or a unique prefix (≥ 4 chars); "
                "default: the current tab")
-REQUIRED_TARGET = Field(name="targetId", type="string", required=True, max_length=200)
+REQUIRED_TARGET = Field(name="targetId", type="string", required=True, max_length=200,
+                        description="a tab's targetId (from GET /tabs) or a unique prefix "
+                        "(≥ 4 chars)")
 REF = Field(name="ref", type="string", max_length=32, description="a ref from GET /snapshot")
 SELECTOR = Field(name="selector", type="string", max_length=4000, description="a CSS selector")
 TEXT_TARGET = Field(name="text", type="string", max_length=2000,

@@ -113,7 +113,9 @@ def page_routes() -> list[Route]:
         Route(path="/navigate", methods=("POST",), handler=navigate, tag="page",
               summary="Navigate a tab and wait for it to load",
               fields=(TARGET,
-                      Field(name="url", type="string", required=True, max_length=8192),
+                      Field(name="url", type="string", required=True, max_length=8192,
+                            description="the URL to open (http, https, or another scheme "
+                                        "the URL policy allows)"),
                       Field(name="waitUntil", type="string", default="load",
                             enum=page.WAIT_UNTIL,
                             description="how far the new document must load before the "

@@ -87,7 +87,9 @@ def tab_routes() -> list[Route]:
               summary="List tabs", name="tabs", group="core", hints=READS, needs="read",
               answer=returns("TabList"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/tabs/open", methods=("POST",), handler=open_tab, tag="tabs",
-              fields=(Field(name="url", type="string", required=True, max_length=8192),
+              fields=(Field(name="url", type="string", required=True, max_length=8192,
+                            description="the URL to open (http, https, or another scheme the "
+                                        "URL policy allows)"),
                       Field(name="newTab", type="boolean", default=True,
                             description="false: open it in the current tab instead of a "
                                         "new one")),
