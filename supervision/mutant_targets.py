@@ -157,8 +157,8 @@ class Named:
 #: must turn its tests red. Edit the text here when the code they break moves.
 NAMED: tuple[Named, ...] = (
     Named(name="/act's navigate step skips the URL policy",
-          module="browserd/http/routes/input.py",
-          old='url=system.url_policy.check(args["url"])', new='url=args["url"]',
+          module="browserd/tabs/actions/kinds/page.py",
+          old='url=ctx.check_url(args["url"])', new='url=args["url"]',
           tests=("tests/integration/test_security.py",), select="s9_url_policy"),
     Named(name="the client accepts any /healthz proof", module="browserd/client.py",
           old="not isinstance(proof, str) or not hmac.compare_digest(\n"

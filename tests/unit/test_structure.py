@@ -110,8 +110,9 @@ PINNED = {
                              "page_routes", "profile_routes", "service_routes", "state_routes",
                              "secret_routes", "tab_routes", "token_routes", "confirmation_routes",
                              "record_routes"],
-    "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
-                               "checked_files", "gesture_action"],
+    "browserd.tabs.actions.kinds": ["ACTION_KINDS", "ACTION_SPECS", "COORDINATE_LIMIT",
+                                    "PERSON_WAITS", "RECORDINGS", "ActionSpec", "BuildContext",
+                                    "PerformContext", "Recording"],
     "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
     "browserd.tabs.inputstate": ["BUTTON_BITS", "FileChooser", "InputState"],
     "browserd.tabs.scope": ["TabScope"],
@@ -305,14 +306,16 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
     (layer, frozenset(names)) for layer, names in (
         ("leaves", {"", "errors", "groups", "paths", "jsontext", "redact", "textmatch",
                     "retention", "events", "privatefile", "token", "confirm", "metrics",
-                    "media", "tabrequests", "answer_text", "records"}),
+                    "media", "tabrequests", "answer_text", "records", "argfields"}),
         ("cdp", {"cdp"}),
         ("browser", {"browser"}),
         # Settings records: they name browsers (live discovery) and CDP types (egress).
         ("settings", {"config", "profilespec", "egress", "urlpolicy", "uploads", "tls",
                       "client"}),
+        # The action kinds' specs write their recorded calls as Playwright
+        # (records.playwright), and the replay and the scripts read the specs.
         ("tabs", {"tabs", "snapshot", "downloads", "state", "handoff", "vault",
-                  "records.scripts", "records.trace"}),
+                  "records.scripts", "records.trace", "records.playwright", "records.replay"}),
         ("supervisor", {"supervisor", "relay"}),
         ("profiles", {"profiles", "principals", "ui"}),
         # The System holds every profile and board; the recorder reads it.

@@ -18,6 +18,7 @@ from ...errors import EvalDisabled
 from ...system import System
 from ...tabs import page, settle, snapshots
 from ...tabs import query as page_query
+from ...tabs.actions.kinds import ACTION_SPECS
 from ..answers import returns
 from ..facts import ACTS, DIALOG, HANDOFF, NOTHING, READS, SETS, Cli, Words
 from ..fields import TARGET, timeout_field
@@ -26,6 +27,7 @@ from ..tabwork import on_tab
 
 __all__ = ["page_routes"]
 
+NAVIGATE = ACTION_SPECS["navigate"]
 NAVIGATE_GRACE_S = 5.0
 """Time beyond ``timeoutMs`` for waiting for the tab's slot and answering."""
 SNAPSHOT_DEADLINE_S = 30.0
@@ -112,15 +114,7 @@ def page_routes() -> list[Route]:
     return [
         Route(path="/navigate", methods=("POST",), handler=navigate, tag="page",
               summary="Navigate a tab and wait for it to load",
-              fields=(TARGET,
-                      Field(name="url", type="string", required=True, max_length=8192,
-                            description="the URL to open (http, https, or another scheme "
-                                        "the URL policy allows)"),
-                      Field(name="waitUntil", type="string", default="load",
-                            enum=page.WAIT_UNTIL,
-                            description="how far the new document must load before the "
-                                        "answer (none: do not wait)"),
-                      timeout_field(30_000)),
+              fields=(TARGET, *NAVIGATE.fields),  # (the navigate kind's, as in /act)
               name="navigate", group="core", hints=SETS, needs="act",
               answer=returns("NavigateAnswer"), blocked_by=HANDOFF,
               cli=Cli(positional=("url",))),
