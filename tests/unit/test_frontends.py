@@ -160,6 +160,26 @@ def test_every_tool_and_property_is_described_in_tool_terms() -> None:
             assert not http_words.search(text), f"{tool.name}.{name}: {text}"
 
 
+def test_a_route_may_say_a_tool_in_its_own_words() -> None:
+    import attrs
+
+    from browserd.http.catalog import Operation
+    from browserd.mcp.tools import describe_tool
+
+    op = catalog()["navigate"]
+    tool = describe_tool(op)
+    assert tool.description == op.route.summary  # no HTTP words: as they are
+    assert tool.input_schema["properties"]["url"]["description"].startswith("the URL to open")
+    worded = Operation(route=attrs.evolve(op.route, tool_text="Go somewhere: a URL",
+                                          tool_fields={"url": "where to go"}))
+    tool = describe_tool(worded)
+    assert (tool.description, tool.title) == ("Go somewhere: a URL", "Go somewhere")
+    assert tool.input_schema["properties"]["url"]["description"] == "where to go"
+    # HTTP words in a route's own text are put in tool terms.
+    assert "the snapshot tool" in describe_tool(catalog()["click"]).input_schema[
+        "properties"]["ref"]["description"]
+
+
 def test_annotations_say_what_a_tool_may_do() -> None:
     from browserd.mcp.tools import describe_tool
 

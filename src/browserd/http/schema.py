@@ -1,7 +1,8 @@
 """Route definitions: one table that both validates requests and describes them.
 
 Each :class:`Route` lists its :class:`Field` s; :func:`parse_args` validates a
-request's query/JSON against them (400 naming the field at fault), and
+request's query/JSON against them (400 naming the field at fault; both are
+:mod:`browserd.argfields`', which the action kinds share), and
 :func:`openapi` renders the same table as an OpenAPI 3.1 document, so the
 spec cannot drift from what the app accepts. A route also declares its other
 facts (:mod:`browserd.http.facts`): its name, MCP group and hints, the scope
