@@ -119,8 +119,10 @@ TARGETS: tuple[Target, ...] = (
            tests=("tests/unit/test_principals.py", "tests/unit/test_principals_mutants.py")),
     Target(name="principals-scopes", module="browserd/principals/scopes.py",
            tests=("tests/unit/test_principals.py", "tests/unit/test_principals_mutants.py")),
-    Target(name="grants", module="browserd/http/routes/grants.py",
-           tests=("tests/unit/test_principals.py", "tests/unit/test_principals_mutants.py")),
+    # The scope every route declares, checked for every route of the table.
+    Target(name="grants", module="browserd/http/declared.py",
+           tests=("tests/unit/test_principals.py", "tests/unit/test_principals_mutants.py"),
+           functions=("undeclared", "offerable", "check_table")),
     Target(name="liveness", module="browserd/supervisor/liveness.py",
            tests=("tests/unit/test_liveness.py", "tests/unit/test_liveness_mutants.py")),
     Target(name="crash", module="browserd/supervisor/crash.py",
@@ -155,8 +157,8 @@ class Named:
 #: must turn its tests red. Edit the text here when the code they break moves.
 NAMED: tuple[Named, ...] = (
     Named(name="/act's navigate step skips the URL policy",
-          module="browserd/http/routes/input.py",
-          old='url=system.url_policy.check(args["url"])', new='url=args["url"]',
+          module="browserd/tabs/actions/kinds/page.py",
+          old='url=ctx.check_url(args["url"])', new='url=args["url"]',
           tests=("tests/integration/test_security.py",), select="s9_url_policy"),
     Named(name="the client accepts any /healthz proof", module="browserd/client.py",
           old="not isinstance(proof, str) or not hmac.compare_digest(\n"

@@ -14,11 +14,12 @@ registry, so two services in one process (tests) never share a counter.
   call), ``mcp`` (each tool call on ``/mcp``; ``browserd mcp`` on stdio makes
   HTTP requests, counted as ``http``) and ``cdp`` (each command a CDP gateway
   client sends). Labels stay bounded whatever clients send: ``route`` is a
-  route's template (``/tabs/<targetId>``, never the request's path), a
-  ``/ws`` lane method (``subscribe``), an allowlisted CDP method, or
-  ``other``; ``code`` is ``ok``, ``cancelled`` (the caller went away first)
-  or an error code of :mod:`browserd.errors` (anything else counts as
-  ``other``).
+  route's name (``tabs_close``: the same on every lane; the HTTP view by
+  status keeps its template, ``/tabs/<targetId>``, never the request's path),
+  a path of the ops page's own, a ``/ws`` lane method (``subscribe``), an
+  allowlisted CDP method, or ``other``; ``code`` is ``ok``, ``cancelled`` (the
+  caller went away first) or an error code of :mod:`browserd.errors` (anything
+  else counts as ``other``).
 - Everything else is read when scraped, from a :class:`ServiceGauges`
   snapshot the caller builds (browser state per profile, restarts, tabs,
   handoffs, pending CDP commands, media and download bytes, UI sessions).
@@ -191,14 +192,16 @@ class Metrics:
             buckets=LATENCY_BUCKETS_S, registry=self.registry)
 
     def observe_request(self, route: str, method: str, status: int, seconds: float, *,
-                        code: str | None = None) -> None:
+                        code: str | None = None, name: str | None = None) -> None:
         """Count one answered HTTP request (``status`` 499: the client went away first;
-        ``code``: ``ok`` or the error's code, by default read from ``status``)."""
+        ``code``: ``ok`` or the error's code, by default read from ``status``); ``route``
+        is its template, ``name`` the route's name the lane counter uses (default:
+        ``route``)."""
         self._requests.labels(route, method, str(status)).inc()
         self._latency.labels(route).observe(max(0.0, seconds))
         if code is None:
             code = "ok" if status < 400 else "cancelled" if status == 499 else OTHER
-        self.observe_call("http", route, method, code, seconds)
+        self.observe_call("http", name or route, method, code, seconds)
 
     def observe_call(self, lane: Lane, route: str, method: str, code: str,
                      seconds: float) -> None:

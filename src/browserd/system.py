@@ -89,6 +89,14 @@ class System:
         lambda self: RecordStore(self.paths.data_dir / "records"), takes_self=True))
     #: Who this request is (the service-wide record: the person, for wiring).
     principal: Principal = OWNER
+    #: What refuses the running route's tab work (its declared ``blocked_by``: ``dialog``,
+    #: ``handoff``); set by :meth:`running` for each call, None outside a route call
+    #: (then tab work refuses to run: the route's declaration decides, never a default).
+    blocked_by: frozenset[str] | None = None
+
+    def running(self, blocked_by: frozenset[str] | None) -> System:
+        """This System for one call of a route that declares ``blocked_by``."""
+        return attrs.evolve(self, blocked_by=blocked_by)
 
     def acting_as(self, principal: Principal) -> System:
         """This System for a request of ``principal`` (what bind then lets it see)."""

@@ -21,12 +21,12 @@ from mcp.client.stdio import stdio_client as mcp_stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from supervision.harness import LOOPBACK_TLS
 
-from browserd.http.catalog import CORE
+from browserd.http.catalog import catalog
 from tests.conftest import PageServer, ServiceInfo
 
 pytestmark = pytest.mark.chromium
 
-CORE_TOOLS = {name.replace("/", "_") for name in CORE}
+CORE_TOOLS = {op.name for op in catalog().values() if op.group == "core"}
 
 
 @asynccontextmanager

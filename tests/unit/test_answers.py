@@ -1,10 +1,9 @@
 """The answers in ``/openapi.json``: every route's 200 and error bodies are typed.
 
-The document is built as the app builds it (:func:`browserd.http.app.create_app`):
-every JSON route has an answer schema from the one table
-(:data:`browserd.http.answers.ANSWERS`), raw routes name their content
-types, every ``$ref`` resolves, and the ``Error`` component is what
-:meth:`BrowserdError.to_dict` really sends.
+The document is built as the service serves it (:func:`browserd.http.routes.meta.api_document`):
+every JSON route declares its answer schema (:attr:`Route.answer`), raw routes
+name their content types, every ``$ref`` resolves, and the ``Error`` component is
+what :meth:`BrowserdError.to_dict` really sends.
 """
 
 from __future__ import annotations
@@ -17,16 +16,15 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from browserd.errors import BadRequest, NoMatch, Timeout
-from browserd.http.answers import ANSWERS, components, with_answers
-from browserd.http.app import with_scope_fields
+from browserd.http.answers import returns
 from browserd.http.routes import all_routes
-from browserd.http.schema import ERROR_SCHEMA, openapi
+from browserd.http.routes.meta import api_document
+from browserd.http.schema import ERROR_SCHEMA
 
 
 @pytest.fixture(scope="module")
 def doc() -> dict[str, Any]:
-    routes = with_answers(with_scope_fields(route) for route in all_routes())
-    return openapi(routes, version="0", schemas=components())
+    return api_document(all_routes())
 
 
 def _validator(doc: dict[str, Any], schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
@@ -44,19 +42,18 @@ def _operations(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def test_every_json_route_has_an_answer_schema() -> None:
-    missing = [f"{' '.join(r.methods)} {r.path}" for r in with_answers(all_routes())
-               if r.answer is None]
-    assert not missing, (f"routes without an answer schema (add them to "
-                         f"browserd.http.answers.ANSWERS): {missing}")
+    missing = [f"{' '.join(r.methods)} {r.path}" for r in all_routes() if r.answer is None]
+    assert not missing, f"routes without an answer (declare answer=): {missing}"
 
 
-def test_the_table_lists_only_routes_that_exist() -> None:
-    routes = {(r.path, r.methods[0]) for r in all_routes()}
-    assert not set(ANSWERS) - routes
+def test_an_answer_names_a_component_that_exists() -> None:
+    assert returns("Tab").schema == {"$ref": "#/components/schemas/Tab"}
+    with pytest.raises(ValueError, match="no answer component 'Tabb'"):
+        returns("Tabb")
 
 
 def test_routes_with_answers_stay_hashable_records() -> None:
-    routes = with_answers(all_routes())
+    routes = all_routes()
     assert len({hash(route) for route in routes}) == len(routes)
 
 
@@ -76,7 +73,7 @@ def test_json_answers_are_typed_objects(doc: dict[str, Any]) -> None:
 def test_raw_answers_name_their_content_types(doc: dict[str, Any]) -> None:
     raw = {r.path for r in all_routes() if r.raw_response}
     assert raw >= {"/media/<name>", "/downloads/<id>", "/metrics"}
-    for route in with_answers(all_routes()):
+    for route in all_routes():
         if route.raw_response and route.answer is not None:
             assert "*/*" not in route.answer.media_types and route.answer.media_types
     download = doc["paths"]["/downloads/{id}"]["get"]["responses"]["200"]["content"]

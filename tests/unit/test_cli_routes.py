@@ -8,27 +8,27 @@ import pytest
 
 from browserd import __version__
 from browserd.cli.main import HAND_WRITTEN, LOCAL_COMMANDS, build_parser
-from browserd.cli.routes import SKIP, commands_from_openapi, commands_from_routes
+from browserd.cli.routes import commands_from_openapi, commands_from_routes
 from browserd.cli.state import STATE_COMMANDS
 from browserd.http.routes import all_routes
+from browserd.http.routes.meta import api_document
 from browserd.http.schema import openapi
 
 
 def test_every_route_is_a_command() -> None:
-    commands = commands_from_routes()
+    listed = commands_from_routes()
+    assert len(listed) == len(all_routes())
+    commands = [c for c in listed if c.covered_by is None]
     names = [c.name for c in commands]
     assert len(names) == len(set(names)), "two routes got one command name"
     assert not set(names) & set(LOCAL_COMMANDS)
     assert not set(names) & set(HAND_WRITTEN)
     all_names = set(names) | set(HAND_WRITTEN)
-    covered = {(c.path, c.method) for c in commands}
-    for route in all_routes():
-        path = route.path.replace("<", "{").replace(">", "}")
-        for method in route.methods:
-            # Each method of a route is served by a generated command (one per route,
-            # POST preferred) or by the command SKIP names (hand-written or `close`).
-            by_route = any((path, m) in covered for m in route.methods)
-            assert by_route or SKIP.get((path, method)) in all_names, (route.path, method)
+    for cmd in listed:
+        # Each route is served by a command of its own or by the one it names (hand-written,
+        # or another route's: `close` for DELETE /tabs/{targetId}).
+        assert cmd.name in all_names, (cmd.path, cmd.method, cmd.name)
+        assert cmd.covered_by in (None, cmd.name)
     for verb in ("back", "forward", "reload", "scroll", "wait", "hover", "select", "act",
                  "dialog", "console", "query", "dom", "snapshot", "screenshot", "media",
                  "find", "downloads", "download", "navigate", "eval", "pdf", "open", "close"):
@@ -39,34 +39,28 @@ def test_every_route_is_a_command() -> None:
         assert verb in HAND_WRITTEN
 
 
-def test_a_path_with_a_route_per_method_gets_a_command_per_route() -> None:
-    from browserd.cli.routes import FieldSpec, RouteCommand, _unique
+def test_a_command_is_what_each_operation_names() -> None:
+    def op(name: str, **cli: object) -> dict[str, object]:
+        return {"summary": name, "responses": {}, "x-browserd-name": name, "x-browserd-cli": cli}
 
-    def cmd(method: str) -> RouteCommand:
-        return RouteCommand(name="things", path="/things", method=method, summary=method,
-                            fields=(FieldSpec(name="x", type="string"),), positional=(),
-                            raw=False)
-
-    assert [c.name for c in _unique([cmd("GET"), cmd("POST"), cmd("DELETE")])] == [
-        "things", "things-post", "things-delete"]
-    doc = {"paths": {"/things": {
-        "get": {"summary": "list", "responses": {}},
-        "post": {"summary": "add", "responses": {}},
-        "delete": {"summary": "remove", "responses": {}}},
-        "/both": {"get": {"summary": "read"}, "post": {"summary": "read"}}}}
-    got = {(c.name, c.method) for c in commands_from_openapi(doc)}
-    assert got == {("things", "GET"), ("things-post", "POST"), ("things-delete", "DELETE"),
-                   ("both", "POST")}
+    doc = {"paths": {
+        "/things": {"get": op("things_get", command="things"), "post": op("things_set"),
+                    "delete": op("things_delete", coveredBy="stuff")},
+        "/both": {"get": op("both"), "post": op("both")},
+        "/old": {"get": {"summary": "a service older than the extensions"}}}}
+    got = {(c.name, c.method, c.covered_by) for c in commands_from_openapi(doc)}
+    assert got == {("things", "GET", None), ("things-set", "POST", None),
+                   ("stuff", "DELETE", "stuff"), ("both", "POST", None)}
+    assert commands_from_openapi({"paths": {"/old": {"get": {"summary": "x"}}}}) == []
 
 
 def test_the_service_table_and_the_local_table_give_the_same_commands() -> None:
-    local = {c.name: c for c in commands_from_routes()}
-    served = {c.name: c for c in commands_from_openapi(openapi(all_routes(),
-                                                               version=__version__))}
+    local = {(c.path, c.method): c for c in commands_from_routes()}
+    served = {(c.path, c.method): c for c in commands_from_openapi(api_document(all_routes()))}
     assert set(served) == set(local)
     for name, cmd in local.items():
         other = served[name]
-        assert (other.path, other.method, other.raw) == (cmd.path, cmd.method, cmd.raw), name
+        assert (other.name, other.raw, other.cli) == (cmd.name, cmd.raw, cmd.cli), name
         mine = {f.name: (f.type, f.required, f.enum, f.items) for f in cmd.fields}
         theirs = {f.name: (f.type, f.required, f.enum, f.items) for f in other.fields}
         assert theirs == mine, name

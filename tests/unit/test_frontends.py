@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from browserd.http.catalog import CORE, GROUPS, catalog, select
+from browserd.http.catalog import GROUPS, catalog, lookup, select
 from browserd.http.routes import all_routes
 from browserd.mcp.render import (
     IMAGE_MAX_BYTES,
@@ -22,15 +22,24 @@ def test_every_json_route_with_the_token_is_an_operation() -> None:
     routes = {(op.route.path, op.route.methods) for op in ops.values()}
     for route in all_routes():
         offered = (route.auth and not route.raw_response and not route.path_params
-                   and route.path != "/" and route.tag != "owner")
+                   and route.path not in ("/", "/openapi.json") and route.tag != "owner")
         assert ((route.path, route.methods) in routes) == offered, route.path
-    assert {"eval", "tabs/open", "snapshot", "cookies/get", "cookies/set",
-            "cookies/delete", "state/get", "state/set"} <= set(ops)
-    assert ops["tabs/open"].tool_name == "tabs_open"
-    assert ops["cookies/delete"].http_method == "DELETE"
+        assert offered == (route.group != "none"), route.path
+    assert {"eval", "tabs_open", "snapshot", "cookies_get", "cookies_set",
+            "cookies_delete", "state_get", "state_set"} <= set(ops)
+    assert all(name == op.route.name for name, op in ops.items())
+    assert ops["cookies_delete"].http_method == "DELETE"
     assert ops["snapshot"].http_method == "POST"  # GET and POST take the same fields
     # Offering the user's pages is the user's, never an agent's operation.
-    assert "tabs/offer" not in ops and "tabs/offerable" not in ops and "tabs/release" in ops
+    assert "tabs_offer" not in ops and "tabs_offerable" not in ops and "tabs_release" in ops
+
+
+def test_the_former_slash_names_still_find_their_operation() -> None:
+    ops = catalog()
+    assert lookup(ops, "tabs/open") is ops["tabs_open"] is lookup(ops, "tabs_open")
+    assert lookup(ops, "cookies/get") is ops["cookies_get"]
+    assert lookup(ops, "handoff/set") is ops["handoff_set"]
+    assert lookup(ops, "tabs/offer") is None and lookup(ops, "nothing") is None
 
 
 def test_schemas_come_from_the_fields() -> None:
@@ -44,14 +53,17 @@ def test_schemas_come_from_the_fields() -> None:
     assert {"profile", "session"} <= set(schema["properties"])
     assert "session" not in catalog()["status"].input_schema()["properties"]
     assert op.description == op.route.summary
-    emulate = catalog()["emulate/set"].input_schema()["properties"]
+    emulate = catalog()["emulate_set"].input_schema()["properties"]
     assert emulate["viewport"]["type"] == ["object", "null"], "null clears a setting"
 
 
 def test_core_is_small_and_every_operation_has_a_group() -> None:
     ops = catalog()
     core = select(ops, ["core"])
-    assert {op.name for op in core} == CORE and len(core) <= 20
+    assert {op.name for op in core} == {
+        "tabs", "tabs_open", "tabs_close", "navigate", "back", "snapshot", "find", "click",
+        "type", "press", "hover", "select", "upload", "drag", "wait", "dialog", "screenshot",
+        "console", "eval", "handoff_set"} and len(core) <= 20
     assert {op.group for op in ops.values()} <= set(GROUPS)
     assert len(select(ops, ["all"])) == len(ops)
     assert {op.group for op in select(ops, ["state", "files"])} == {"state", "files"}
@@ -147,16 +159,6 @@ def test_audit_fields_cannot_split_a_line_or_show_the_token() -> None:
     assert len(audit_field("a" * 500, token)) == 200
 
 
-def test_the_mcp_docs_group_table_is_generated_from_the_route_table() -> None:
-    from pathlib import Path
-
-    from browserd.http.catalog import groups_table
-
-    doc = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
-    committed = doc.split("<!-- groups:start -->\n", 1)[1].split("\n<!-- groups:end -->", 1)[0]
-    assert committed == groups_table(), "docs/mcp.md's table is stale: paste groups_table()"
-
-
 def test_json_answers_name_their_page_fields_as_untrusted() -> None:
     from browserd.http.provenance import mark_untrusted
 
@@ -181,14 +183,35 @@ def test_every_tool_and_property_is_described_in_tool_terms() -> None:
         assert tool.title and tool.annotations is not None and tool.annotations.title
         for name, prop in tool.input_schema["properties"].items():
             text = prop.get("description")
-            assert text, f"{tool.name}.{name} has no description (add it to mcp/wording.py)"
+            assert text, (f"{tool.name}.{name} has no description (give the field one, or the "
+                          "route tool_fields)")
             assert not http_words.search(text), f"{tool.name}.{name}: {text}"
+
+
+def test_a_route_may_say_a_tool_in_its_own_words() -> None:
+    import attrs
+
+    from browserd.http.catalog import Operation
+    from browserd.mcp.tools import describe_tool
+
+    op = catalog()["navigate"]
+    tool = describe_tool(op)
+    assert tool.description == op.route.summary  # no HTTP words: as they are
+    assert tool.input_schema["properties"]["url"]["description"].startswith("the URL to open")
+    worded = Operation(route=attrs.evolve(op.route, tool_text="Go somewhere: a URL",
+                                          tool_fields={"url": "where to go"}))
+    tool = describe_tool(worded)
+    assert (tool.description, tool.title) == ("Go somewhere: a URL", "Go somewhere")
+    assert tool.input_schema["properties"]["url"]["description"] == "where to go"
+    # HTTP words in a route's own text are put in tool terms.
+    assert "the snapshot tool" in describe_tool(catalog()["click"]).input_schema[
+        "properties"]["ref"]["description"]
 
 
 def test_annotations_say_what_a_tool_may_do() -> None:
     from browserd.mcp.tools import describe_tool
 
-    hints = {op.tool_name: describe_tool(op).annotations for op in catalog().values()}
+    hints = {op.name: describe_tool(op).annotations for op in catalog().values()}
     assert hints["snapshot"].read_only_hint and hints["tabs"].read_only_hint
     assert not hints["click"].read_only_hint and hints["click"].destructive_hint
     assert hints["tabs_open"].destructive_hint is False  # it only adds a tab

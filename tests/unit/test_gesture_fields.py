@@ -1,4 +1,4 @@
-"""The gesture kinds' request checks (http/gestures.py), without a browser."""
+"""The gesture kinds' request checks (their specs in tabs/actions/kinds), without a browser."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from browserd.argfields import parse_args
 from browserd.errors import BadRequest, UploadBlocked
-from browserd.http.gestures import GESTURE_FIELDS, gesture_action
-from browserd.http.schema import parse_args
+from browserd.http.routes.input import ServiceContext
 from browserd.tabs import actions as inp
+from browserd.tabs.actions.kinds import ACTION_SPECS
 from browserd.tabs.locator import ElementTarget
 from browserd.uploads import UploadPolicy
 
@@ -25,8 +26,9 @@ def system(tmp_path: Path) -> Any:
 
 
 def build(system: Any, kind: str, **body: Any) -> Any:
-    args = parse_args(GESTURE_FIELDS[kind], query={}, body=body)
-    return gesture_action(kind, args, system)
+    spec = ACTION_SPECS[kind]
+    args = parse_args(spec.fields, query={}, body=body)
+    return spec.build(args, ServiceContext(system))
 
 
 def test_drag_to_an_element_or_a_point(system: Any) -> None:

@@ -25,8 +25,8 @@ from browserd.handoff import (
     HandoffOutcome,
     wait_handoff_end,
 )
-from browserd.http.routes.input import act
-from browserd.http.routes.tabs import close_tab
+from browserd.http.facts import HANDOFF, NOTHING
+from browserd.http.routes import all_routes
 from browserd.http.tabwork import on_tab
 from browserd.system import System
 from browserd.ui.gate import KEY_HEADER, SCOPE_KEY, UiGate, cookie_value, session_of
@@ -384,6 +384,12 @@ class FakeSystem:
         self.tabs = Tabs(self.tab)
         runtime = type("Runtime", (), {"tabs": self.tabs})()
         self.supervisor = type("Supervisor", (), {"require_runtime": lambda _: runtime})()
+        self.blocked_by: frozenset[str] | None = None  # set as the running route declares
+
+    def running(self, blocked_by: frozenset[str] | None) -> FakeSystem:
+        """As :meth:`browserd.system.System.running`: this fake, for one route's call."""
+        self.blocked_by = blocked_by
+        return self
 
 
 async def test_a_request_queued_when_the_handoff_begins_is_refused() -> None:
@@ -397,7 +403,8 @@ async def test_a_request_queued_when_the_handoff_begins_is_refused() -> None:
 
     async def queued() -> None:
         try:
-            outcome.append(await on_tab(system, "T1", click, deadline_s=10, agent_input=True))
+            fake.blocked_by = HANDOFF  # what an input route declares, among others
+            outcome.append(await on_tab(system, "T1", click, deadline_s=10))
         except HandoffActive as exc:
             outcome.append(exc.code)
 
@@ -413,9 +420,18 @@ async def test_a_request_queued_when_the_handoff_begins_is_refused() -> None:
         async def read(tab: Any) -> str:
             return "read"
 
+        fake.blocked_by = NOTHING
         assert await on_tab(system, "T1", read, deadline_s=10) == "read"
         fake.handoffs.end("T1", HandoffOutcome.DONE, by="ui")
-        assert await on_tab(system, "T1", click, deadline_s=10, agent_input=True) == "clicked"
+        fake.blocked_by = HANDOFF
+        assert await on_tab(system, "T1", click, deadline_s=10) == "clicked"
+
+
+async def call(system: System, path: str, args: dict[str, Any]) -> Any:
+    """The POST route's handler as the dispatcher runs it: under what the route declares
+    blocks it."""
+    (route,) = [r for r in all_routes() if r.path == path and "POST" in r.methods]
+    return await route.handler(system.running(route.blocked_by), args)
 
 
 async def test_a_handoff_refuses_act_and_closing_the_tab() -> None:
@@ -424,15 +440,16 @@ async def test_a_handoff_refuses_act_and_closing_the_tab() -> None:
     fake.handoffs.request("T1", "a person takes over")
     with trio.fail_after(5):
         with pytest.raises(HandoffActive):
-            await act(system, {"targetId": "T1", "timeoutMs": 5000, "snapshot": "none",
-                               "actions": [{"kind": "press", "key": "Enter"}]})
+            await call(system, "/act", {"targetId": "T1", "timeoutMs": 5000,
+                                        "snapshot": "none",
+                                        "actions": [{"kind": "press", "key": "Enter"}]})
         with pytest.raises(HandoffActive):
-            await close_tab(system, {"targetId": "T1"})
+            await call(system, "/tabs/close", {"targetId": "T1"})
     assert fake.tabs.closed == [] and fake.tab.ran == []
     # Another tab is not handed over: its /act passes the handoff check (and then runs
     # on the stand-in tab, which cannot act: any error but HANDOFF_ACTIVE will do).
     fake.tab.target_id = "T2"
     with trio.fail_after(5), pytest.raises(Exception) as info:
-        await act(system, {"targetId": "T2", "timeoutMs": 5000, "snapshot": "none",
-                           "actions": [{"kind": "press", "key": "Enter"}]})
+        await call(system, "/act", {"targetId": "T2", "timeoutMs": 5000, "snapshot": "none",
+                                    "actions": [{"kind": "press", "key": "Enter"}]})
     assert not isinstance(info.value, HandoffActive)

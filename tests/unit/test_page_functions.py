@@ -26,6 +26,8 @@ NODE = shutil.which("node")
 #: Python modules that may still hold JavaScript in a string, and why.
 JAVASCRIPT_ALLOWED = {
     "records/scripts.py": "writes Playwright scripts for people to run, not page code",
+    "tabs/actions/kinds/moves.py": "writes a scroll step of a Playwright script",
+    "tabs/actions/kinds/page.py": "writes a dialog step of a Playwright script",
     "snapshot/script.py": "joins the walker's files and builds the calls into it",
     "tabs/pagejs.py": "the loader itself",
     # Modules other work owns; their expressions move to tabs/js/ with that work.

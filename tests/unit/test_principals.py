@@ -13,7 +13,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 import trio
 import trio.testing
@@ -31,9 +30,11 @@ from browserd.errors import (
     TokenRevoked,
     Unauthorized,
 )
+from browserd.http.answers import returns
+from browserd.http.declared import check_table
 from browserd.http.dispatch import authorize
+from browserd.http.facts import LOCAL_READS, NOTHING, Cli
 from browserd.http.routes import all_routes
-from browserd.http.routes.grants import GRANTS, extra_needs, with_grants
 from browserd.http.schema import Route
 from browserd.principals import (
     AGENT_SCOPES,
@@ -969,7 +970,7 @@ def test_unknown_scopes_in_the_file_are_dropped(path: Path, clock: FakeClock) ->
     assert found.scopes == {"read"}
 
 
-# -- grants.py and dispatch.authorize -------------------------------------------------
+# -- the scope each route declares, and dispatch.authorize ------------------------------
 
 
 def _route(path: str, method: str) -> Route:
@@ -978,11 +979,15 @@ def _route(path: str, method: str) -> Route:
     return found[0]
 
 
-def _blank(path: str, *methods: str, **kwargs: Any) -> Route:
+def _declared(path: str, *methods: str, **facts: Any) -> Route:
+    """A route with every fact declared (``facts`` override them)."""
     async def handler(system: Any, args: dict[str, Any]) -> None:
         return None
 
-    return Route(path=path, methods=methods, handler=handler, **kwargs)
+    declared: dict[str, Any] = dict(
+        name=path.strip("/").replace("-", "_") or "x", group="service", hints=LOCAL_READS,
+        needs="read", answer=returns("Status"), blocked_by=NOTHING, cli=Cli())
+    return Route(path=path, methods=methods, handler=handler, **{**declared, **facts})
 
 
 def test_every_route_needs_something_known() -> None:
@@ -994,13 +999,6 @@ def test_every_route_needs_something_known() -> None:
             assert route.needs in AGENT_SCOPES | {OWNER_SCOPE, PUBLIC_SCOPE}, route.path
         else:
             assert route.needs == "none", route.path
-
-
-def test_every_authenticated_route_takes_its_scope_from_the_table() -> None:
-    for route in all_routes():
-        granted = {GRANTS[(route.path, m)] for m in route.methods if (route.path, m) in GRANTS}
-        if route.auth:
-            assert granted == {route.needs}, route.path
 
 
 @pytest.mark.parametrize(("path", "method", "needs"), [
@@ -1028,38 +1026,53 @@ def test_only_the_persons_routes_need_owner() -> None:
     assert owner_routes <= {"/tabs/offer", "/tabs/offerable", "/ui-codes", "/tabs/requests",
                             "/tabs/requests/<requestId>", "/secrets", "/secrets/<name>",
                             "/confirmations", "/confirmations/<id>"}
+    assert all(r.group == "none" for r in all_routes() if r.needs == OWNER_SCOPE), \
+        "the person's routes are never an agent's tool"
 
 
-def test_with_grants_refuses_a_route_not_in_the_table() -> None:
-    with pytest.raises(ValueError, match="/brand-new"):
-        with_grants([_blank("/brand-new", "GET")])
-    with pytest.raises(ValueError):
-        with_grants([_blank("/eval", "GET")])  # the path is granted, not this method
+def test_a_route_without_its_scope_is_refused() -> None:
+    check_table([_declared("/brand-new", "GET")])
+    with pytest.raises(ValueError, match="GET /brand-new: needs"):
+        check_table([_declared("/brand-new", "GET", needs="")])
 
 
-def test_with_grants_refuses_mixed_scopes() -> None:
-    with pytest.raises(ValueError):
-        with_grants([_blank("/emulate", "GET", "POST")])  # read vs act
+@pytest.mark.parametrize(("facts", "why"), [
+    ({"needs": "sudo"}, "no scope"),
+    ({"needs": "none"}, "without the token"),  # only a route without the token needs none
+    ({"needs": OWNER_SCOPE}, "cannot be a tool"),  # the person's: no group but none
+])
+def test_a_route_needing_what_it_may_not_is_refused(facts: dict[str, Any], why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        check_table([_declared("/brand-new", "GET", **facts)])
 
 
-def test_with_grants_sets_needs_and_keeps_the_rest() -> None:
-    plain = _blank("/eval", "POST", summary="run JS")
-    open_route = _blank("/healthz-like", "GET", auth=False)
-    granted, opened = with_grants([plain, open_route])
-    assert granted.needs == "eval" and opened.needs == "none"
-    assert granted == attrs.evolve(plain, needs="eval")
-    assert plain.needs == ""  # a new route, not changed in place
+def test_a_route_without_the_token_needs_none() -> None:
+    check_table([_declared("/open", "GET", auth=False, needs="none", group="none")])
+    with pytest.raises(ValueError, match="without the token"):
+        check_table([_declared("/open", "GET", auth=False, group="none")])
 
 
 def test_extra_needs_of_an_upload_in_act() -> None:
     act = _route("/act", "POST")
-    assert extra_needs(act, {"actions": [{"kind": "click"}, {"kind": "upload"}]}) == ("files",)
-    assert extra_needs(act, {"actions": [{"kind": "click"}, {"kind": "type"}]}) == ()
-    assert extra_needs(act, {"actions": []}) == ()
-    assert extra_needs(act, {"actions": None}) == ()
-    assert extra_needs(act, {}) == ()
-    assert extra_needs(act, {"actions": ["upload", 5]}) == ()
-    assert extra_needs(_route("/click", "POST"), {"actions": [{"kind": "upload"}]}) == ()
+    assert act.more_needs({"actions": [{"kind": "click"}, {"kind": "upload"}]}) == ("files",)
+    assert act.more_needs({"actions": [{"kind": "click"}, {"kind": "type"}]}) == ()
+    assert act.more_needs({"actions": []}) == ()
+    assert act.more_needs({"actions": None}) == ()
+    assert act.more_needs({}) == ()
+    assert act.more_needs({"actions": ["upload", 5]}) == ()
+    assert _route("/click", "POST").more_needs({"actions": [{"kind": "upload"}]}) == ()
+
+
+def test_giving_local_files_needs_the_files_scope_on_every_route_that_takes_them() -> None:
+    """A click that fills the file chooser and a drop of files upload as /upload does."""
+    for path in ("/click", "/drag"):
+        assert _route(path, "POST").more_needs({"files": ["a.txt"]}) == ("files",), path
+        assert _route(path, "POST").more_needs({"files": None}) == (), path
+    act = _route("/act", "POST")
+    assert act.more_needs({"actions": [{"kind": "click", "files": ["a.txt"]}]}) == ("files",)
+    assert act.more_needs({"actions": [{"kind": "drag", "files": ["a"], "to": {}}]}) == (
+        "files",)
+    assert act.more_needs({"actions": [{"kind": "click", "ref": "e1"}]}) == ()
 
 
 def test_authorize_checks_the_routes_scope() -> None:

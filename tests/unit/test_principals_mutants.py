@@ -1,8 +1,8 @@
 """Tokens, scopes and the grants table at their edges (no browser).
 
 Written for the mutants of ``principals/store.py``, ``principals/scopes.py`` and
-``http/routes/grants.py`` (``python -m supervision.mutants --only
-principals-store,principals-scopes,grants``).
+the route table's checks of what each route needs (``http/declared.py``; ``python -m
+supervision.mutants --only principals-store,principals-scopes,grants``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import trio
 
 from browserd.http.routes import all_routes
-from browserd.http.routes.grants import extra_needs, with_grants
 from browserd.http.schema import Route
 from browserd.principals import OWNER, TokenStore
 
@@ -43,19 +42,19 @@ def test_a_secret_is_32_random_bytes_after_its_prefix() -> None:
 
 
 def _route(path: str, method: str) -> Route:
-    (found,) = [r for r in with_grants(all_routes()) if r.path == path and method in r.methods]
+    (found,) = [r for r in all_routes() if r.path == path and method in r.methods]
     return found
 
 
 def test_typing_a_secret_needs_the_secrets_scope_wherever_it_is_asked() -> None:
     act = _route("/act", "POST")
-    assert extra_needs(act, {"actions": [{"kind": "type", "secret": "bank"}]}) == ("secrets",)
-    assert extra_needs(act, {"actions": [{"kind": "upload"}, {"kind": "type", "secret": "b"}]}
+    assert act.more_needs({"actions": [{"kind": "type", "secret": "bank"}]}) == ("secrets",)
+    assert act.more_needs({"actions": [{"kind": "upload"}, {"kind": "type", "secret": "b"}]}
                        ) == ("files", "secrets")
-    assert extra_needs(act, {"actions": [{"kind": "type", "secret": None}]}) == ()
+    assert act.more_needs({"actions": [{"kind": "type", "secret": None}]}) == ()
     typing = _route("/type", "POST")
-    assert extra_needs(typing, {"secret": "bank"}) == ("secrets",)
-    assert extra_needs(typing, {"secret": None, "text": "x"}) == ()
-    assert extra_needs(typing, {"text": "x"}) == ()
-    assert extra_needs(_route("/click", "POST"), {"secret": "bank"}) == ()
-    assert extra_needs(_route("/login", "POST"), {}) == ("secrets",)
+    assert typing.more_needs({"secret": "bank"}) == ("secrets",)
+    assert typing.more_needs({"secret": None, "text": "x"}) == ()
+    assert typing.more_needs({"text": "x"}) == ()
+    assert _route("/click", "POST").more_needs({"secret": "bank"}) == ()
+    assert _route("/login", "POST").more_needs({}) == ("secrets",)

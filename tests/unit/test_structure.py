@@ -109,13 +109,14 @@ PINNED = {
         "observing", "parse_chord", "perform", "press", "select", "type_text", "upload",
         "wait"],
     "browserd.http.routes": ["all_routes", "consent_routes", "download_routes", "emulation_routes",
-                             "input_routes",
+                             "input_routes", "meta_routes",
                              "media_routes", "navigation_routes", "network_routes", "ops_routes",
                              "page_routes", "profile_routes", "service_routes", "state_routes",
                              "secret_routes", "tab_routes", "token_routes", "confirmation_routes",
                              "record_routes"],
-    "browserd.http.gestures": ["COORDINATE_LIMIT", "FILES", "GESTURE_FIELDS", "GESTURE_SUMMARIES",
-                               "checked_files", "gesture_action"],
+    "browserd.tabs.actions.kinds": ["ACTION_KINDS", "ACTION_SPECS", "COORDINATE_LIMIT",
+                                    "PERSON_WAITS", "RECORDINGS", "ActionSpec", "BuildContext",
+                                    "PerformContext", "Recording"],
     "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
     "browserd.tabs.inputstate": ["BUTTON_BITS", "FileChooser", "InputState"],
     "browserd.tabs.scope": ["TabScope"],
@@ -131,9 +132,8 @@ PINNED = {
     "browserd.metrics": ["CONTENT_TYPE", "LANES", "LATENCY_BUCKETS_S", "OTHER", "Lane", "Metrics",
                          "ServiceGauges", "code_label", "known_codes"],
     "browserd.ui": ["AuditTail", "LiveViews", "OpsUi", "ThumbnailCache", "UiSessions"],
-    "browserd.http.tabwork": ["on_tab"],
-    "browserd.cli.routes": ["GLOBAL_FIELDS", "MIN_PREFIX", "NAMES", "NEGATIONS", "POSITIONAL",
-                            "PREFIXED", "SKIP", "WORDS", "FieldSpec", "RouteCommand",
+    "browserd.http.tabwork": ["blocked_now", "check_tab", "on_tab"],
+    "browserd.cli.routes": ["GLOBAL_FIELDS", "MIN_PREFIX", "FieldSpec", "RouteCommand",
                             "add_route_commands", "commands_from_openapi",
                             "commands_from_routes", "resolve_prefix", "run_route_command"],
     "browserd.cdp": ["CdpConnection", "CdpEvent", "CdpSession", "JsonDict", "PipeTransport",
@@ -151,7 +151,7 @@ PINNED = {
     "browserd.events": ["RING_SIZE", "SUBSCRIBER_BUFFER", "Event", "EventHub", "EventSink",
                         "EventType", "HubStatistics", "Subscription", "parse_types",
                         "sse_comment", "sse_event", "sse_retry"],
-    "browserd.http.catalog": ["CORE", "GROUPS", "Operation", "catalog", "groups_table", "select"],
+    "browserd.http.catalog": ["GROUPS", "Operation", "catalog", "lookup", "select"],
     "browserd.mcp": ["McpEndpoint", "open_mcp_endpoint"],
 }
 
@@ -310,14 +310,17 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
     (layer, frozenset(names)) for layer, names in (
         ("leaves", {"", "errors", "groups", "paths", "jsontext", "redact", "textmatch",
                     "retention", "events", "privatefile", "token", "confirm", "metrics",
-                    "media", "tabrequests", "answer_text", "records"}),
+                    "media", "tabrequests", "answer_text", "records", "argfields"}),
         ("cdp", {"cdp"}),
         ("browser", {"browser"}),
         # Settings records: they name browsers (live discovery) and CDP types (egress).
         ("settings", {"config", "profilespec", "egress", "urlpolicy", "uploads", "tls",
                       "client"}),
+        # The action kinds' specs write their recorded calls as Playwright
+        # (records.playwright), and the replay and the scripts read the specs.
         ("tabs", {"tabs", "snapshot", "downloads", "state", "handoff", "vault",
-                  "records.scripts", "records.trace", "records.video"}),
+                  "records.scripts", "records.trace", "records.playwright", "records.replay",
+                  "records.video"}),
         ("supervisor", {"supervisor", "relay"}),
         ("profiles", {"profiles", "principals", "ui"}),
         # The System holds every profile and board; the recorder reads it.
@@ -488,3 +491,43 @@ def test_fetch_and_held_targets_have_one_owner() -> None:
     assert modules_naming('"Runtime.runIfWaitingForDebugger"') == {"browserd.cdp.connection"}
     assert modules_naming("waitForDebuggerOnStart\": True") == {"browserd.tabs.navguard",
                                                               "browserd.tabs.children"}
+
+
+# -- the route table ---------------------------------------------------------------
+
+
+def test_every_route_declares_every_fact() -> None:
+    """A route states its name, group, hints, scope, answer, blockers and CLI command
+    where it is declared; a table where one is missing is refused with what is missing."""
+    import attrs
+
+    from browserd.http.declared import check_table, undeclared
+    from browserd.http.routes import all_routes
+
+    routes = all_routes()  # (checks the whole table itself)
+    assert routes and not [r.path for r in routes if undeclared(r)]
+    bare = attrs.evolve(routes[0], name="", group="", hints=None, needs="", answer=None,
+                        blocked_by=None, cli=None)
+    assert [fact.split(":")[0] for fact in undeclared(bare)] == [
+        "name", "group", "hints", "needs", "answer", "blocked_by", "cli"]
+    with pytest.raises(ValueError, match="blocked_by"):
+        check_table([*routes, attrs.evolve(routes[-1], name="another", blocked_by=None)])
+    with pytest.raises(ValueError, match="the name 'tabs' is"):
+        check_table([*routes, attrs.evolve(routes[-1], name="tabs")])
+
+
+def test_no_route_handler_decides_what_blocks_its_tab_work() -> None:
+    """``on_tab`` takes what blocks a route from the route's declaration (``blocked_by``),
+    never from arguments a handler passes."""
+    allowed = {"deadline_s", "allow_crashed", "refuse_new_dialog"}
+    wrong = []
+    for name in all_modules():
+        if not name.startswith("browserd.http"):
+            continue
+        tree = ast.parse(module_path(name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "on_tab":
+                extra = {k.arg for k in node.keywords} - allowed
+                if extra:
+                    wrong.append(f"{name}:{node.lineno} passes {sorted(extra)}")
+    assert not wrong, "\n".join(wrong)

@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import BadRequest
 from ..snapshot.roles import ARIA_ROLES
 
-__all__ = ["ADJUSTERS", "ARIA_ROLES", "adjust_find", "adjust_select", "is_ref", "split_upload"]
+__all__ = ["ARIA_ROLES", "PLACERS", "adjust_find", "adjust_select", "is_ref", "split_upload"]
 
 """The roles ``find ROLE`` recognises as a role (any other first word is text)."""
 
@@ -77,6 +77,7 @@ def split_upload(words: list[str], ref: str | None, selector: str | None
     return ref, words
 
 
-ADJUSTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+PLACERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "find": adjust_find, "select": adjust_select}
-"""Generated commands whose positional words are placed by a function (command → it)."""
+"""The functions that place a generated command's words into its fields, by the name a
+route's CLI fact gives (:class:`browserd.http.facts.Words`)."""

@@ -3,9 +3,8 @@
 The service's hints and summaries speak HTTP ("list tabs with GET /tabs",
 "see GET /openapi.json", "wait with POST /wait {tabRequest}"). For a person
 at a shell, :class:`CommandWords` rewrites each route mention into the
-command that calls it, using the CLI's own naming: the generated commands
-(:mod:`browserd.cli.routes`, path and method → name) and the routes a
-hand-written command covers (:data:`browserd.cli.routes.SKIP`). A body
+command that calls it, using the CLI's own naming: each route's command, or
+the command that covers it (:class:`browserd.cli.routes.RouteCommand`). A body
 ``{field}`` (or ``{field: value}``) after a route becomes the option
 (``--tab-request``). A path no command calls (``/ui/login``), URLs and
 other slashes are left as they are. Pure; never raises.
@@ -18,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .routes import OPTION_NAMES, SKIP, RouteCommand
+from .routes import OPTION_NAMES, RouteCommand
 
 __all__ = ["CommandWords", "lazy_words"]
 
@@ -52,10 +51,8 @@ class CommandWords:
     """Route mentions → ``browserd`` commands, for one set of generated commands."""
 
     def __init__(self, commands: Sequence[RouteCommand]) -> None:
-        routes = [(c.path, c.method, c.name) for c in commands]
-        routes += [(path, method, name) for (path, method), name in SKIP.items()]
-        self._entries = [_Entry(method, _pattern(path), name, path.count("{"))
-                         for path, method, name in routes]
+        self._entries = [_Entry(c.method, _pattern(c.path), c.name, c.path.count("{"))
+                         for c in commands]
 
     def command_for(self, path: str, method: str | None = None) -> str | None:
         """The command that calls ``path`` (with ``method`` if one does; else any method's),

@@ -36,6 +36,7 @@ import orjson
 
 from .. import __version__
 from ..errors import BrowserdError
+from ..http.facts import GROUPS
 from ..paths import Paths
 from .confirm import CONFIRM_COMMANDS, add_confirm_commands
 from .extension import EXTENSION_COMMANDS, add_extension_commands
@@ -228,8 +229,8 @@ def build_parser(commands: Sequence[RouteCommand] | None = None) -> argparse.Arg
     mcp.add_argument("--isolated", action="store_true",
                      help="a child token and a session of its own, both ended on exit")
     mcp.add_argument("--caps", default="core",
-                     help="tool groups, comma-separated: core, page, files, state, network, "
-                          "emulation, profiles, service, or all (default: core)")
+                     help=f"tool groups, comma-separated: {', '.join(GROUPS)}, or all "
+                          "(default: core)")
 
     token = sub.add_parser("token", help="print the API token")
     token.add_argument("--rotate", action="store_true", help="replace it with a new one")
@@ -291,7 +292,7 @@ def _remote_commands(argv: Sequence[str]) -> tuple[Any, Sequence[RouteCommand]]:
         client = _client(known.control_url)
         doc = client.get("/openapi.json")
         if isinstance(doc, dict):
-            return client, commands_from_openapi(doc)
+            return client, commands_from_openapi(doc) or commands_from_routes()
     except BrowserdError:
         pass
     return None, commands_from_routes()
@@ -320,7 +321,7 @@ def _commands_of(client: Any) -> Sequence[RouteCommand]:
         with contextlib.suppress(BrowserdError):
             doc = client.get("/openapi.json")
             if isinstance(doc, dict):
-                return commands_from_openapi(doc)
+                return commands_from_openapi(doc) or commands_from_routes()
     return commands_from_routes()
 
 

@@ -4,23 +4,23 @@ The table is read from the running service's ``/openapi.json`` (rendered
 from the route table itself, so it is exactly what that service accepts;
 one loopback request) or, when no service answers, from this installation's
 :func:`browserd.http.routes.all_routes` (slower to import; needed only for
-``--help`` without a service, or to report that none answers). Each route
-becomes one subcommand: its name is the path (``/back`` → ``back``,
-``/tabs/open`` → ``tabs-open``) unless :data:`NAMES` gives a shorter one
-(a path served by several routes, one per method, gets ``-post`` /
-``-delete`` … on the later ones); routes a hand-written command covers
-(:data:`SKIP`, e.g. ``cookies`` for ``/cookies`` GET, POST and DELETE) are
-left out;
-every field becomes an option (``timeoutMs`` → ``--timeout-ms``,
+``--help`` without a service, or to report that none answers). Both carry
+each route's own CLI facts (:class:`browserd.http.facts.Cli`: in the
+document as the ``x-browserd-cli`` extension), so nothing here names a
+route: the command is the route's name with ``-`` for ``_`` (``tabs_request``
+→ ``tabs-request``) unless the route names another (``tabs_open`` →
+``open``); a route another command covers (``cookies`` for the three
+``/cookies`` routes, hand-written) has none of its own but is listed with
+that command (:attr:`RouteCommand.covered_by`: route words in hints become
+it); every field becomes an option (``timeoutMs`` → ``--timeout-ms``,
 ``targetId`` → ``--target``; booleans are ``--flag`` / ``--no-flag``;
 arrays take several values; ``object`` fields and arrays of objects take
-JSON, ``-`` reads it from stdin); :data:`POSITIONAL` lets a command take its
-main fields as arguments (``browserd click e12``), and :data:`WORDS` lets
-:mod:`browserd.cli.args` place a command's words (``browserd find button
-Continue``, ``browserd select e5 Green``). A path parameter in
-:data:`PREFIXED` takes a unique prefix (``browserd download 3f2a``). A route
-added to the table is a command at once; a name or positional arguments for
-it are one line here.
+JSON, ``-`` reads it from stdin); the route's positionals are arguments
+(``browserd click e12``), its words are placed by a function of
+:data:`browserd.cli.args.PLACERS` (``browserd find button Continue``,
+``browserd select e5 Green``), a path parameter it declares ``prefixed``
+takes a unique prefix (``browserd download 3f2a``) and its negations add
+flags (``start --headed``). A route added to the table is a command at once.
 
 The request is the route's POST (JSON body) when it has one, else its GET
 with the fields as query parameters; path parameters (``{name}``) are filled
@@ -41,80 +41,16 @@ import attrs
 import orjson
 
 from ..errors import BadRequest, NotFound
-from .args import ADJUSTERS
+from ..http.facts import Cli, Prefix, cli_command
+from .args import PLACERS
 
-__all__ = ["GLOBAL_FIELDS", "MIN_PREFIX", "NAMES", "NEGATIONS", "POSITIONAL", "PREFIXED", "SKIP",
-           "WORDS", "FieldSpec", "RouteCommand", "add_route_commands", "commands_from_openapi",
-           "commands_from_routes", "resolve_prefix", "run_route_command"]
+__all__ = ["GLOBAL_FIELDS", "MIN_PREFIX", "FieldSpec", "RouteCommand", "add_route_commands",
+           "commands_from_openapi", "commands_from_routes", "resolve_prefix",
+           "run_route_command"]
 
-NAMES: dict[str, str] = {
-    "/tabs/open": "open", "/tabs/focus": "focus", "/tabs/close": "close",
-    "/tabs/release": "release",
-    "/media/{name}": "media", "/openapi.json": "openapi", "/downloads/{id}": "download",
-    "/records/{id}": "records-delete",  # (its GET is `record show`)
-}
-"""Command names that differ from the path."""
-_HAND_WRITTEN = {"cookies": ("/cookies", ("GET", "POST", "DELETE")),
-                 "storage": ("/storage", ("GET", "POST", "DELETE")),
-                 "state": ("/state", ("GET", "POST")),
-                 "emulate": ("/emulate", ("GET", "POST", "DELETE")),
-                 "upload": ("/upload", ("POST",)), "drag": ("/drag", ("POST",)),
-                 "mouse": ("/mouse", ("POST",)), "keyboard": ("/keyboard", ("POST",))}
-_PROFILES = {"/profiles": ("GET", "POST"), "/profiles/{name}": ("DELETE",),
-             "/sessions": ("GET", "POST"), "/sessions/{sessionId}": ("DELETE",)}
-_NETWORK = {"/network": ("GET", "POST"), "/network/{id}": ("GET",),
-            "/network/block": ("POST",), "/network/headers": ("POST",), "/network/har": ("POST",)}
-SKIP: dict[tuple[str, str], str] = {
-    ("/", "GET"): "status", ("/openapi.json", "GET"): "openapi",
-    ("/tabs/{targetId}", "DELETE"): "close",
-    ("/tabs/offerable", "GET"): "offer", ("/tabs/offer", "POST"): "offer",
-    ("/tabs/requests", "GET"): "offer", ("/tabs/requests/{requestId}", "POST"): "offer",
-    ("/ui-codes", "POST"): "ui",
-    ("/tokens", "GET"): "tokens", ("/tokens", "POST"): "tokens",
-    ("/tokens/{name}", "DELETE"): "tokens",
-    ("/secrets", "GET"): "secrets", ("/secrets/{name}", "PUT"): "secrets",
-    ("/secrets/{name}", "DELETE"): "secrets",
-    ("/confirmations", "GET"): "confirm", ("/confirmations/{id}", "POST"): "confirm",
-    ("/record/start", "POST"): "record", ("/record/stop", "POST"): "record",
-    ("/records", "GET"): "record", ("/records/{id}", "GET"): "record",
-    ("/records/{id}/video", "GET"): "record",
-    ("/records/{id}/replay", "POST"): "replay",
-    **{(path, method): name for name, (path, methods) in _HAND_WRITTEN.items()
-       for method in methods},
-    **{(path, method): "network" for path, methods in _NETWORK.items() for method in methods},
-    **{(path, method): path.split("/")[1] for path, methods in _PROFILES.items()
-       for method in methods},
-}
-"""Routes that another command already covers: (path, method) → that command
-(``close``, ``status`` for ``GET /`` (the same answer), or one of the hand-written
-commands of :mod:`browserd.cli.state`, :mod:`browserd.cli.input`,
-:mod:`browserd.cli.network`, :mod:`browserd.cli.profiles`, :mod:`browserd.cli.offer`
-(the person's side of tab requests) …): each task has one command."""
 GLOBAL_FIELDS = frozenset({"profile", "session"})
 """Route fields every command takes as a global option instead."""
-POSITIONAL: dict[str, tuple[str, ...]] = {
-    "open": ("url",), "focus": ("targetId",), "close": ("targetId",),
-    "release": ("targetId",),
-    "navigate": ("url",), "eval": ("js",), "click": ("ref?",), "hover": ("ref?",),
-    "type": ("ref?", "text"), "press": ("key",),
-    "query": ("selector",), "media": ("name",), "act": ("actions",),
-    "download": ("id",),
-}
-"""Fields a command takes as positional arguments (``?`` optional, ``*`` zero or more)."""
-WORDS: dict[str, tuple[str, str]] = {
-    "find": ("ROLE NAME", "a known ARIA role, then a name; or one word of text "
-                          "(part of a name or of an element's own text)"),
-    "select": ("REF VALUE", "the <select>'s ref, then the values or labels to choose "
-                            "(with --selector/--text/--role/--name: values only)"),
-}
-"""Commands whose positional words a function of :data:`browserd.cli.args.ADJUSTERS`
-places into fields (command → metavar, help)."""
-PREFIXED: dict[str, tuple[str, str]] = {"/downloads/{id}": ("/downloads", "downloads")}
-"""Path parameters that take a unique prefix (≥ 4 characters), resolved by listing
-(path → the listing's path and its list key), as the service does for ``targetId``."""
 MIN_PREFIX = 4
-NEGATIONS: dict[str, dict[str, str]] = {"start": {"headed": "headless"}}
-"""Extra ``--flag`` options that set a boolean field to false (``start --headed``)."""
 OPTION_NAMES = {"targetId": "target"}
 """Option names that differ from the field's kebab-case spelling."""
 RESERVED = frozenset({"json", "control-url", "help", "out"})
@@ -135,15 +71,25 @@ class FieldSpec:
 
 @attrs.frozen(kw_only=True)
 class RouteCommand:
-    """One generated subcommand: the route it calls (``path`` in OpenAPI form) and its fields."""
+    """One route as the CLI sees it: its command (``name``; for a route another command
+    covers, that command), the route it calls (``path`` in OpenAPI form) and its fields."""
 
     name: str
     path: str
     method: str
     summary: str
     fields: tuple[FieldSpec, ...]
-    positional: tuple[str, ...]
+    cli: Cli
     raw: bool
+
+    @property
+    def positional(self) -> tuple[str, ...]:
+        return self.cli.positional
+
+    @property
+    def covered_by(self) -> str | None:
+        """The command that covers this route (None: this route's own command)."""
+        return self.cli.covered_by
 
     def dest(self, field_name: str) -> str:
         return "f_" + field_name
@@ -157,15 +103,12 @@ def _metavar(name: str) -> str:
     return _kebab(name).upper().replace("-", "_")
 
 
-def _command(path: str, method: str, summary: str, fields: tuple[FieldSpec, ...],
-             raw: bool) -> RouteCommand | None:
-    if (path, method) in SKIP:
-        return None
-    name = NAMES.get(path) or re.sub(r"/?\{[^}]+\}", "", path).strip("/").replace("/", "-")
+def _command(route_name: str, cli: Cli, path: str, method: str, summary: str,
+             fields: tuple[FieldSpec, ...], raw: bool) -> RouteCommand:
     # profile and session are the global --profile/--session (sent as headers).
     fields = tuple(f for f in fields if f.name not in GLOBAL_FIELDS)
-    return RouteCommand(name=name or "index", path=path, method=method, summary=summary,
-                        fields=fields, positional=POSITIONAL.get(name, ()), raw=raw)
+    return RouteCommand(name=cli_command(route_name, cli), path=path, method=method,
+                        summary=summary, fields=fields, cli=cli, raw=raw)
 
 
 def _method(methods: Sequence[str]) -> str:
@@ -173,37 +116,20 @@ def _method(methods: Sequence[str]) -> str:
     return "POST" if "POST" in upper else upper[0]
 
 
-def _unique(commands: list[RouteCommand]) -> list[RouteCommand]:
-    """Give each command its own name: a later route of an already named path gets
-    ``-<method>`` (``/x`` GET → ``x``, ``/x`` DELETE → ``x-delete``)."""
-    seen: set[str] = set()
-    out = []
-    for cmd in commands:
-        if cmd.name in seen:
-            name = f"{cmd.name}-{cmd.method.lower()}"
-            cmd = attrs.evolve(cmd, name=name, positional=POSITIONAL.get(name, ()))
-        seen.add(cmd.name)
-        out.append(cmd)
-    return out
-
-
 def commands_from_routes() -> list[RouteCommand]:
-    """The commands of this installation's own route table (imports the server's modules)."""
+    """Every route of this installation's own table (imports the server's modules)."""
     from ..http.routes import all_routes
 
     out = []
     for route in all_routes():
+        assert route.cli is not None  # (the table refuses a route without it)
         path = re.sub(r"<(?:[^<>:]+:)?([^<>:]+)>", r"{\1}", route.path)
         fields = tuple(FieldSpec(name=f.name, type=f.type, required=f.required, enum=f.enum,
                                  items=f.items, description=f.description)
                        for f in route.fields)
-        methods = [m for m in route.methods if (path, m.upper()) not in SKIP]
-        if not methods:
-            continue
-        cmd = _command(path, _method(methods), route.summary, fields, route.raw_response)
-        if cmd is not None:
-            out.append(cmd)
-    return _unique(out)
+        out.append(_command(route.name, route.cli, path, _method(route.methods),
+                            route.summary, fields, route.raw_response))
+    return out
 
 
 def _spec(name: str, schema: dict[str, Any], required: bool) -> FieldSpec:
@@ -223,21 +149,24 @@ def _spec(name: str, schema: dict[str, Any], required: bool) -> FieldSpec:
 
 
 def commands_from_openapi(doc: dict[str, Any]) -> list[RouteCommand]:
-    """The commands of a service's ``/openapi.json`` (the same table, rendered).
+    """Every route of a service's ``/openapi.json`` (the same table, rendered).
 
-    The operations of one path that share a summary are one route served
-    under several methods (``GET``/``POST /snapshot``): one command, POST
-    preferred; operations with their own summary are routes of their own.
+    Each operation names its route (``x-browserd-name``) and its CLI facts
+    (``x-browserd-cli``); the operations of one path that name one route are
+    that route served under several methods (``GET``/``POST /snapshot``): one
+    command, POST preferred. A document without the extensions (a service
+    older than them) has no commands: the caller uses its own table.
     """
     out = []
     for path, item in (doc.get("paths") or {}).items():
-        if not isinstance(item, dict) or not item:
+        if not isinstance(item, dict):
             continue
-        routes: dict[str, list[str]] = {}  # summary -> its methods, in document order
+        routes: dict[str, list[str]] = {}  # route name -> its methods, in document order
         for method, op in item.items():
-            if isinstance(op, dict) and (path, method.upper()) not in SKIP:
-                routes.setdefault(str(op.get("summary", "")), []).append(method)
-        for summary, methods in routes.items():
+            if isinstance(op, dict) and isinstance(op.get("x-browserd-name"), str) \
+                    and isinstance(op.get("x-browserd-cli"), dict):
+                routes.setdefault(op["x-browserd-name"], []).append(method)
+        for route_name, methods in routes.items():
             method = _method(methods)
             op = item[method.lower()]
             fields = [_spec(p["name"], p.get("schema") or {}, bool(p.get("required")))
@@ -249,11 +178,10 @@ def commands_from_openapi(doc: dict[str, Any]) -> list[RouteCommand]:
                        for name, schema in (body.get("properties") or {}).items()]
             answer = ((op.get("responses") or {}).get("200") or {}).get("content") or {}
             # Raw: a file in its own type (JSON among them, a HAR file, is a file too).
-            cmd = _command(path, method, summary, tuple(fields),
-                           raw=set(answer) != {"application/json"})
-            if cmd is not None:
-                out.append(cmd)
-    return _unique(out)
+            out.append(_command(route_name, Cli.from_json(op["x-browserd-cli"]), path, method,
+                                str(op.get("summary", "")), tuple(fields),
+                                raw=set(answer) != {"application/json"}))
+    return out
 
 
 def _json_arg(text: str) -> Any:
@@ -285,8 +213,8 @@ def _add_field(parser: argparse.ArgumentParser, cmd: RouteCommand, field: FieldS
                             type=convert, choices=choices, help=help_text,
                             default=None if nargs in ("?", "*") else argparse.SUPPRESS)
         return
-    # A command whose words fill fields (WORDS) checks nothing here: the service does.
-    required = field.required and cmd.name not in WORDS
+    # A command whose words fill fields checks nothing here: the service does.
+    required = field.required and cmd.cli.words is None
     option = OPTION_NAMES.get(field.name, _kebab(field.name))
     if option in RESERVED:
         option = "field-" + option
@@ -307,36 +235,37 @@ def _add_field(parser: argparse.ArgumentParser, cmd: RouteCommand, field: FieldS
 
 def add_route_commands(sub: Any, commands: Sequence[RouteCommand], *,
                        taken: set[str]) -> None:
-    """Add a subparser per command to ``sub`` (names in ``taken`` are left alone)."""
+    """Add a subparser per command to ``sub`` (names in ``taken`` are left alone, and
+    routes another command covers)."""
     for cmd in commands:
-        if cmd.name in taken:
+        if cmd.name in taken or cmd.covered_by is not None:
             continue
         parser = sub.add_parser(cmd.name, help=cmd.summary or f"{cmd.method} {cmd.path}",
                                 description=f"{cmd.method} {cmd.path}: {cmd.summary}")
         parser.set_defaults(route_command=cmd)
         named = {p.rstrip("?*") for p in cmd.positional}
         by_name = {f.name: f for f in cmd.fields}
-        if cmd.name in WORDS:
-            metavar, words_help = WORDS[cmd.name]
-            parser.add_argument("w_words", nargs="*", metavar=metavar, help=words_help)
+        if cmd.cli.words is not None:
+            parser.add_argument("w_words", nargs="*", metavar=cmd.cli.words.metavar,
+                                help=cmd.cli.words.help)
         for spec in cmd.positional:  # positional arguments in the order given
             _add_field(parser, cmd, by_name[spec.rstrip("?*")])
         for field in cmd.fields:
             if field.name not in named:
                 _add_field(parser, cmd, field)
-        for flag, field_name in NEGATIONS.get(cmd.name, {}).items():
+        for flag, field_name in cmd.cli.negations.items():
             parser.add_argument(f"--{flag}", dest=cmd.dest(field_name), action="store_false",
                                 help=f"the same as --no-{_kebab(field_name)}")
         if cmd.raw:
             parser.add_argument("--out", help="write the answer to this file (default: stdout)")
 
 
-def resolve_prefix(client: Any, path: str, given: str) -> str:
-    """The one listed id that is ``given`` or starts with it (case-insensitive, at least
-    :data:`MIN_PREFIX` characters), listed by the service; NotFound for none,
+def resolve_prefix(client: Any, prefix: Prefix, given: str) -> str:
+    """The one id ``prefix``'s listing holds that is ``given`` or starts with it
+    (case-insensitive, at least :data:`MIN_PREFIX` characters); NotFound for none,
     BadRequest for a short or ambiguous prefix."""
-    listing_path, key = PREFIXED[path]
-    listing = client.get(listing_path)
+    key = prefix.key
+    listing = client.get(prefix.listing)
     ids = [str(item.get("id")) for item in (listing.get(key) or [])
            if isinstance(item, dict)] if isinstance(listing, dict) else []
     if given in ids:
@@ -362,15 +291,16 @@ def run_route_command(client: Any, cmd: RouteCommand, args: argparse.Namespace) 
     or to stdout (the answer is None: nothing more to print).
     """
     values = {f.name: getattr(args, cmd.dest(f.name), None) for f in cmd.fields}
-    if cmd.name in WORDS and cmd.name in ADJUSTERS:
-        values = ADJUSTERS[cmd.name]({**values, "words": getattr(args, "w_words", None)})
+    words = cmd.cli.words
+    if words is not None and words.placer in PLACERS:
+        values = PLACERS[words.placer]({**values, "words": getattr(args, "w_words", None)})
     path = cmd.path
     for name in re.findall(r"\{([^}]+)\}", cmd.path):
         value = values.pop(name, None)
         if not value:
             raise BadRequest(f"{name} is required", field=name)
-        if cmd.path in PREFIXED:
-            value = resolve_prefix(client, cmd.path, str(value))
+        if cmd.cli.prefixed is not None:
+            value = resolve_prefix(client, cmd.cli.prefixed, str(value))
         path = path.replace("{" + name + "}", quote(str(value), safe=""))
     values = {k: v for k, v in values.items() if v is not None}
     if cmd.method == "GET":

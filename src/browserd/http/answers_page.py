@@ -1,8 +1,8 @@
 """The answer shapes of the tab and page routes: tabs, reads, input, media, network.
 
 Each entry of :data:`PAGE_SCHEMAS` is one component of ``/openapi.json``
-(``#/components/schemas/NAME``); :mod:`browserd.http.answers` says which
-route answers which. The shapes are those ``docs/api.md`` describes; a
+(``#/components/schemas/NAME``); each route names the one it answers
+(:func:`browserd.http.answers.returns`). The shapes are those ``docs/api.md`` describes; a
 property that is always there is required, one that comes and goes is not
 (``name?`` in :func:`~browserd.http.answers_json.obj`).
 """

@@ -1,7 +1,7 @@
 """The answer shapes of the session record routes (``/record/*``, ``/records*``).
 
 Like :mod:`browserd.http.answers_page`: components of ``/openapi.json``, by
-name, in :data:`RECORD_SCHEMAS`; :mod:`browserd.http.answers` attaches them.
+name, in :data:`RECORD_SCHEMAS`; routes name them as their answers.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 secrets, confirmations, cookies / storage / state and the ops page's login codes.
 
 Like :mod:`browserd.http.answers_page`: components of ``/openapi.json``,
-by name, in :data:`SERVICE_SCHEMAS`; :mod:`browserd.http.answers` attaches
-them to routes.
+by name, in :data:`SERVICE_SCHEMAS`; routes name them as their answers
+(:func:`browserd.http.answers.returns`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,10 @@ _SERVICE: dict[str, Any] = {
     }, description="one profile's browser and the service"),
     "Stopped": obj({"ok": BOOL, "stopped": BOOL}),
     "UiCode": obj({"url": STR, "code": STR, "expiresInS": NUM}),
+    "ApiDocument": obj({"openapi": STR, "info": obj({"title": STR, "version": STR}),
+                        "paths": obj({}), "components": obj({})},
+                       description="this OpenAPI 3.1 document (each operation with its "
+                                   "x-browserd-* facts)"),
 }
 
 _PROFILES: dict[str, Any] = {

@@ -17,20 +17,18 @@ import orjson
 from quart import Response, request
 from quart_trio import QuartTrio
 
-from .. import __version__
 from .. import jsontext as decoding
 from ..config import is_loopback_host
 from ..errors import BadRequest, BrowserdError, MethodNotAllowed, NotFound
-from ..principals import OWNER, PUBLIC_SCOPE, Principal, principal_of
+from ..principals import OWNER, Principal, principal_of
 from ..system import System
 from ..ui.gate import UiGate
-from .answers import components, with_answers
 from .dispatch import audit, audit_field, authorize, domain_error, redacted, run_handler
 from .fields import PROFILE, PROFILE_HEADER, SESSION, SESSION_HEADER, with_scope_fields
 from .guard import ASGIApp, Guard
 from .routes import all_routes
 from .routes.ui import register_ui
-from .schema import Route, check_value, openapi, parse_args
+from .schema import Route, check_value, parse_args
 
 __all__ = ["CLIENT_GONE_STATUS", "audit_field", "bind_request", "create_app", "error_response",
            "json_response", "request_principal", "with_scope_fields", "wrap"]
@@ -55,17 +53,8 @@ def create_app(system: System) -> QuartTrio:
     app = QuartTrio("browserd")
     app.config["MAX_CONTENT_LENGTH"] = 1024 * 1024
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
-    routes = with_answers(with_scope_fields(route) for route in all_routes())
-    spec = openapi(routes, version=__version__, schemas=components())
-
-    async def openapi_handler(system: System, args: dict[str, Any]) -> dict[str, Any]:
-        return spec
-
-    routes.append(Route(path="/openapi.json", methods=("GET",), handler=openapi_handler,
-                        summary="This API's OpenAPI document", tag="meta", scope="none",
-                        needs=PUBLIC_SCOPE))
-    for route in routes:
-        _register(app, system, route)
+    for route in all_routes():
+        _register(app, system, with_scope_fields(route))
     register_ui(app, system)
 
     @app.errorhandler(404)
@@ -157,7 +146,8 @@ def _register(app: QuartTrio, service: System, route: Route) -> None:
             return error_response(error)
         finally:
             system.metrics.observe_request(route.path, request.method, status,
-                                           time.perf_counter() - started, code=outcome)
+                                           time.perf_counter() - started, code=outcome,
+                                           name=route.name)
             if route.tag != "meta":
                 audit(system, who=who, method=request.method, path=request.path, args=args,
                       outcome=outcome, started=started,

@@ -10,8 +10,7 @@ cancellation and other BaseExceptions are re-raised); :func:`audit` writes the
 one audit-log line a call leaves.
 
 This module imports no route table (:mod:`browserd.http.catalog`), so the
-route modules may import it (lazily: it imports :mod:`browserd.http.routes.grants`,
-whose package imports them).
+route modules may import it.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from ..redact import loggable_url
 from ..system import System
 from .confirmations import hold_if_confirmed
 from .provenance import mark_untrusted
-from .routes.grants import extra_needs
 from .schema import Route
 
 __all__ = ["audit", "audit_field", "authorize", "domain_error", "redacted", "run_handler"]
@@ -59,11 +57,12 @@ def authorize(principal: Principal, route: Route, args: dict[str, Any], *, what:
     """Raise OwnerOnly / ScopeRequired unless ``principal`` may make this call.
 
     The one check every lane makes (HTTP, ``/ws``, MCP) before a handler runs:
-    the route's scope (:mod:`browserd.http.routes.grants`), and what the
-    arguments add to it (an ``/act`` batch that uploads needs ``files``).
+    the scope the route declares (:attr:`Route.needs`), and what the arguments
+    add to it (:attr:`Route.extra_needs`: an ``/act`` batch that uploads needs
+    ``files``).
     """
     require(principal, route.needs, what=what)
-    for scope in extra_needs(route, args):
+    for scope in route.more_needs(args):
         require(principal, scope, what=what)
 
 
@@ -93,7 +92,7 @@ async def run_handler(system: System, route: Route, args: dict[str, Any], *, pat
 
 async def _invoke(system: System, route: Route, args: dict[str, Any], *, path: str) -> Any:
     try:
-        result = await route.handler(system, args)
+        result = await route.handler(system.running(route.blocked_by), args)
     except trio.TooSlowError:
         _nudge_liveness(system)
         raise Timeout(f"{path} did not finish within its deadline",

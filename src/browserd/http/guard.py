@@ -33,7 +33,7 @@ d. ``Authorization: Bearer <token>``, looked up in the
    The request's :class:`~browserd.principals.Principal` (the person for the
    owner token and the ops page's sessions, else the agent) is left in the
    ASGI scope under :data:`~browserd.principals.PRINCIPAL_KEY`; what it may
-   do is decided per route (:mod:`browserd.http.routes.grants`), on every
+   do is decided per route (the scope it needs, :attr:`Route.needs`), on every
    lane alike. The app runs inside the store's cancel scope for that
    principal, so revoking a token ends its open requests and connections.
 e. ``OPTIONS`` (CORS preflight) is 405; no CORS headers are ever sent.

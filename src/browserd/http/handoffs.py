@@ -6,30 +6,15 @@
 
 from __future__ import annotations
 
-import attrs
 import trio
 
 from ..errors import Conflict, Timeout
 from ..handoff import wait_handoff_end
 from ..system import System
 
-__all__ = ["WaitHandoff", "WaitTabRequest", "wait_for_handoff", "wait_for_tab_request"]
+__all__ = ["wait_for_handoff", "wait_for_tab_request"]
 
 RESOLVE_DEADLINE_S = 10.0
-
-
-@attrs.frozen
-class WaitHandoff:
-    """``/wait {handoff: true}``: not a page action (it holds no work slot)."""
-
-
-@attrs.frozen
-class WaitTabRequest:
-    """``/wait {tabRequest: id}`` (or ``{confirmation: id}``): the person's answer to a tab
-    request or a held action (no work slot)."""
-
-    request_id: str
-    confirmation: bool = False
 
 
 async def wait_for_tab_request(system: System, request_id: str,

@@ -3,8 +3,9 @@
 The Guard has already checked the handshake (Host, Origin, the token in the
 ``Authorization`` header). A request is ``{"jsonrpc": "2.0", "id", "method",
 "params"}`` with ``method`` an operation name of :mod:`browserd.http.catalog`
-(the route path without its slash: ``eval``, ``tabs/open``; ``cookies/get`` …
-where one path has several routes) and ``params`` its fields as an object.
+(the name the route declares: ``eval``, ``tabs_open``, ``cookies_get``; the
+former spellings ``tabs/open``, ``cookies/get`` still work) and ``params`` its
+fields as an object.
 Each request runs in its own task, so many are in flight per connection
 (at most :data:`MAX_IN_FLIGHT`; more are answered OVERLOADED at once); answers
 go out as they finish, matched by ``id``. A request without an ``id`` is a
@@ -14,8 +15,8 @@ The calls work in the profile and session the handshake names in its
 ``X-Browserd-Profile`` / ``X-Browserd-Session`` headers (a bad value: each
 call is -32602 BAD_REQUEST), else in the default profile and the token's own
 session (a token bound to one session). Every call is counted in
-``/metrics`` (lane ``ws``: its route, or ``subscribe``/``unsubscribe``, or
-``other``; its code).
+``/metrics`` (lane ``ws``: its route's name, or ``subscribe``/``unsubscribe``,
+or ``other``; its code).
 
 Two methods of the lane itself: ``subscribe {types?, profile?, lastEventId?}``
 (one subscription per connection; a second replaces the first) pushes every
@@ -55,7 +56,7 @@ from ..errors import BadRequest, BrowserdError, NotFound, Overloaded
 from ..events import Subscription, parse_types
 from ..principals import OWNER, principal_of, require
 from ..system import System
-from .catalog import Operation, catalog
+from .catalog import Operation, catalog, lookup
 from .connections import WatchedSender, abort_connection
 from .dispatch import audit, call_operation, header_binding
 from .guard import Receive, Scope, Send
@@ -217,8 +218,9 @@ class _Connection:
             except _MethodNotFound:
                 code = NotFound.code
                 answer = rpc_error(request_id, METHOD_NOT_FOUND, f"no method {method!r}",
-                                   {"hint": "methods are route paths without the slash, e.g. "
-                                            "eval, tabs/open; see GET /openapi.json"})
+                                   {"hint": "methods are the routes' names, e.g. eval, "
+                                            "tabs_open (x-browserd-name in GET "
+                                            "/openapi.json)"})
             except BrowserdError as exc:
                 code = exc.code
                 answer = _domain_rpc_error(request_id, exc)
@@ -231,9 +233,10 @@ class _Connection:
             self._count(method, code, started)
 
     def _count(self, method: str, code: str, started: float) -> None:
-        """The call in ``/metrics``: by its route (or lane method, or ``other``) and code."""
-        op = self._lane.operations.get(method)
-        route, verb = ((op.route.path, op.http_method) if op is not None
+        """The call in ``/metrics``: by its route's name (or lane method, or ``other``) and
+        code."""
+        op = lookup(self._lane.operations, method)
+        route, verb = ((op.name, op.http_method) if op is not None
                        else (method, "WS") if method in _LANE_METHODS else ("other", "WS"))
         self._system.metrics.observe_call("ws", route, verb, code,
                                           time.perf_counter() - started)
@@ -247,7 +250,7 @@ class _Connection:
                 self._subscription.close()
                 self._subscription = None
             return {"ok": True, "subscribed": had}
-        op = self._lane.operations.get(method)
+        op = lookup(self._lane.operations, method)
         if op is None:
             raise _MethodNotFound
         profile, session = header_binding(self._scope)

@@ -67,8 +67,9 @@ class InProcessCaller:
                                     profile=profile, session=session)
 
     def observe(self, op: Operation | None, code: str, seconds: float) -> None:
-        """Count one finished tool call in ``/metrics`` (an unknown tool: route ``other``)."""
-        route, method = (op.route.path, op.http_method) if op is not None else ("other", "MCP")
+        """Count one finished tool call in ``/metrics`` by its route's name (an unknown
+        tool: route ``other``)."""
+        route, method = (op.name, op.http_method) if op is not None else ("other", "MCP")
         self._system.metrics.observe_call("mcp", route, method, code, seconds)
 
     async def image(self, result: dict[str, Any]) -> bytes | None:

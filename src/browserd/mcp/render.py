@@ -39,8 +39,8 @@ Content = dict[str, Any]
 
 _QUIET = frozenset({"ok", "stats", "snapshotId", "untrusted"})
 #: Operations whose whole answer is the page's (rendered as generic lines, all untrusted).
-PAGE_OPERATIONS = frozenset({"console", "query", "network", "network/get", "cookies/get",
-                             "storage/get", "state/get", "downloads"})
+PAGE_OPERATIONS = frozenset({"console", "query", "network", "cookies_get", "storage_get",
+                             "state_get", "downloads"})
 
 
 def _json(value: Any) -> str:
@@ -177,7 +177,7 @@ def render_result(name: str, result: Any, image: bytes | None = None, *,
         return [_text(_tabs(result, nonce))]
     if name == "act" and isinstance(result.get("steps"), list):
         return [_text(_act(result, nonce))]
-    if name == "tabs/open":
+    if name == "tabs_open":
         return [_text("opened\n" + _tabs({"tabs": [result]}, nonce))]
     if name in ("screenshot", "pdf"):
         size = (f" {result['width']}x{result['height']}" if result.get("width") else "")

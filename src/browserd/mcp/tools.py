@@ -106,7 +106,7 @@ def describe_tool(op: Operation) -> types.Tool:
             prop["description"] = text
     hints = tool_hints(op)
     return types.Tool(
-        name=op.tool_name, title=hints.title, description=tool_description(op),
+        name=op.name, title=hints.title, description=tool_description(op),
         input_schema=schema,
         annotations=types.ToolAnnotations(
             title=hints.title, read_only_hint=hints.read_only,
@@ -117,7 +117,7 @@ def describe_tool(op: Operation) -> types.Tool:
 def build_server(operations: list[Operation], caller: Caller, *,
                  observe: Observe | None = None) -> Server[Any]:
     """An MCP server offering ``operations`` as tools, calling ``caller``."""
-    by_tool = {op.tool_name: op for op in operations}
+    by_tool = {op.name: op for op in operations}
     tools = [describe_tool(op) for op in operations]
 
     async def list_tools(ctx: ServerRequestContext[Any],

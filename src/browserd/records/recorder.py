@@ -1,8 +1,9 @@
 """Recording one call: what it names before it runs, what it did after, two small shots.
 
 :func:`record_call` wraps a route call of a session that is being recorded
-(:data:`RECORDED_PATHS`: input, navigation, history, scroll, dialog, wait and
-``/act``). Before the call, in the tab's work slot, it looks up what every
+(:data:`RECORDED_PATHS`: the paths of the recorded kinds of
+:data:`browserd.tabs.actions.kinds.RECORDINGS`: input, navigation, history,
+scroll, dialog, wait and ``/act``). Before the call, in the tab's work slot, it looks up what every
 ref the call names is (role and accessible name from the tab's ref map:
 after the call the ref may be stale) and takes a small JPEG of the viewport;
 then it runs the call; then, in the slot again, it takes the second shot and
@@ -29,6 +30,7 @@ import trio
 
 from ..errors import BrowserdError
 from ..redact import loggable_url
+from ..tabs.actions.kinds import RECORDINGS
 from ..tabs.actor import TabActor
 from ..tabs.capture import decode_base64
 from .model import Call, Step, Target
@@ -42,10 +44,8 @@ __all__ = ["RECORDED_PATHS", "SHOT_QUALITY", "SHOT_WIDTH", "SIDE_DEADLINE_S", "d
 
 log = logging.getLogger(__name__)
 
-#: The routes whose calls a record keeps.
-RECORDED_PATHS = frozenset({
-    "/navigate", "/back", "/forward", "/reload", "/scroll", "/click", "/type", "/press",
-    "/hover", "/select", "/wait", "/dialog", "/upload", "/drag", "/mouse", "/keyboard", "/act"})
+#: The routes whose calls a record keeps: one per recorded kind.
+RECORDED_PATHS = frozenset(f"/{kind}" for kind in RECORDINGS)
 #: The shots: JPEG of this quality, at most this many CSS pixels wide.
 SHOT_WIDTH = 320
 SHOT_QUALITY = 40
@@ -53,8 +53,6 @@ SHOT_QUALITY = 40
 SIDE_DEADLINE_S = 3.0
 _LOGGED = 10  # console errors and failed requests kept per step
 _TEXT_CHARS = 500
-#: Kinds whose ``text`` field names the element (for ``type`` and ``wait`` it does not).
-_TEXT_TARGETS = frozenset({"click", "hover", "select", "scroll"})
 
 
 def _target(tab: TabActor, spec: Mapping[str, Any], *, text: bool) -> Target | None:
@@ -79,18 +77,15 @@ def describe_call(tab: TabActor | None, kind: str, args: Mapping[str, Any]) -> C
     ``tab`` None (it could not be reached): targets keep only what the call gave.
     """
     clean = {k: v for k, v in args.items() if v is not None and k != "targetId"}
-    if tab is None:
+    recording = RECORDINGS.get(kind)
+    if tab is None or recording is None:
         return Call(kind=kind, args=clean)
     targets: dict[str, Target] = {}
-    if kind == "drag":
-        for field in ("from", "to"):
-            spec = clean.get(field)
-            if isinstance(spec, dict) and (found := _target(tab, spec, text=True)) is not None:
-                targets[field] = found
-    elif kind not in ("wait", "navigate", "press", "dialog", "mouse", "keyboard"):
-        found = _target(tab, clean, text=kind in _TEXT_TARGETS)
-        if found is not None:
-            targets["element"] = found
+    for field in recording.names:  # its own fields ("element"), or an object field each
+        spec = clean if field == "element" else clean.get(field)
+        if isinstance(spec, dict) and (found := _target(
+                tab, spec, text=recording.text_names_element)) is not None:
+            targets[field] = found
     return Call(kind=kind, args=clean, targets=targets)
 
 

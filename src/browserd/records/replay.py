@@ -3,8 +3,9 @@
 :func:`replay_plan` turns a record's steps into :class:`PlannedCall` s (the
 route's path and its JSON body). A ref is never replayed (it named an element
 of a page that is gone): the element is named by what the step found it was,
-``{role, name, exact}`` (routes that take a locator: click, type, hover,
-select and those in ``/act``), else by the selector or the text the call gave.
+``{role, name, exact}`` (kinds whose route takes a locator: click, type, hover,
+select, also in ``/act``), else by the selector or the text the call gave.
+What a kind takes is its own (:data:`browserd.tabs.actions.kinds.RECORDINGS`).
 A step that failed when recorded is left out, and so are waits only a person
 can end (download, handoff, tab request, confirmation). An element that can
 be named in no way the route takes makes a call with ``problem`` set: the
@@ -18,16 +19,17 @@ from typing import Any
 
 import attrs
 
+from ..tabs.actions.kinds import PERSON_WAITS, RECORDINGS
 from .model import Call, Step, Target
 
 __all__ = ["LOCATOR_KINDS", "SKIPPED_WAITS", "PlannedCall", "replay_plan"]
 
 #: Kinds whose routes take ``{role, name, exact, nth}`` (docs/api.md, Input).
-LOCATOR_KINDS = frozenset({"click", "type", "hover", "select"})
+LOCATOR_KINDS = frozenset(kind for kind, recording in RECORDINGS.items() if recording.locator)
 _TARGET_FIELDS = ("ref", "selector", "text", "role", "name", "exact", "nth")
 #: ``/wait`` conditions a replay (and an exported script) leaves out: they waited on
 #: something of that run (a download, the person, a tab request), not on the page.
-SKIPPED_WAITS = ("download", "handoff", "tabRequest", "confirmation")
+SKIPPED_WAITS = PERSON_WAITS
 _DROPPED = ("targetId", "snapshot")
 
 
@@ -63,16 +65,18 @@ def _naming(target: Target, *, locator: bool, text_target: bool) -> dict[str, An
 def _body(call: Call) -> tuple[dict[str, Any], str | None]:
     """The route body that repeats ``call`` (and the problem, if it cannot name its element)."""
     kind = call.kind
-    text_target = kind in ("click", "hover", "select", "scroll")
+    recording = RECORDINGS.get(kind)
+    text_target = recording is not None and recording.text_names_element
     body = {k: v for k, v in call.args.items() if k not in _DROPPED}
-    if kind == "drag":
-        for field in ("from", "to"):
+    objects = () if recording is None else tuple(f for f in recording.names if f != "element")
+    if objects:  # elements in object fields (a drag's from and to): by selector or text
+        for field in objects:
             target = call.targets.get(field)
             if target is None:
                 continue  # a point {x, y}, or files: as recorded
             named = _naming(target, locator=False, text_target=True)
             if named is None:
-                return body, f"the drag's {field} element has no selector or text"
+                return body, f"the {kind}'s {field} element has no selector or text"
             body[field] = named
         return body, None
     target = call.targets.get("element")

@@ -32,73 +32,25 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import re
 import sys
 import time
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..vault import marker
-from .model import Call, RecordInfo, Shot, Step, Target
+from ..tabs.actions.kinds import RECORDINGS
+from .model import Call, RecordInfo, Shot, Step
+from .playwright import playwright_selector
 
 __all__ = ["TRACE_VERSION", "api_call", "playwright_selector", "trace_events", "trace_zip"]
 
 #: The trace format version written (the viewer modernizes it to its own on loading).
 TRACE_VERSION = 7
 
-_ROLE_RE = re.compile(r"[a-z][a-z-]{0,40}")
 _PLATFORMS = {"darwin": "darwin", "win32": "win32"}
 
-#: kind → (protocol class, method, apiName) of the Playwright call that does the same.
-_CALLS: dict[str, tuple[str, str, str]] = {
-    "navigate": ("Frame", "goto", "page.goto"),
-    "back": ("Page", "goBack", "page.goBack"),
-    "forward": ("Page", "goForward", "page.goForward"),
-    "reload": ("Page", "reload", "page.reload"),
-    "click": ("Frame", "click", "locator.click"),
-    "hover": ("Frame", "hover", "locator.hover"),
-    "select": ("Frame", "selectOption", "locator.selectOption"),
-    "upload": ("Frame", "setInputFiles", "locator.setInputFiles"),
-    "drag": ("Frame", "dragAndDrop", "locator.dragTo"),
-    "press": ("Page", "keyboardPress", "keyboard.press"),
-    "dialog": ("Dialog", "accept", "dialog.accept"),
-    "act": ("Browserd", "act", "browserd.act"),
-}
-_MOUSE = {"move": "mouseMove", "down": "mouseDown", "up": "mouseUp", "click": "mouseClick",
-          "wheel": "mouseWheel"}
-_KEYBOARD = {"down": "keyboardDown", "up": "keyboardUp", "press": "keyboardPress",
-             "insertText": "keyboardInsertText", "type": "keyboardType"}
 #: Argument names a target's selector replaces in ``params``.
 _TARGET_ARGS = frozenset({"role", "name", "exact", "nth", "selector"})
-
-
-def playwright_selector(target: Target) -> str | None:
-    """``target`` as a Playwright selector (``internal:role=button[name="Pay"s]``), or None.
-
-    By role and accessible name when it has both (exact unless the name was
-    cut short: a name ending in ``…``), else its CSS selector, else its text,
-    else its role alone; ``>> nth=N`` when it was one of several. None for a
-    bare ref (refs are browserd's; Playwright has no such element).
-    """
-    role = target.role if target.role and _ROLE_RE.fullmatch(target.role) else None
-    name = target.name
-    if role is not None and name:
-        whole = not name.endswith("…")
-        shown = name if whole else name[:-1]
-        flag = "s" if whole and target.exact else "i"
-        selector = f"internal:role={role}[name={json.dumps(shown, ensure_ascii=False)}{flag}]"
-    elif target.selector:
-        selector = target.selector
-    elif target.text:
-        selector = f"internal:text={json.dumps(target.text, ensure_ascii=False)}i"
-    elif role is not None:
-        selector = f"internal:role={role}"
-    else:
-        return None
-    if target.nth is not None and target.ref is None:
-        selector += f" >> nth={int(target.nth)}"
-    return selector
 
 
 def api_call(call: Call) -> tuple[str, str, str, dict[str, Any]]:
@@ -106,66 +58,27 @@ def api_call(call: Call) -> tuple[str, str, str, dict[str, Any]]:
 
     ``params`` are the call's (already redacted) arguments, its element as
     ``selector`` (a drag's as ``source`` and ``target``); a ``secret``
-    argument is typed as the secret's marker, never a value. A kind with no
-    Playwright twin (``scroll`` by an offset, ``wait`` for a handoff …) is
-    ``browserd.<kind>``.
+    argument is typed as the secret's marker, never a value. Which call it is
+    is the kind's own (:data:`browserd.tabs.actions.kinds.RECORDINGS`); a kind
+    with no Playwright twin (``scroll`` by an offset, ``wait`` for a handoff …)
+    is ``browserd.<kind>``.
     """
     kind, args = call.kind, dict(call.args)
+    recording = RECORDINGS.get(kind)
     target = call.targets.get("element")
     selector = playwright_selector(target) if target is not None else None
     params: dict[str, Any] = {}
     if selector is not None:
         params["selector"] = selector
         args = {k: v for k, v in args.items() if k not in _TARGET_ARGS}
-        if kind in ("click", "hover", "select", "scroll") and target is not None \
+        if recording is not None and recording.text_names_element and target is not None \
                 and target.text is not None:
             args.pop("text", None)
     params.update(args)
-    cls, method, api = _CALLS.get(kind, ("Browserd", kind, f"browserd.{kind}"))
-    if kind in ("click", "hover", "select", "upload") and selector is None:
-        cls, method, api = "Browserd", kind, f"browserd.{kind}"
-    elif kind == "type":
-        secret = args.get("secret")
-        typed = marker(secret) if isinstance(secret, str) else str(args.get("text") or "")
-        params.pop("text", None)
-        if selector is None:
-            cls, method, api = "Page", "keyboardType", "keyboard.type"
-            params["text"] = typed
-        elif args.get("clear") or secret is not None:
-            cls, method, api = "Frame", "fill", "locator.fill"
-            params["value"] = typed
-        else:
-            cls, method, api = "Frame", "type", "locator.pressSequentially"
-            params["text"] = typed
-    elif kind == "drag":
-        params.update({k: s for k, s in (
-            ("source", _selector_of(call, "from")), ("target", _selector_of(call, "to")))
-            if s is not None})
-        params.pop("from", None)
-        params.pop("to", None)
-    elif kind == "dialog" and not args.get("accept"):
-        method, api = "dismiss", "dialog.dismiss"
-    elif kind == "scroll" and args.get("to") == "intoView" and selector is not None:
-        cls, method, api = "Frame", "scrollIntoViewIfNeeded", "locator.scrollIntoViewIfNeeded"
-    elif kind == "scroll" and args.get("to") is None:
-        cls, method, api = "Page", "mouseWheel", "mouse.wheel"
-    elif kind == "mouse" and args.get("action") in _MOUSE:
-        cls, method, api = "Page", _MOUSE[args["action"]], f"mouse.{args['action']}"
-    elif kind == "keyboard" and args.get("action") in _KEYBOARD:
-        cls, method, api = "Page", _KEYBOARD[args["action"]], f"keyboard.{args['action']}"
-    elif kind == "wait":
-        if args.get("selector") is not None or args.get("text") is not None:
-            cls, method, api = "Frame", "waitForSelector", "locator.waitFor"
-        elif args.get("url") is not None:
-            cls, method, api = "Frame", "waitForURL", "page.waitForURL"
-        elif args.get("loadState") is not None:
-            cls, method, api = "Frame", "waitForLoadState", "page.waitForLoadState"
+    if recording is None or recording.trace is None:
+        return "Browserd", kind, f"browserd.{kind}", params
+    cls, method, api = recording.trace(call, selector, params)
     return cls, method, api, params
-
-
-def _selector_of(call: Call, field: str) -> str | None:
-    target = call.targets.get(field)
-    return None if target is None else playwright_selector(target)
 
 
 def _ms(seconds: float) -> float:

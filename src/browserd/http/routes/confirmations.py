@@ -13,6 +13,8 @@ from ...confirm import HeldState
 from ...errors import BadRequest
 from ...events import EventType
 from ...system import System
+from ..answers import returns
+from ..facts import LOCAL_ACTS, LOCAL_READS, NO_TOOL, NOTHING, by_hand
 from ..schema import Field, Route
 
 __all__ = ["confirmation_routes", "settle_confirmation"]
@@ -45,12 +47,16 @@ def confirmation_routes() -> list[Route]:
         Route(path="/confirmations", methods=("GET",), handler=list_confirmations,
               tag="owner", scope="none",
               fields=(Field(name="pending", type="boolean", default=False),),
-              summary="Agent actions held for your confirmation, and the rules (owner token)"),
+              summary="Agent actions held for your confirmation, and the rules (owner token)",
+              name="confirmations", group=NO_TOOL, hints=LOCAL_READS, needs="owner",
+              answer=returns("ConfirmationList"), blocked_by=NOTHING, cli=by_hand("confirm")),
         Route(path="/confirmations/<id>", methods=("POST",), handler=answer_confirmation,
               tag="owner", scope="none", path_params=("id",),
               fields=(Field(name="id", type="string", required=True, max_length=64),
                       Field(name="approve", type="boolean", default=False),
                       Field(name="deny", type="boolean", default=False)),
               summary="Approve (the agent's wait then runs it) or deny a held action "
-                      "(owner token)"),
+                      "(owner token)",
+              name="confirmations_answer", group=NO_TOOL, hints=LOCAL_ACTS, needs="owner",
+              answer=returns("Confirmation"), blocked_by=NOTHING, cli=by_hand("confirm")),
     ]

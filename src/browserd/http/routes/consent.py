@@ -28,8 +28,22 @@ from ...events import EventType
 from ...profilespec import Driver
 from ...system import System
 from ...tabrequests import TabRequest, TabRequestState
+from ..answers import returns
+from ..facts import (
+    ACTS,
+    ADDS,
+    HANDOFF,
+    LOCAL_ACTS,
+    LOCAL_READS,
+    NO_TOOL,
+    NOTHING,
+    READS,
+    Cli,
+    by_hand,
+)
 from ..fields import REQUIRED_TARGET
 from ..schema import Field, Route
+from ..tabwork import check_tab
 
 __all__ = ["consent_routes", "settle_tab_request"]
 
@@ -52,7 +66,7 @@ async def offer_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
 async def release_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
     rt = system.supervisor.require_runtime()
     tab = rt.tabs.get(args["targetId"])
-    system.handoffs.check_input(tab.target_id)
+    check_tab(system, tab)
     transport = system.profiles.relay.transport(system.profile.name)
     if system.profile.spec.driver == Driver.EXTENSION and transport is not None:
         # The extension unshares the tab (its badge clears); browserd sees it go.
@@ -130,14 +144,21 @@ def consent_routes() -> list[Route]:
     return [
         Route(path="/tabs/offerable", methods=("GET",), handler=list_offerable, tag="owner",
               scope="profile",
-              summary="The user's pages that can be offered (owner token; live profiles)"),
+              summary="The user's pages that can be offered (owner token; live profiles)",
+              name="tabs_offerable", group=NO_TOOL, hints=READS, needs="owner",
+              answer=returns("OfferablePages"), blocked_by=NOTHING, cli=by_hand("offer")),
         Route(path="/tabs/offer", methods=("POST",), handler=offer_tab, tag="owner",
               scope="profile",
               fields=(Field(name="targetId", type="string", required=True, max_length=128),),
-              summary="Offer one of the user's pages to the agent (owner token)"),
+              summary="Offer one of the user's pages to the agent (owner token)",
+              name="tabs_offer", group=NO_TOOL, hints=ADDS, needs="owner",
+              answer=returns("Tab"), blocked_by=NOTHING, cli=by_hand("offer")),
         Route(path="/tabs/release", methods=("POST",), handler=release_tab, tag="tabs",
               scope="profile", fields=(REQUIRED_TARGET,),
-              summary="End control of a tab without closing it (live profiles)"),
+              summary="End control of a tab without closing it (live profiles)",
+              name="tabs_release", group="page", hints=ACTS, needs="act",
+              answer=returns("TabReleased"), blocked_by=HANDOFF,
+              cli=Cli(command="release", positional=("targetId",))),
         Route(path="/tabs/request", methods=("POST",), handler=request_tab, tag="tabs",
               scope="profile",
               fields=(Field(name="reason", type="string", required=True, max_length=500,
@@ -146,18 +167,29 @@ def consent_routes() -> list[Route]:
                       Field(name="url", type="string", max_length=8192,
                             description="the page the agent hopes for (a hint)")),
               summary="Ask the person for one of their tabs (live and extension profiles); "
-                      "wait with POST /wait {tabRequest}"),
+                      "wait with POST /wait {tabRequest}",
+              name="tabs_request", group="page", hints=ADDS, needs="act",
+              answer=returns("TabRequestAsked"), blocked_by=NOTHING, cli=Cli(),
+              tool_text="Ask the person for one of their tabs (live and extension profiles); "
+                        "wait for the answer with the wait tool's tabRequest"),
         Route(path="/tabs/requests/<requestId>", methods=("DELETE",), handler=cancel_tab_request,
               tag="tabs", scope="none", path_params=("requestId",), fields=(request_id,),
-              summary="Cancel your own pending tab request"),
+              summary="Cancel your own pending tab request",
+              name="tabs_requests_cancel", group=NO_TOOL, hints=LOCAL_ACTS, needs="act",
+              answer=returns("TabRequest"), blocked_by=NOTHING,
+              cli=Cli(command="tabs-requests")),
         Route(path="/tabs/requests", methods=("GET",), handler=list_tab_requests, tag="owner",
               scope="none", fields=(Field(name="pending", type="boolean", default=False),),
-              summary="Agents' tab requests (owner token)"),
+              summary="Agents' tab requests (owner token)",
+              name="tabs_requests", group=NO_TOOL, hints=LOCAL_READS, needs="owner",
+              answer=returns("TabRequestList"), blocked_by=NOTHING, cli=by_hand("offer")),
         Route(path="/tabs/requests/<requestId>", methods=("POST",), handler=answer_tab_request,
               tag="owner", scope="none", path_params=("requestId",),
               fields=(request_id,
                       Field(name="approve", type="string", max_length=128,
                             description="the targetId of the page to give (one of yours)"),
                       Field(name="deny", type="boolean", default=False)),
-              summary="Approve (with one of your pages) or deny a tab request (owner token)"),
+              summary="Approve (with one of your pages) or deny a tab request (owner token)",
+              name="tabs_requests_answer", group=NO_TOOL, hints=LOCAL_ACTS, needs="owner",
+              answer=returns("TabRequest"), blocked_by=NOTHING, cli=by_hand("offer")),
     ]

@@ -34,7 +34,9 @@ from quart import Response
 
 from ...errors import NotFound
 from ...system import System
-from ..schema import Field, Route
+from ..answers import returns
+from ..facts import NO_TOOL, NOTHING, READS, Cli, Prefix
+from ..schema import Answer, Field, Route
 
 __all__ = ["content_disposition", "download_routes", "safe_filename"]
 
@@ -112,9 +114,16 @@ def download_routes() -> list[Route]:
         Route(path="/downloads", methods=("GET",), handler=list_downloads, tag="page",
               summary="Downloads the browser made (kept under the service's data dir)",
               fields=(Field(name="targetId", type="string", max_length=200,
-                            description="only this tab's downloads (id or prefix)"),)),
+                            description="only this tab's downloads (id or prefix)"),),
+              name="downloads", group="files", hints=READS, needs="read",
+              answer=returns("DownloadList"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/downloads/<id>", methods=("GET",), handler=get_download, tag="page",
               raw_response=True, path_params=("id",),
               summary="A completed download's file, as an attachment",
-              fields=(Field(name="id", type="string", required=True, max_length=64),)),
+              fields=(Field(name="id", type="string", required=True, max_length=64),),
+              name="download", group=NO_TOOL, hints=READS, needs="files", blocked_by=NOTHING,
+              answer=Answer(media_types=("application/octet-stream",),
+                            description="the downloaded file (an attachment)"),
+              cli=Cli(positional=("id",),
+                      prefixed=Prefix(listing="/downloads", key="downloads"))),
     ]

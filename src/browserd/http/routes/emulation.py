@@ -24,6 +24,8 @@ from ...system import System
 from ...tabs import emulation
 from ...tabs.actor import TabActor
 from ...tabs.state import Emulation, Geolocation, NetworkConditions, Viewport
+from ..answers import returns
+from ..facts import DIALOG, HANDOFF, NOTHING, READS, SETS, by_hand
 from ..fields import TARGET
 from ..schema import UNSET, Field, Route
 from ..tabwork import on_tab
@@ -158,8 +160,7 @@ async def _change(system: System, target_id: str | None,
                                      default_user_agent=runtime.user_agent)
         return tab.target_id, new
 
-    target, new = await on_tab(system, target_id, work, deadline_s=EMULATE_DEADLINE_S,
-                               allow_dialog=False, agent_input=True)
+    target, new = await on_tab(system, target_id, work, deadline_s=EMULATE_DEADLINE_S)
     return {"ok": True, "targetId": target, "emulation": new.to_json()}
 
 
@@ -185,7 +186,9 @@ def emulation_routes() -> list[Route]:
 
     return [
         Route(path="/emulate", methods=("GET",), handler=get_emulate, tag="page",
-              summary="The tab's current emulation", fields=(TARGET,)),
+              summary="The tab's current emulation", fields=(TARGET,),
+              name="emulate_get", group="emulation", hints=READS, needs="read",
+              answer=returns("EmulationAnswer"), blocked_by=NOTHING, cli=by_hand("emulate")),
         Route(path="/emulate", methods=("POST",), handler=post_emulate, tag="page",
               summary="Emulate a device, locale, timezone, position, media or network "
               "for one tab (kept across its navigations)",
@@ -206,7 +209,13 @@ def emulation_routes() -> list[Route]:
                   opt("cpuThrottling", "number", "slow the CPU down this many times",
                       minimum=1, maximum=20),
                   opt("network", "object", "{latencyMs, downloadKbps, uploadKbps}"),
-              )),
+              ),
+              name="emulate_set", group="emulation", hints=SETS, needs="act",
+              answer=returns("EmulationAnswer"), blocked_by=DIALOG | HANDOFF,
+              cli=by_hand("emulate")),
         Route(path="/emulate", methods=("DELETE",), handler=delete_emulate, tag="page",
-              summary="Reset the tab's emulation", fields=(TARGET,)),
+              summary="Reset the tab's emulation", fields=(TARGET,),
+              name="emulate_delete", group="emulation", hints=SETS, needs="act",
+              answer=returns("EmulationAnswer"), blocked_by=DIALOG | HANDOFF,
+              cli=by_hand("emulate")),
     ]

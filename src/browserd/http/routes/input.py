@@ -1,216 +1,76 @@
-"""Routes for page input: click, type, press, hover, select, wait, act, dialog,
-and the gestures (upload, drag, mouse, keyboard: :mod:`browserd.http.gestures`).
+"""Routes for page input: one ``/<kind>`` per action kind, and ``/act`` (a batch of them).
 
-Each handler validates its fields (the route table below, plus the rules
-a table cannot say: exactly one target, modifiers ⊆ Alt|Control|Meta|Shift),
-resolves the runtime and the tab, takes the tab's work slot — only /dialog
-may run while a JavaScript dialog is open; everything else gets 409
-DIALOG_OPEN at once — and runs the action under the request's deadline
-(``timeoutMs``, plus a short grace for recovering a hung page). All page
-work itself is in :mod:`browserd.tabs.actions`.
+What a kind takes, how its arguments become a record (checked once, with one
+message, by the kind's spec and its record) and how it runs are its
+:class:`~browserd.tabs.actions.kinds.ActionSpec`'s
+(:data:`~browserd.tabs.actions.kinds.ACTION_SPECS`); this module declares
+the routes' own facts (group, hints, scope, answer, what blocks them, CLI)
+and runs a call: build the record, take the tab's work slot under the
+route's blockers (:func:`browserd.http.tabwork.on_tab`: only /dialog may run
+while a JavaScript dialog is open; everything else gets 409 DIALOG_OPEN at
+once) and perform it under the request's deadline (``timeoutMs``, plus a
+short grace for recovering a hung page). A wait for a download, the person,
+a tab request or a held action is ``/wait``'s alone and holds no work slot.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-import attrs
 import trio
 
 from ...downloads import wait_next_download
-from ...errors import BadRequest, BrowserdError, EvalDisabled, Timeout
+from ...errors import BadRequest, BrowserdError, Timeout
 from ...system import System
 from ...tabs import actions as inp
-from ...tabs import page, snapshots
-from ...tabs.actions.records import Action
+from ...tabs import snapshots
+from ...tabs.actions.kinds import ACTION_SPECS, ActionSpec
+from ...tabs.actions.records import RouteWait
 from ...tabs.actor import TabActor
-from ...tabs.locator import ElementTarget
+from ..answers import returns
 from ..confirmations import wait_for_confirmation
-from ..fields import (
-    LOCATOR,
-    MODIFIERS,
-    REF,
-    SELECTOR,
-    TARGET,
-    TEXT_TARGET,
-    WAIT_UNTIL,
-    timeout_field,
-)
-from ..gestures import FILES, GESTURE_FIELDS, GESTURE_SUMMARIES, checked_files, gesture_action
-from ..handoffs import WaitHandoff, WaitTabRequest, wait_for_handoff, wait_for_tab_request
+from ..facts import ACTS, DIALOG, HANDOFF, SETS, Cli, Words, by_hand
+from ..fields import TARGET, timeout_field
+from ..handoffs import wait_for_handoff, wait_for_tab_request
 from ..schema import Field, Route, kinds_schema, parse_args
 from ..tabwork import on_tab
 
-__all__ = ["input_routes"]
+__all__ = ["ServiceContext", "input_routes"]
 
 GRACE_S = 3.0
 """Time beyond ``timeoutMs`` for recovering a hung page and answering."""
 MAX_ACTIONS = 100
 
-_KIND_FIELDS: dict[str, tuple[Field, ...]] = {
-    "click": (REF, SELECTOR, TEXT_TARGET, *LOCATOR,
-              Field(name="button", type="string", default="left",
-                    enum=("left", "right", "middle")),
-              Field(name="clickCount", type="integer", default=1, minimum=1, maximum=3),
-              MODIFIERS, FILES, WAIT_UNTIL, timeout_field(15_000)),
-    "type": (Field(name="text", type="string", max_length=100_000,
-                   description="the text to type"),
-             Field(name="secret", type="string", max_length=64,
-                   description="the name of a vault secret to type instead of text (typed "
-                               "only on the secret's origin; its value is never answered)"),
-             REF, SELECTOR, *LOCATOR,
-             Field(name="clear", type="boolean", default=False,
-                   description="empty the field first"),
-             Field(name="submit", type="boolean", default=False,
-                   description="press Enter afterwards"),
-             Field(name="slowly", type="boolean", default=False,
-                   description="one key event per character (for pages that listen to keys)"),
-             WAIT_UNTIL, timeout_field(15_000)),
-    "press": (Field(name="key", type="string", required=True, max_length=100,
-                    description='a key ("Enter", "a", "ArrowDown") or chord ("Control+a")'),
-              MODIFIERS, WAIT_UNTIL, timeout_field(15_000)),
-    "hover": (REF, SELECTOR, TEXT_TARGET, *LOCATOR, WAIT_UNTIL, timeout_field(15_000)),
-    "select": (REF, SELECTOR, TEXT_TARGET, *LOCATOR,
-               Field(name="values", type="array", items="string", required=True,
-                     description="option values or visible labels"),
-               WAIT_UNTIL, timeout_field(15_000)),
-    "wait": (Field(name="selector", type="string", max_length=4000,
-                   description="until an element matching it is visible"),
-             Field(name="text", type="string", max_length=2000,
-                   description="until the page's visible text contains it"),
-             Field(name="textGone", type="string", max_length=2000,
-                   description="until the page's visible text no longer contains it"),
-             Field(name="url", type="string", max_length=8192,
-                   description="until the URL matches this glob (* within a segment, ** across)"),
-             Field(name="loadState", type="string", enum=inp.LOAD_STATES),
-             Field(name="download", type="boolean",
-                   description="until the tab's next download has finished (/wait only)"),
-             Field(name="handoff", type="boolean",
-                   description="until the person ends the tab's handoff (/wait only)"),
-             Field(name="tabRequest", type="string", max_length=64,
-                   description="until the person answers this tab request (/wait only)"),
-             Field(name="confirmation", type="string", max_length=64,
-                   description="until the person answers this held action, then run it "
-                               "(/wait only)"),
-             timeout_field(15_000)),
-    "navigate": (Field(name="url", type="string", required=True, max_length=8192),
-                 Field(name="waitUntil", type="string", default="load",
-                       enum=page.WAIT_UNTIL),
-                 timeout_field(30_000)),
-    "dialog": (Field(name="accept", type="boolean", required=True),
-               Field(name="promptText", type="string", max_length=100_000),
-               WAIT_UNTIL, timeout_field(10_000)),
-    **GESTURE_FIELDS,
-}
+
+class ServiceContext:
+    """What building a kind's record asks of the service: the settings, the URL policy,
+    the upload roots and the vault of ``system`` (:class:`~browserd.tabs.actions.kinds.
+    BuildContext`)."""
+
+    def __init__(self, system: System) -> None:
+        self._system = system
+
+    @property
+    def evaluate_enabled(self) -> bool:
+        return self._system.settings.evaluate_enabled
+
+    def check_url(self, url: str) -> str:
+        return self._system.url_policy.check(url)
+
+    def check_files(self, files: Any) -> tuple[str, ...]:
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise BadRequest("files must be a list of paths", field="files")
+        return tuple(f.path for f in self._system.uploads.check(files))
+
+    def secret_for_typing(self, name: str) -> tuple[str, str | None]:
+        return self._system.vault.for_typing(name)
 
 
-#: The fields of each ``/act`` action kind (a wait for a download, handoff, tab request
-#: or confirmation is ``/wait``'s alone).
-_ACT_KIND_FIELDS = {kind: tuple(f for f in fields if kind != "wait" or f.name not in (
-    "download", "handoff", "tabRequest", "confirmation")) for kind, fields in _KIND_FIELDS.items()}
-
-
-def _target(args: dict[str, Any], *, text: bool = True) -> ElementTarget:
-    return ElementTarget(ref=args.get("ref"), selector=args.get("selector"),
-                         text=args.get("text") if text else None, role=args.get("role"),
-                         name=args.get("name"), exact=bool(args.get("exact")),
-                         nth=args.get("nth"))
-
-
-def _action(kind: str, args: dict[str, Any], system: System
-            ) -> Action | WaitDownload | WaitHandoff | WaitTabRequest:
-    """The action record for validated ``args``: the one place that reads the camelCase.
-
-    Checks the rules beyond field types (exactly one target, known modifiers
-    and keys, exactly one wait condition, the URL policy) and raises
-    BadRequest / EvalDisabled / UrlBlocked before any work.
-    """
-    modifiers = tuple(args.get("modifiers") or ())
-    bad = [m for m in modifiers if m not in inp.MODIFIER_BITS]
-    if bad:
-        raise BadRequest(f"unknown modifier(s): {', '.join(map(repr, bad))}", field="modifiers",
-                         hint="modifiers are Alt, Control, Meta and Shift")
-    if kind == "click":
-        target = _target(args)
-        target.check()
-        files = None if args.get("files") is None else checked_files(system, args["files"])
-        return inp.Click(target=target, button=args["button"], click_count=args["clickCount"],
-                         modifiers=modifiers, files=files, wait_until=args["waitUntil"])
-    if kind == "hover":
-        target = _target(args)
-        target.check()
-        return inp.Hover(target=target, wait_until=args["waitUntil"])
-    if kind == "select":
-        target = _target(args)
-        target.check()
-        if not args.get("values"):
-            raise BadRequest("values must name at least one option", field="values")
-        return inp.Select(target=target, values=tuple(args["values"]),
-                          wait_until=args["waitUntil"])
-    if kind == "type":
-        typed_into = None
-        if any(args.get(k) is not None for k in ("ref", "selector", "role", "name")):
-            typed_into = _target(args, text=False)  # (text is what to type)
-            typed_into.check()
-        if (args.get("text") is None) == (args.get("secret") is None):
-            raise BadRequest("give text or secret (a vault secret's name), not both",
-                             field="text")
-        text, origin, secret = args.get("text"), None, args.get("secret")
-        if secret is not None:
-            text, origin = system.vault.for_typing(secret)
-        assert text is not None
-        return inp.TypeText(text=text, target=typed_into, clear=args["clear"],
-                            submit=args["submit"], slowly=args["slowly"],
-                            wait_until=args["waitUntil"], origin=origin, secret=secret)
-    if kind == "press":
-        inp.parse_chord(args["key"], modifiers)
-        return inp.Press(key=args["key"], modifiers=modifiers, wait_until=args["waitUntil"])
-    if kind == "wait":
-        given = [k for k in ("selector", "text", "textGone", "url", "loadState")
-                 if args.get(k) is not None] + [k for k in ("download", "handoff",
-                                                            "tabRequest", "confirmation")
-                                                if args.get(k)]
-        if len(given) != 1:
-            raise BadRequest("give exactly one of selector, text, textGone, url, loadState, "
-                             "download, handoff, tabRequest or confirmation"
-                             + (f" (got {', '.join(given)})" if given else ""), field="selector")
-        if given[0] in ("selector", "text", "textGone") and not system.settings.evaluate_enabled:
-            raise EvalDisabled("JavaScript evaluation is disabled in settings, "
-                               "and selector/text waits run JavaScript too",
-                               hint="wait for url or loadState, or enable evaluate_enabled")
-        if given[0] == "download":
-            return WaitDownload()
-        if given[0] == "handoff":
-            return WaitHandoff()
-        if given[0] == "tabRequest":
-            return WaitTabRequest(request_id=args["tabRequest"])
-        if given[0] == "confirmation":
-            return WaitTabRequest(request_id=args["confirmation"], confirmation=True)
-        return inp.Wait(selector=args.get("selector"), text=args.get("text"),
-                        text_gone=args.get("textGone"), url=args.get("url"),
-                        load_state=args.get("loadState"))
-    if kind == "navigate":
-        return inp.Navigate(url=system.url_policy.check(args["url"]),
-                            wait_until=args["waitUntil"])
-    if kind == "dialog":
-        return inp.AnswerDialog(accept=args["accept"], prompt_text=args.get("promptText"),
-                                wait_until=args["waitUntil"])
-    if kind in GESTURE_FIELDS:
-        return gesture_action(kind, args, system)
-    raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
-                     field="kind")
-
-
-async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any]:
-    action = _action(kind, args, system)
-    if isinstance(action, WaitDownload):
-        return await _wait_download(system, args)
-    if isinstance(action, WaitHandoff):
-        return await wait_for_handoff(system, args["targetId"], args["timeoutMs"])
-    if isinstance(action, WaitTabRequest) and action.confirmation:
-        return await wait_for_confirmation(system, action.request_id, args["timeoutMs"])
-    if isinstance(action, WaitTabRequest):
-        return await wait_for_tab_request(system, action.request_id, args["timeoutMs"])
+async def _run(system: System, spec: ActionSpec, args: dict[str, Any]) -> dict[str, Any]:
+    action = spec.build(args, ServiceContext(system))
+    if isinstance(action, RouteWait):
+        return await _route_wait(system, action, args)
     timeout_s = args["timeoutMs"] / 1000
     deadline = trio.current_time() + timeout_s
 
@@ -224,10 +84,23 @@ async def _run(system: System, kind: str, args: dict[str, Any]) -> dict[str, Any
         snap = await snapshot_after(tab, args.get("snapshot") or "none")
         return {"targetId": tab.target_id, **result, **({"snapshot": snap} if snap else {})}
 
-    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                          allow_dialog=kind == "dialog", agent_input=kind != "wait")
+    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S)
     await system.downloads.wait_listed(_downloads_in(answer))
     return answer
+
+
+async def _route_wait(system: System, wait: RouteWait, args: dict[str, Any]
+                      ) -> dict[str, Any]:
+    """A wait ``/wait`` runs beside the tab's work (no slot): for a download, the end of a
+    handoff, the person's answer to a tab request or to a held action."""
+    if wait.condition == "download":
+        return await _wait_download(system, args)
+    if wait.condition == "handoff":
+        return await wait_for_handoff(system, args["targetId"], args["timeoutMs"])
+    assert wait.request_id is not None
+    if wait.condition == "confirmation":
+        return await wait_for_confirmation(system, wait.request_id, args["timeoutMs"])
+    return await wait_for_tab_request(system, wait.request_id, args["timeoutMs"])
 
 
 def _downloads_in(answer: dict[str, Any]) -> list[str]:
@@ -236,11 +109,6 @@ def _downloads_in(answer: dict[str, Any]) -> list[str]:
                        if isinstance(step, dict))]
     return [str(d.get("id")) for part in parts if isinstance(part, dict)
             for d in (part.get("effects") or {}).get("downloads") or () if isinstance(d, dict)]
-
-
-@attrs.frozen
-class WaitDownload:
-    """``/wait {download: true}``: not a page action (it runs beside the tab's work)."""
 
 
 async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -265,41 +133,41 @@ async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]
             "download": record.to_json()}
 
 
-def _handler(kind: str) -> Any:
+def _handler(spec: ActionSpec) -> Any:
     async def handle(system: System, args: dict[str, Any]) -> dict[str, Any]:
-        return await _run(system, kind, args)
+        return await _run(system, spec, args)
 
-    handle.__name__ = f"input_{kind}"
+    handle.__name__ = f"input_{spec.kind}"
     return handle
 
 
 def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
-    """Validate every action before any runs; BadRequest names the action at fault."""
+    """Validate every action before any runs; the error names the action at fault."""
     if not actions:
         raise BadRequest("actions must list at least one action", field="actions")
     if len(actions) > MAX_ACTIONS:
         raise BadRequest(f"at most {MAX_ACTIONS} actions per batch", field="actions")
+    context = ServiceContext(system)
     steps: list[inp.Step] = []
     for index, action in enumerate(actions):
         try:
             if not isinstance(action, dict):
                 raise BadRequest("an action must be an object with a kind", field="actions")
-            kind = action.get("kind")
-            if kind not in _KIND_FIELDS:
-                raise BadRequest(f"unknown kind {kind!r}; kinds: {', '.join(_KIND_FIELDS)}",
-                                 field="actions")
+            spec = ACTION_SPECS.get(str(action.get("kind")))
+            if spec is None:
+                raise BadRequest(f"unknown kind {action.get('kind')!r}; kinds: "
+                                 f"{', '.join(ACTION_SPECS)}", field="actions")
             body = {k: v for k, v in action.items() if k != "kind"}
-            args = parse_args(_KIND_FIELDS[kind], query={}, body=body)
-            action_record = _action(kind, args, system)
-            if isinstance(action_record, WaitDownload | WaitHandoff | WaitTabRequest):
+            args = parse_args(spec.fields, query={}, body=body)
+            record = spec.build(args, context)
+            if isinstance(record, RouteWait):
                 raise BadRequest("download, handoff and tab request waits are for POST /wait, "
-                                 "not /act",
-                                 field="actions")
+                                 "not /act", field="actions")
         except BrowserdError as exc:  # keeps its code (FILE_NOT_FOUND, URL_BLOCKED…), details
             details = {**exc.details, "field": "actions", "index": index}
             raise type(exc)(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
                             **details) from None
-        steps.append(inp.Step(action=action_record, timeout_s=args["timeoutMs"] / 1000))
+        steps.append(inp.Step(action=record, timeout_s=args["timeoutMs"] / 1000))
     return steps
 
 
@@ -318,22 +186,20 @@ async def act(system: System, args: dict[str, Any]) -> dict[str, Any]:
         snap = await snapshot_after(tab, args["snapshot"])
         return result if snap is None else {**result, "snapshot": snap}
 
-    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                          allow_dialog=False, agent_input=True)
+    answer = await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S)
     await system.downloads.wait_listed(_downloads_in(answer))
     return answer
 
 
-_SUMMARIES = {
-    "click": "Click an element (real mouse at its centre; DOM click when covered)",
-    "type": "Type text into an element or the focused one",
-    "press": "Press a key or chord on the focused element",
-    "hover": "Move the mouse over an element",
-    "select": "Choose options of a <select> by value or label",
-    "wait": "Wait for a selector, text, text gone, URL or load state",
-    "dialog": "Accept or dismiss the open JavaScript dialog",
-    **GESTURE_SUMMARIES,
-}
+def _act_needs(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """An ``/act`` batch needs what its steps' kinds need (an upload: ``files``, as
+    ``/upload`` does; a typed secret: ``secrets``), in the order the steps first need it."""
+    found: list[str] = []
+    for step in args.get("actions") or ():
+        spec = ACTION_SPECS.get(str(step.get("kind"))) if isinstance(step, dict) else None
+        if spec is not None:
+            found += [scope for scope in spec.extra_needs(step) if scope not in found]
+    return tuple(found)
 
 
 #: ``snapshot`` on an input action (and ``/act``): what of the page to answer after it.
@@ -352,20 +218,67 @@ async def snapshot_after(tab: TabActor, mode: str) -> dict[str, Any] | None:
     return await snapshots.take_snapshot(tab, since=since)
 
 
+def _kind_route(kind: str, **facts: Any) -> Route:
+    """The ``/<kind>`` route of an action kind: its spec's fields, summary and extra needs,
+    and the route's own ``facts``."""
+    spec = ACTION_SPECS[kind]
+    return Route(path=f"/{kind}", methods=("POST",), handler=_handler(spec), tag="input",
+                 summary=spec.summary, name=kind, extra_needs=spec.extra_needs,
+                 fields=(TARGET, *spec.fields, *((SNAPSHOT_AFTER,) if kind != "wait" else ())),
+                 **facts)
+
+
+#: Input acts on the page: not beside a dialog, not while a person has the tab.
+_INPUT = DIALOG | HANDOFF
+
+
 def input_routes() -> list[Route]:
-    routes = [
-        Route(path=f"/{kind}", methods=("POST",), handler=_handler(kind), tag="input",
-              summary=summary, fields=(TARGET, *_KIND_FIELDS[kind],
-                                       *((SNAPSHOT_AFTER,) if kind != "wait" else ())))
-        for kind, summary in _SUMMARIES.items()
+    return [
+        _kind_route("click", group="core", hints=ACTS, needs="act",
+                    answer=returns("ClickAnswer"), blocked_by=_INPUT,
+                    cli=Cli(positional=("ref?",))),
+        _kind_route("type", group="core", hints=ACTS, needs="act",
+                    answer=returns("InputAnswer"), blocked_by=_INPUT,
+                    cli=Cli(positional=("ref?", "text"))),
+        _kind_route("press", group="core", hints=ACTS, needs="act",
+                    answer=returns("InputAnswer"), blocked_by=_INPUT,
+                    cli=Cli(positional=("key",))),
+        _kind_route("hover", group="core", hints=ACTS, needs="act",
+                    answer=returns("HoverAnswer"), blocked_by=_INPUT,
+                    cli=Cli(positional=("ref?",))),
+        _kind_route("select", group="core", hints=SETS, needs="act",
+                    answer=returns("SelectAnswer"), blocked_by=_INPUT, cli=Cli(words=Words(
+                        metavar="REF VALUE", placer="select",
+                        help="the <select>'s ref, then the values or labels to choose (with "
+                             "--selector/--text/--role/--name: values only)"))),
+        # A wait reads the page: a person may hold the tab meanwhile (wait for them with it).
+        _kind_route("wait", group="core", hints=ACTS, needs="act",
+                    answer=returns("WaitAnswer"), blocked_by=DIALOG, cli=Cli()),
+        # The one input an open dialog lets through: answering it.
+        _kind_route("dialog", group="core", hints=ACTS, needs="act",
+                    answer=returns("DialogAnswer"), blocked_by=HANDOFF, cli=Cli()),
+        _kind_route("upload", group="core", hints=SETS, needs="files",
+                    answer=returns("UploadAnswer"), blocked_by=_INPUT, cli=by_hand("upload"),
+                    tool_text="Set the files of a file input (ref or selector), or, with "
+                              "files only, answer the file chooser an earlier action opened "
+                              "(effects: fileChooser)"),
+        _kind_route("drag", group="core", hints=ACTS, needs="act",
+                    answer=returns("DragAnswer"), blocked_by=_INPUT, cli=by_hand("drag")),
+        _kind_route("mouse", group="page", hints=ACTS, needs="act",
+                    answer=returns("MouseAnswer"), blocked_by=_INPUT, cli=by_hand("mouse")),
+        _kind_route("keyboard", group="page", hints=ACTS, needs="act",
+                    answer=returns("KeyboardAnswer"), blocked_by=_INPUT,
+                    cli=by_hand("keyboard")),
+        Route(path="/act", methods=("POST",), handler=act, tag="input",
+              summary="Run a batch of actions in order on one tab; stop at the first failure",
+              fields=(TARGET,
+                      Field(name="actions", type="array", items="object", required=True,
+                            item_schema=kinds_schema({kind: spec.step_fields for kind, spec
+                                                      in ACTION_SPECS.items()}),
+                            description=f"[{{kind: {'|'.join(ACTION_SPECS)}, ...that kind's "
+                                        "fields}]"),
+                      timeout_field(60_000), SNAPSHOT_AFTER),
+              name="act", group="page", hints=ACTS, needs="act",
+              answer=returns("ActAnswer", "every step's outcome (a failed step is still 200)"),
+              blocked_by=_INPUT, cli=Cli(positional=("actions",)), extra_needs=_act_needs),
     ]
-    routes.append(Route(
-        path="/act", methods=("POST",), handler=act, tag="input",
-        summary="Run a batch of actions in order on one tab; stop at the first failure",
-        fields=(TARGET,
-                Field(name="actions", type="array", items="object", required=True,
-                      item_schema=kinds_schema(_ACT_KIND_FIELDS),
-                      description="[{kind: click|type|press|hover|select|wait|navigate|dialog|"
-                                  "upload|drag|mouse|keyboard, ...that kind's fields}]"),
-                timeout_field(60_000), SNAPSHOT_AFTER)))
-    return routes

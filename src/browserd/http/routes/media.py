@@ -71,8 +71,10 @@ from ...tabs import capture, imagediff
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
 from ...tabs.resolve import ElementHandle, resolve_target
+from ..answers import returns
+from ..facts import ADDS, DIALOG, NO_TOOL, NOTHING, READS, Cli
 from ..fields import TARGET
-from ..schema import Field, Route
+from ..schema import Answer, Field, Route
 from ..tabwork import on_tab
 
 __all__ = ["media_routes"]
@@ -242,7 +244,7 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
             body["data"] = await capture.encode_base64(shot.data)
         return body
 
-    return await on_tab(system, args["targetId"], run, deadline_s=deadline, allow_dialog=False)
+    return await on_tab(system, args["targetId"], run, deadline_s=deadline)
 
 
 async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -258,8 +260,7 @@ async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
             saved = await system.media.save(data, kind="pdf", ext="pdf", mime="application/pdf")
         return _body(system, tab, url, saved, width=None, height=None)
 
-    return await on_tab(system, args["targetId"], run, deadline_s=PDF_DEADLINE_S,
-                        allow_dialog=False)
+    return await on_tab(system, args["targetId"], run, deadline_s=PDF_DEADLINE_S)
 
 
 async def get_media(system: System, args: dict[str, Any]) -> Response:
@@ -276,6 +277,10 @@ async def get_media(system: System, args: dict[str, Any]) -> Response:
     })
 
 
+#: What ``GET /media/<name>`` may answer: a capture, a PDF, a HAR file.
+_MEDIA_TYPES = ("image/png", "image/jpeg", "application/pdf", "application/json")
+
+
 def media_routes() -> list[Route]:
     """The media routes of one app (so of one service and its one browser)."""
     return [
@@ -290,7 +295,8 @@ def media_routes() -> list[Route]:
                       Field(name="selector", type="string", max_length=4096,
                             description="a CSS selector (first match, main document)"),
                       Field(name="format", type="string", default="png",
-                            enum=("png", "jpeg")),
+                            enum=("png", "jpeg"),
+                            description="png, or jpeg (smaller; see quality)"),
                       Field(name="quality", type="integer", minimum=0, maximum=100,
                             description="JPEG quality (format jpeg only)"),
                       Field(name="inline", type="boolean", default=False,
@@ -304,12 +310,23 @@ def media_routes() -> list[Route]:
                       Field(name="tolerance", type="integer",
                             default=imagediff.DEFAULT_TOLERANCE, minimum=0,
                             maximum=255, description="with since: how much (0-255) a "
-                            "colour channel must change for its pixel to count"))),
+                            "colour channel must change for its pixel to count")),
+              name="screenshot", group="core", hints=READS, needs="read",
+              answer=returns("Capture"), blocked_by=DIALOG, cli=Cli(),
+              tool_text="Screenshot the viewport, the whole page or one element: answers the "
+                        "image (up to 1 MiB) and its mediaUrl; with since, what changed"),
         Route(path="/pdf", methods=("POST",), handler=print_pdf, tag="page",
               summary="Print the tab to PDF into the media store",
-              fields=(TARGET,)),
+              fields=(TARGET,), name="pdf", group="files", hints=ADDS, needs="read",
+              answer=returns("Capture"), blocked_by=DIALOG, cli=Cli()),
         Route(path="/media/<name>", methods=("GET",), handler=get_media, tag="page",
               raw_response=True, path_params=("name",),
               summary="A stored screenshot or PDF, by the name a capture returned",
-              fields=(Field(name="name", type="string", required=True),)),
+              fields=(Field(name="name", type="string", required=True),),
+              name="media", group=NO_TOOL, hints=READS, needs="read", blocked_by=NOTHING,
+              answer=Answer(media_types=_MEDIA_TYPES,
+                            schema={"type": "object", "description": "a HAR 1.2 file"},
+                            description="the file, in its own content type (a HAR file is "
+                                        "application/json)"),
+              cli=Cli(positional=("name",))),
     ]

@@ -28,6 +28,8 @@ from ...tabs import history, settle
 from ...tabs.actions.scroll import SCROLL_TO, scroll
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
+from ..answers import returns
+from ..facts import ACTS, DIALOG, HANDOFF, Cli
 from ..fields import REF, SELECTOR, TARGET, TEXT_TARGET, timeout_field
 from ..schema import Field, Route
 from ..tabwork import on_tab
@@ -37,6 +39,8 @@ __all__ = ["navigation_routes"]
 GRACE_S = 3.0
 """Time beyond ``timeoutMs`` for waiting for the tab's slot and answering."""
 
+#: Every route here acts on the page: not beside a dialog, not while a person has the tab.
+_BLOCKED_BY = DIALOG | HANDOFF
 _WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
                     enum=settle.WAIT_UNTIL,
                     description="none: do not wait; commit: the move committed; "
@@ -47,24 +51,22 @@ async def back(system: System, args: dict[str, Any]) -> dict[str, Any]:
     timeout_s = args["timeoutMs"] / 1000
     return await on_tab(system, args["targetId"], lambda tab: history.go_back(
         tab, wait_until=args["waitUntil"], timeout_s=timeout_s,
-        check_url=system.url_policy.check), deadline_s=timeout_s + GRACE_S, allow_dialog=False,
-        agent_input=True)
+        check_url=system.url_policy.check), deadline_s=timeout_s + GRACE_S)
 
 
 async def forward(system: System, args: dict[str, Any]) -> dict[str, Any]:
     timeout_s = args["timeoutMs"] / 1000
     return await on_tab(system, args["targetId"], lambda tab: history.go_forward(
         tab, wait_until=args["waitUntil"], timeout_s=timeout_s,
-        check_url=system.url_policy.check), deadline_s=timeout_s + GRACE_S, allow_dialog=False,
-        agent_input=True)
+        check_url=system.url_policy.check), deadline_s=timeout_s + GRACE_S)
 
 
 async def reload(system: System, args: dict[str, Any]) -> dict[str, Any]:
     timeout_s = args["timeoutMs"] / 1000
     return await on_tab(system, args["targetId"], lambda tab: history.reload(
         tab, ignore_cache=args["ignoreCache"], wait_until=args["waitUntil"],
-        timeout_s=timeout_s), deadline_s=timeout_s + GRACE_S, allow_dialog=False,
-        allow_crashed=True, agent_input=True)
+        timeout_s=timeout_s), deadline_s=timeout_s + GRACE_S,
+        allow_crashed=True)
 
 
 async def scroll_route(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -82,24 +84,29 @@ async def scroll_route(system: System, args: dict[str, Any]) -> dict[str, Any]:
         result = await scroll(tab, target, to=args["to"], dx=args["dx"], dy=args["dy"])
         return {"targetId": tab.target_id, **result}
 
-    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S,
-                        allow_dialog=False, agent_input=True)
+    return await on_tab(system, args["targetId"], run, deadline_s=timeout_s + GRACE_S)
 
 
 def navigation_routes() -> list[Route]:
     return [
         Route(path="/back", methods=("POST",), handler=back, tag="page",
               summary="Go one entry back in the tab's history",
-              fields=(TARGET, _WAIT_UNTIL, timeout_field(30_000))),
+              fields=(TARGET, _WAIT_UNTIL, timeout_field(30_000)),
+              name="back", group="core", hints=ACTS, needs="act",
+              answer=returns("HistoryAnswer"), blocked_by=_BLOCKED_BY, cli=Cli()),
         Route(path="/forward", methods=("POST",), handler=forward, tag="page",
               summary="Go one entry forward in the tab's history",
-              fields=(TARGET, _WAIT_UNTIL, timeout_field(30_000))),
+              fields=(TARGET, _WAIT_UNTIL, timeout_field(30_000)),
+              name="forward", group="page", hints=ACTS, needs="act",
+              answer=returns("HistoryAnswer"), blocked_by=_BLOCKED_BY, cli=Cli()),
         Route(path="/reload", methods=("POST",), handler=reload, tag="page",
               summary="Reload the tab (also revives a crashed tab)",
               fields=(TARGET,
                       Field(name="ignoreCache", type="boolean", default=False,
                             description="bypass the HTTP cache"),
-                      _WAIT_UNTIL, timeout_field(30_000))),
+                      _WAIT_UNTIL, timeout_field(30_000)),
+              name="reload", group="page", hints=ACTS, needs="act",
+              answer=returns("HistoryAnswer"), blocked_by=_BLOCKED_BY, cli=Cli()),
         Route(path="/scroll", methods=("POST",), handler=scroll_route, tag="input",
               summary="Scroll the page or an element's container (mouse wheel), or an "
                       "element into view",
@@ -111,5 +118,7 @@ def navigation_routes() -> list[Route]:
                       Field(name="dy", type="number", minimum=-1_000_000, maximum=1_000_000,
                             description="CSS px down (negative: up); nothing given: one "
                                         "page down"),
-                      timeout_field(15_000))),
+                      timeout_field(15_000)),
+              name="scroll", group="page", hints=ACTS, needs="act",
+              answer=returns("ScrollAnswer"), blocked_by=_BLOCKED_BY, cli=Cli()),
     ]

@@ -33,6 +33,8 @@ from ...system import System
 from ...tabs import network
 from ...tabs.actor import TabActor
 from ...tabs.netlog import NETWORK_BUFFER, RESOURCE_TYPES
+from ..answers import returns
+from ..facts import ACTS, DIALOG, NO_TOOL, NOTHING, READS, SETS, by_hand
 from ..fields import TARGET
 from ..schema import Field, Route
 from ..tabwork import on_tab
@@ -82,7 +84,7 @@ async def request_detail(system: System, args: dict[str, Any]) -> dict[str, Any]
     return await on_tab(system, args["targetId"],
                         lambda tab: network.request_detail(tab, entry_id,
                                                            max_bytes=args["maxBytes"]),
-                        deadline_s=DETAIL_DEADLINE_S, allow_crashed=True, allow_dialog=False,
+                        deadline_s=DETAIL_DEADLINE_S, allow_crashed=True,
                         refuse_new_dialog=True)
 
 
@@ -129,7 +131,8 @@ def network_routes() -> list[Route]:
         Route(path="/network", methods=READ, handler=list_requests, tag="network",
               summary="The tab's recent requests (a ring of the last 1000)",
               fields=(TARGET, URL_CONTAINS,
-                      Field(name="resourceType", type="string", enum=RESOURCE_TYPES),
+                      Field(name="resourceType", type="string", enum=RESOURCE_TYPES,
+                            description="only requests of this type"),
                       Field(name="status", type="integer", minimum=0, maximum=999,
                             description="only responses with this HTTP status"),
                       Field(name="failed", type="boolean",
@@ -137,28 +140,38 @@ def network_routes() -> list[Route]:
                       Field(name="limit", type="integer", default=100, minimum=1,
                             maximum=NETWORK_BUFFER, description="the newest this many"),
                       Field(name="clear", type="boolean", default=False,
-                            description="empty the ring after reading"))),
+                            description="empty the ring after reading")),
+              name="network", group="network", hints=READS, needs="read",
+              answer=returns("NetworkList"), blocked_by=NOTHING, cli=by_hand("network")),
         Route(path="/network/<id>", methods=("GET",), handler=request_detail, tag="network",
               path_params=("id",),
               summary="One request: headers, post data and the response body",
               fields=(TARGET, Field(name="id", type="string", required=True, max_length=40),
                       Field(name="maxBytes", type="integer", default=100_000, minimum=0,
-                            maximum=20_000_000, description="cut the body at this size"))),
+                            maximum=20_000_000, description="cut the body at this size")),
+              name="network_request", group=NO_TOOL, hints=READS, needs="network",
+              answer=returns("NetworkDetail"), blocked_by=DIALOG, cli=by_hand("network")),
         Route(path="/network/block", methods=("POST",), handler=block, tag="network",
               summary="Block requests by URL pattern (replaces the set; [] clears)",
               fields=(TARGET,
                       Field(name="patterns", type="array", items="string", required=True,
-                            description="URLPattern strings, e.g. *://*:*/*.png"))),
+                            description="URLPattern strings, e.g. *://*:*/*.png")),
+              name="network_block", group="network", hints=SETS, needs="network",
+              answer=returns("NetworkControls"), blocked_by=NOTHING, cli=by_hand("network")),
         Route(path="/network/headers", methods=("POST",), handler=headers, tag="network",
               summary="Extra HTTP headers on every request of the tab (replaces; {} clears)",
               fields=(TARGET,
                       Field(name="headers", type="object", required=True,
-                            description="name → value"))),
+                            description="name → value")),
+              name="network_headers", group="network", hints=SETS, needs="network",
+              answer=returns("NetworkControls"), blocked_by=NOTHING, cli=by_hand("network")),
         Route(path="/network/har", methods=("POST",), handler=har, tag="network",
               summary="Export the tab's ring as a HAR 1.2 file into the media store",
               fields=(TARGET, URL_CONTAINS,
                       Field(name="bodies", type="boolean", default=False,
                             description="include the response bodies Chromium still has"),
                       Field(name="maxBodyBytes", type="integer", default=1_000_000, minimum=0,
-                            maximum=20_000_000, description="leave out larger bodies"))),
+                            maximum=20_000_000, description="leave out larger bodies")),
+              name="network_har", group="network", hints=ACTS, needs="network",
+              answer=returns("HarAnswer"), blocked_by=NOTHING, cli=by_hand("network")),
     ]

@@ -22,8 +22,10 @@ from ...handoff import HandoffOutcome
 from ...metrics import CONTENT_TYPE, ServiceGauges
 from ...supervisor.state import SupervisorState
 from ...system import System
+from ..answers import returns
+from ..facts import ADDS, LOCAL_ADDS, LOCAL_READS, LOCAL_SETS, NO_TOOL, NOTHING, Cli, by_hand
 from ..fields import TARGET
-from ..schema import Field, Route
+from ..schema import Answer, Field, Route
 
 __all__ = ["ops_routes", "service_gauges"]
 
@@ -92,11 +94,24 @@ def ops_routes() -> list[Route]:
               fields=(TARGET,
                       Field(name="reason", type="string", required=True, max_length=500,
                             description="what the person should do (shown on the ops page)")),
-              summary="Hand a tab to a person; agent input on it is 409 until they are done"),
+              summary="Hand a tab to a person; agent input on it is 409 until they are done",
+              name="handoff_set", group="core", hints=ADDS, needs="act",
+              answer=returns("HandoffSet"), blocked_by=NOTHING, cli=Cli(command="handoff"),
+              tool_text="Hand a tab to the person (for a login, a CAPTCHA …); agent input on "
+                        "it fails with HANDOFF_ACTIVE until they are done (wait with "
+                        "handoff: true)"),
         Route(path="/handoff", methods=("DELETE",), handler=cancel_handoff, tag="ops",
-              fields=(TARGET,), summary="Withdraw this agent's handoff of a tab"),
+              fields=(TARGET,), summary="Withdraw this agent's handoff of a tab",
+              name="handoff_delete", group="service", hints=LOCAL_SETS, needs="act",
+              answer=returns("HandoffCancelled"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/metrics", methods=("GET",), handler=metrics, tag="ops",
-              raw_response=True, summary="Prometheus metrics (text exposition format)"),
+              raw_response=True, summary="Prometheus metrics (text exposition format)",
+              name="metrics", group=NO_TOOL, hints=LOCAL_READS, needs="read",
+              answer=Answer(media_types=("text/plain",),
+                            description="Prometheus text exposition format 0.0.4"),
+              blocked_by=NOTHING, cli=Cli()),
         Route(path="/ui-codes", methods=("POST",), handler=ui_code, tag="owner",
-              summary="A one-time login URL for the ops page (single use, 60 s)"),
+              summary="A one-time login URL for the ops page (single use, 60 s)",
+              name="ui_codes", group=NO_TOOL, hints=LOCAL_ADDS, needs="owner",
+              answer=returns("UiCode"), blocked_by=NOTHING, cli=by_hand("ui")),
     ]

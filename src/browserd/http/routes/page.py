@@ -18,12 +18,16 @@ from ...errors import EvalDisabled
 from ...system import System
 from ...tabs import page, settle, snapshots
 from ...tabs import query as page_query
+from ...tabs.actions.kinds import ACTION_SPECS
+from ..answers import returns
+from ..facts import ACTS, DIALOG, HANDOFF, NOTHING, READS, SETS, Cli, Words
 from ..fields import TARGET, timeout_field
 from ..schema import Field, Route
 from ..tabwork import on_tab
 
 __all__ = ["page_routes"]
 
+NAVIGATE = ACTION_SPECS["navigate"]
 NAVIGATE_GRACE_S = 5.0
 """Time beyond ``timeoutMs`` for waiting for the tab's slot and answering."""
 SNAPSHOT_DEADLINE_S = 30.0
@@ -38,8 +42,7 @@ async def navigate(system: System, args: dict[str, Any]) -> dict[str, Any]:
     timeout_s = args["timeoutMs"] / 1000
     return await on_tab(system, args["targetId"], lambda tab:
                         page.navigate(tab, url, wait_until=args["waitUntil"], timeout_s=timeout_s),
-                        deadline_s=timeout_s + NAVIGATE_GRACE_S, allow_crashed=True,
-                        agent_input=True)
+                        deadline_s=timeout_s + NAVIGATE_GRACE_S, allow_crashed=True)
 
 
 async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -50,8 +53,7 @@ async def evaluate(system: System, args: dict[str, Any]) -> dict[str, Any]:
                         page.run_eval(tab, args["js"], await_promise=args["await"],
                                       timeout_s=timeout_s,
                                       max_bytes=system.settings.eval_max_bytes),
-                        deadline_s=timeout_s + NAVIGATE_GRACE_S, allow_dialog=False,
-                        agent_input=True)
+                        deadline_s=timeout_s + NAVIGATE_GRACE_S)
 
 
 async def snapshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +64,7 @@ async def snapshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
             max_chars=args["maxChars"], limit=args["limit"], root=args["root"],
             line_chars=args["lineChars"], nodes=args["nodes"], settle_ms=args["settleMs"],
             since=args["since"]),
-        deadline_s=SNAPSHOT_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
+        deadline_s=SNAPSHOT_DEADLINE_S, refuse_new_dialog=True)
 
 
 async def find(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +74,7 @@ async def find(system: System, args: dict[str, Any]) -> dict[str, Any]:
             tab, role=args["role"], name=args["name"], text=args["text"], exact=args["exact"],
             limit=args["limit"], root=args["root"], line_chars=args["lineChars"],
             around=args["around"], settle_ms=args["settleMs"]),
-        deadline_s=QUERY_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
+        deadline_s=QUERY_DEADLINE_S, refuse_new_dialog=True)
 
 
 async def query(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -80,7 +82,7 @@ async def query(system: System, args: dict[str, Any]) -> dict[str, Any]:
         system, args["targetId"],
         lambda tab: settle.after_settling(tab, args["settleMs"], lambda: page_query.query(
             tab, args["selector"], limit=args["limit"])),
-        deadline_s=QUERY_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
+        deadline_s=QUERY_DEADLINE_S, refuse_new_dialog=True)
 
 
 async def dom(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +90,7 @@ async def dom(system: System, args: dict[str, Any]) -> dict[str, Any]:
         system, args["targetId"],
         lambda tab: settle.after_settling(tab, args["settleMs"], lambda: page_query.dom(
             tab, format=args["format"], selector=args["selector"], max_chars=args["maxChars"])),
-        deadline_s=DOM_DEADLINE_S, allow_dialog=False, refuse_new_dialog=True)
+        deadline_s=DOM_DEADLINE_S, refuse_new_dialog=True)
 
 
 async def console(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -112,22 +114,29 @@ def page_routes() -> list[Route]:
     return [
         Route(path="/navigate", methods=("POST",), handler=navigate, tag="page",
               summary="Navigate a tab and wait for it to load",
-              fields=(TARGET,
-                      Field(name="url", type="string", required=True, max_length=8192),
-                      Field(name="waitUntil", type="string", default="load",
-                            enum=page.WAIT_UNTIL),
-                      timeout_field(30_000))),
+              fields=(TARGET, *NAVIGATE.fields),  # (the navigate kind's, as in /act)
+              name="navigate", group="core", hints=SETS, needs="act",
+              answer=returns("NavigateAnswer"), blocked_by=HANDOFF,
+              cli=Cli(positional=("url",))),
         Route(path="/eval", methods=("POST",), handler=evaluate, tag="page",
               summary="Evaluate JavaScript in the page; the result by value",
               fields=(TARGET,
-                      Field(name="js", type="string", required=True, max_length=1_000_000),
-                      Field(name="await", type="boolean", default=False),
-                      timeout_field(10_000))),
+                      Field(name="js", type="string", required=True, max_length=1_000_000,
+                            description="a JavaScript expression, evaluated in the page"),
+                      Field(name="await", type="boolean", default=False,
+                            description="if the value is a promise, wait for it and answer "
+                                        "what it resolves to"),
+                      timeout_field(10_000)),
+              name="eval", group="core", hints=ACTS, needs="eval",
+              answer=returns("EvalAnswer"), blocked_by=DIALOG | HANDOFF,
+              cli=Cli(positional=("js",))),
         Route(path="/snapshot", methods=READ, handler=snapshot, tag="page",
               summary="The page as compact accessibility text with refs (or read view / DOM walk)",
               fields=(TARGET,
                       Field(name="format", type="string", default="aria",
-                            enum=snapshots.FORMATS),
+                            enum=snapshots.FORMATS,
+                            description="aria: elements with refs (default); read: the main "
+                                        "text; domSnapshot: layout boxes as JSON"),
                       Field(name="limit", type="integer", minimum=1, maximum=200_000,
                             description="at most this many nodes with refs"),
                       Field(name="maxChars", type="integer", minimum=0, maximum=20_000_000,
@@ -141,7 +150,12 @@ def page_routes() -> list[Route]:
                       Field(name="since", type="string", max_length=32,
                             description="a snapshotId of this tab: answer only what changed "
                                         "(added, removed, changed lines) when that is smaller"),
-                      SETTLE)),
+                      SETTLE),
+              name="snapshot", group="core", hints=READS, needs="read",
+              answer=returns("SnapshotAnswer"), blocked_by=DIALOG, cli=Cli(),
+              tool_text="Read the page as compact text: one element per line with a ref like "
+                        "[e12] to act on (click, type, select, upload …); format read: the "
+                        "article text"),
         Route(path="/find", methods=READ, handler=find, tag="page",
               summary="Elements matching a role, accessible name or visible text, with refs",
               fields=(TARGET,
@@ -153,28 +167,47 @@ def page_routes() -> list[Route]:
                             description="part of the name or of the element's own text"),
                       Field(name="exact", type="boolean", default=False,
                             description="match the whole name / text, not a part"),
-                      Field(name="limit", type="integer", default=20, minimum=1, maximum=1000),
+                      Field(name="limit", type="integer", default=20, minimum=1, maximum=1000,
+                            description="at most this many matches"),
                       Field(name="around", type="boolean", default=False,
                             description="also answer what surrounds each match as one line: "
                                         "its table row (cells between |), its term and "
                                         "definitions, or its list item, with refs to act on"),
-                      ROOT, LINE_CHARS, SETTLE)),
+                      ROOT, LINE_CHARS, SETTLE),
+              name="find", group="core", hints=READS, needs="read",
+              answer=returns("FindAnswer"), blocked_by=DIALOG,
+              cli=Cli(words=Words(
+                  metavar="ROLE NAME", placer="find",
+                  help="a known ARIA role, then a name; or one word of text (part of a name "
+                       "or of an element's own text)")),
+              tool_text="Find elements by role, accessible name or visible text; answers "
+                        "their refs"),
         Route(path="/query", methods=READ, handler=query, tag="page",
               summary="Elements matching a CSS selector",
               fields=(TARGET,
-                      Field(name="selector", type="string", required=True, max_length=4000),
+                      Field(name="selector", type="string", required=True, max_length=4000,
+                            description="a CSS selector"),
                       Field(name="limit", type="integer", default=20, minimum=1,
-                            maximum=page_query.QUERY_LIMIT_MAX),
-                      SETTLE)),
+                            maximum=page_query.QUERY_LIMIT_MAX,
+                            description="at most this many elements"),
+                      SETTLE),
+              name="query", group="page", hints=READS, needs="read",
+              answer=returns("QueryAnswer"), blocked_by=DIALOG,
+              cli=Cli(positional=("selector",))),
         Route(path="/dom", methods=READ, handler=dom, tag="page",
               summary="The document's (or an element's) HTML or text",
               fields=(TARGET,
                       Field(name="format", type="string", default="html",
-                            enum=("html", "text")),
-                      Field(name="selector", type="string", max_length=4000),
+                            enum=("html", "text"),
+                            description="html: the markup; text: the visible text"),
+                      Field(name="selector", type="string", max_length=4000,
+                            description="a CSS selector (default: the whole document)"),
                       Field(name="maxChars", type="integer", default=200_000, minimum=1,
-                            maximum=20_000_000),
-                      SETTLE)),
+                            maximum=20_000_000,
+                            description="cut the answer at this many characters"),
+                      SETTLE),
+              name="dom", group="page", hints=READS, needs="read",
+              answer=returns("DomAnswer"), blocked_by=DIALOG, cli=Cli()),
         Route(path="/console", methods=READ, handler=console, tag="page",
               summary="Recent console messages of the tab",
               fields=(TARGET,
@@ -182,5 +215,7 @@ def page_routes() -> list[Route]:
                             enum=("debug", "log", "info", "warn", "error"),
                             description="this severity or above"),
                       Field(name="clear", type="boolean", default=False,
-                            description="empty the buffer after reading"))),
+                            description="empty the buffer after reading")),
+              name="console", group="core", hints=READS, needs="read",
+              answer=returns("ConsoleAnswer"), blocked_by=NOTHING, cli=Cli()),
     ]

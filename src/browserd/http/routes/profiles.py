@@ -8,6 +8,8 @@ import trio
 
 from ...errors import BrowserNotRunning, SessionNotFound
 from ...system import System
+from ..answers import returns
+from ..facts import LOCAL_ACTS, LOCAL_ADDS, LOCAL_READS, NO_TOOL, NOTHING, by_hand
 from ..schema import Field, Route
 
 __all__ = ["profile_routes"]
@@ -76,15 +78,21 @@ def profile_routes() -> list[Route]:
                  description="[a-z0-9][a-z0-9-]{0,31}")
     return [
         Route(path="/profiles", methods=("GET",), handler=list_profiles, tag="profiles",
-              scope="none", summary="List the profiles"),
+              scope="none", summary="List the profiles",
+              name="profiles_get", group="profiles", hints=LOCAL_READS, needs="profiles",
+              answer=returns("ProfileList"), blocked_by=NOTHING, cli=by_hand("profiles")),
         Route(path="/profiles", methods=("POST",), handler=create_profile, tag="profiles",
               scope="none",
               fields=(name,
                       Field(name="driver", type="string", enum=("launch", "cdp", "live",
-                                                                "extension")),
+                                                                "extension"),
+                            description="launch: browserd starts Chromium; cdp: attach to one "
+                                        "at a CDP URL; live: the person's running browser; "
+                                        "extension: through browserd's browser extension"),
                       Field(name="color", type="string", max_length=7,
                             description="#RRGGBB"),
-                      Field(name="headless", type="boolean"),
+                      Field(name="headless", type="boolean",
+                            description="run its browser without a window"),
                       Field(name="cdpUrl", type="string", max_length=2048,
                             description="driver cdp: the browser's DevTools URL"),
                       Field(name="liveBrowser", type="string",
@@ -96,17 +104,25 @@ def profile_routes() -> list[Route]:
                             description="driver live: wait for the user's approval"),
                       Field(name="liveFallback", type="string", max_length=64,
                             description="driver live: profile used while it is away")),
-              summary="Create a profile (persisted; its browser starts on POST /start)"),
+              summary="Create a profile (persisted; its browser starts on POST /start)",
+              name="profiles_set", group="profiles", hints=LOCAL_ADDS, needs="profiles",
+              answer=returns("Profile"), blocked_by=NOTHING, cli=by_hand("profiles"),
+              tool_text="Create a profile (persisted; its browser starts with the start tool)"),
         Route(path="/profiles/<name>", methods=("DELETE",), handler=delete_profile,
               tag="profiles", scope="none", path_params=("name",),
               fields=(name, Field(name="keepData", type="boolean", default=False,
                                   description="keep the profile's directory")),
-              summary="Delete a stopped profile (and its marked directory)"),
+              summary="Delete a stopped profile (and its marked directory)",
+              name="profiles_delete", group=NO_TOOL, hints=LOCAL_ACTS, needs="profiles",
+              answer=returns("ProfileDeleted"), blocked_by=NOTHING, cli=by_hand("profiles")),
         Route(path="/sessions", methods=("GET",), handler=list_sessions, tag="sessions",
-              scope="profile", summary="List a profile's live sessions"),
+              scope="profile", summary="List a profile's live sessions",
+              name="sessions_get", group="profiles", hints=LOCAL_READS, needs="profiles",
+              answer=returns("SessionList"), blocked_by=NOTHING, cli=by_hand("sessions")),
         Route(path="/sessions", methods=("POST",), handler=create_session, tag="sessions",
               scope="profile",
-              fields=(Field(name="name", type="string", max_length=64),
+              fields=(Field(name="name", type="string", max_length=64,
+                            description="a name for the session (shown in listings)"),
                       Field(name="ttlS", type="number", minimum=1, maximum=7 * 86400,
                             description="close after this many idle seconds "
                             "(default session_ttl_s, 1800)"),
@@ -114,9 +130,13 @@ def profile_routes() -> list[Route]:
                             description="egress containment: the only origins its pages may "
                             "reach (scheme://host[:port], *.domain, port *); within the "
                             "profile's allowed_origins when it has them")),
-              summary="Create a session: its own browser context (cookies, storage, tabs)"),
+              summary="Create a session: its own browser context (cookies, storage, tabs)",
+              name="sessions_set", group="profiles", hints=LOCAL_ADDS, needs="profiles",
+              answer=returns("Session"), blocked_by=NOTHING, cli=by_hand("sessions")),
         Route(path="/sessions/<sessionId>", methods=("DELETE",), handler=delete_session,
               tag="sessions", scope="profile", path_params=("sessionId",),
               fields=(Field(name="sessionId", type="string", required=True, max_length=64),),
-              summary="Close a session: its tabs and its browser context"),
+              summary="Close a session: its tabs and its browser context",
+              name="sessions_delete", group=NO_TOOL, hints=LOCAL_ACTS, needs="profiles",
+              answer=returns("SessionDeleted"), blocked_by=NOTHING, cli=by_hand("sessions")),
     ]

@@ -45,8 +45,12 @@ from ...records.store import record_not_found
 from ...records.trace import trace_zip
 from ...records.video import VIDEO_MIME, find_ffmpeg, video_task
 from ...system import System
+from .. import calls
+from ..answers import returns
+from ..answers_json import ref
+from ..facts import ACTS, LOCAL_ACTS, LOCAL_READS, NO_TOOL, NOTHING, Cli, by_hand
 from ..fields import TARGET
-from ..schema import Field, Route, parse_args
+from ..schema import Answer, Field, Route, parse_args
 
 __all__ = ["record_routes"]
 
@@ -65,7 +69,7 @@ def _visible(system: System, info: RecordInfo) -> bool:
 
 
 def _allow(system: System, scope: str, what: str) -> None:
-    """The routes the person reaches too (``any`` in the grants table): an agent needs
+    """The routes the person reaches too (they need ``any``): an agent needs
     ``scope``; the owner token needs nothing more (ScopeRequired otherwise)."""
     if not system.principal.is_owner:
         require(system.principal, scope, what=what)
@@ -222,8 +226,6 @@ async def _run_step(system: System, route: Route, body: dict[str, Any], *,
     run by ``run_handler`` (a ``confirm`` rule's hold, the recorder, the deadline) and
     audited (method ``REPLAY``). Raises the BrowserdError the step failed with;
     cancellation propagates (audited as ``cancelled``)."""
-    from .. import calls  # here: calls imports routes.grants, whose package imports us
-
     started = time.perf_counter()
     outcome = "cancelled"
     args: dict[str, Any] = {}
@@ -292,11 +294,17 @@ def record_routes(table: Callable[[], list[Route]]) -> list[Route]:
                                         "of the session)"),
                       Field(name="video", type="boolean", default=False,
                             description="also record a video (WebM) of this tab (default: "
-                                        "the current tab); needs ffmpeg"))),
+                                        "the current tab); needs ffmpeg")),
+              name="record_start", group="service", hints=LOCAL_ACTS, needs="act",
+              answer=returns("RecordChanged"), blocked_by=NOTHING, cli=by_hand("record")),
         Route(path="/record/stop", methods=("POST",), handler=stop, tag="ops",
-              summary="Stop recording this session", fields=()),
+              summary="Stop recording this session", fields=(),
+              name="record_stop", group="service", hints=LOCAL_ACTS, needs="act",
+              answer=returns("RecordChanged"), blocked_by=NOTHING, cli=by_hand("record")),
         Route(path="/records", methods=("GET",), handler=list_records, tag="ops",
-              summary="The session records you may read", fields=()),
+              summary="The session records you may read", fields=(),
+              name="records", group="service", hints=LOCAL_READS, needs="any",
+              answer=returns("RecordList"), blocked_by=NOTHING, cli=by_hand("record")),
         Route(path="/records/<id>", methods=("GET",), handler=get_record, tag="ops",
               raw_response=True, path_params=("id",),
               summary="One record: JSON steps, an HTML page or a Playwright script",
@@ -306,18 +314,34 @@ def record_routes(table: Callable[[], list[Route]]) -> list[Route]:
                       Field(name="lang", type="string", default="python", enum=LANGS,
                             description="format script: the script's language"),
                       Field(name="shots", type="boolean", default=False,
-                            description="format json: screenshots inline as base64 data"))),
+                            description="format json: screenshots inline as base64 data")),
+              name="record", group=NO_TOOL, hints=LOCAL_READS, needs="any",
+              answer=Answer(media_types=("application/json", "text/html", "text/plain"),
+                            schema=ref("Record"),
+                            description="format json: the record; html: a page of it; "
+                                        "script: a Playwright script"),
+              blocked_by=NOTHING, cli=by_hand("record")),
         Route(path="/records/<id>/shots/<name>", methods=("GET",), handler=get_shot,
               tag="ops", raw_response=True, path_params=("id", "name"),
               summary="One screenshot of a record (JPEG)",
-              fields=(_ID, Field(name="name", type="string", required=True, max_length=32))),
+              fields=(_ID, Field(name="name", type="string", required=True, max_length=32)),
+              name="records_shots", group=NO_TOOL, hints=LOCAL_READS, needs="any",
+              answer=Answer(media_types=("image/jpeg",), description="the screenshot"),
+              blocked_by=NOTHING, cli=Cli()),
         Route(path="/records/<id>/video", methods=("GET",), handler=get_video, tag="ops",
               raw_response=True, path_params=("id",),
-              summary="A record's video (WebM), once it stopped", fields=(_ID,)),
+              summary="A record's video (WebM), once it stopped", fields=(_ID,),
+              name="records_video", group=NO_TOOL, hints=LOCAL_READS, needs="any",
+              answer=Answer(media_types=("video/webm",), description="the record's video"),
+              blocked_by=NOTHING, cli=by_hand("record")),
         Route(path="/records/<id>", methods=("DELETE",), handler=delete_record, tag="ops",
-              path_params=("id",), summary="Delete a record", fields=(_ID,)),
+              path_params=("id",), summary="Delete a record", fields=(_ID,),
+              name="records_delete", group=NO_TOOL, hints=LOCAL_ACTS, needs="any",
+              answer=returns("RecordDeleted"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/records/<id>/replay", methods=("POST",), handler=_replay_handler(table),
               tag="ops", path_params=("id",),
               summary="Repeat a record's steps through browserd, by role and name",
-              fields=(_ID, TARGET)),
+              fields=(_ID, TARGET), name="records_replay", group=NO_TOOL, hints=ACTS,
+              needs="act", answer=returns("ReplayAnswer"), blocked_by=NOTHING,
+              cli=by_hand("replay")),
     ]

@@ -15,6 +15,7 @@ steps). See :mod:`browserd.vault` for storage and redaction.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import trio
@@ -25,6 +26,19 @@ from ...system import System
 from ...tabs import actions as inp
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
+from ..answers import returns
+from ..facts import (
+    ACTS,
+    DIALOG,
+    HANDOFF,
+    LOCAL_ACTS,
+    LOCAL_READS,
+    LOCAL_SETS,
+    NO_TOOL,
+    NOTHING,
+    Cli,
+    by_hand,
+)
 from ..fields import TARGET
 from ..schema import Field, Route
 from ..tabwork import on_tab
@@ -88,8 +102,12 @@ async def login(system: System, args: dict[str, Any]) -> dict[str, Any]:
                 "submitted": args["submit"]}
 
     with trio.fail_after(LOGIN_TIMEOUT_S * len(steps) + 5):
-        return await on_tab(system, args["targetId"], run, deadline_s=LOGIN_TIMEOUT_S * 2,
-                            allow_dialog=False, agent_input=True)
+        return await on_tab(system, args["targetId"], run, deadline_s=LOGIN_TIMEOUT_S * 2)
+
+
+def _secrets_needed(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """A login types a vault secret: it needs ``secrets`` whatever its arguments."""
+    return ("secrets",)
 
 
 def secret_routes() -> list[Route]:
@@ -97,7 +115,9 @@ def secret_routes() -> list[Route]:
     return [
         Route(path="/secrets", methods=("GET",), handler=list_secrets, tag="owner",
               scope="none", summary="The vault's secrets: names and origins, never values "
-                                    "(owner token)"),
+                                    "(owner token)",
+              name="secrets", group=NO_TOOL, hints=LOCAL_READS, needs="owner",
+              answer=returns("SecretList"), blocked_by=NOTHING, cli=by_hand("secrets")),
         Route(path="/secrets/<name>", methods=("PUT",), handler=put_secret, tag="owner",
               scope="none", path_params=("name",),
               fields=(path_name,
@@ -107,14 +127,21 @@ def secret_routes() -> list[Route]:
                             description="scheme://host[:port]: typed only on that origin"),
                       Field(name="username", type="string", max_length=300,
                             description="the login name /login types with it")),
-              summary="Store or replace a secret (owner token)"),
+              summary="Store or replace a secret (owner token)",
+              name="secrets_put", group=NO_TOOL, hints=LOCAL_SETS, needs="owner",
+              answer=returns("Secret"), blocked_by=NOTHING, cli=by_hand("secrets")),
         Route(path="/secrets/<name>", methods=("DELETE",), handler=delete_secret, tag="owner",
               scope="none", path_params=("name",), fields=(path_name,),
-              summary="Delete a secret (owner token)"),
+              summary="Delete a secret (owner token)",
+              name="secrets_delete", group=NO_TOOL, hints=LOCAL_ACTS, needs="owner",
+              answer=returns("Deleted"), blocked_by=NOTHING, cli=by_hand("secrets")),
         Route(path="/login", methods=("POST",), handler=login, tag="input",
               fields=(TARGET, _NAME,
                       Field(name="submit", type="boolean", default=True,
                             description="submit the form after filling it")),
               summary="Log in with a vault secret: fill the page's username and password "
-                      "fields (on the secret's origin only) and submit"),
+                      "fields (on the secret's origin only) and submit",
+              name="login", group="page", hints=ACTS, needs="act",
+              extra_needs=_secrets_needed, answer=returns("LoginAnswer"),
+              blocked_by=DIALOG | HANDOFF, cli=Cli()),
     ]

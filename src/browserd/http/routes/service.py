@@ -11,6 +11,8 @@ import trio
 from ...client import healthz_proof
 from ...supervisor.state import SupervisorState
 from ...system import System
+from ..answers import returns
+from ..facts import LOCAL_ACTS, LOCAL_ADDS, LOCAL_READS, NO_SCOPE, NO_TOOL, NOTHING, Cli, by_hand
 from ..schema import Field, Route
 
 __all__ = ["service_routes", "status_body"]
@@ -117,14 +119,26 @@ def service_routes() -> list[Route]:
               fields=(Field(name="challenge", type="string", max_length=128,
                             description="a random nonce; the answer's proof is "
                             "HMAC-SHA256(token, nonce) in hex"),),
-              summary="Liveness: {ok, browser: open|closed|disabled|unresponsive}"),
+              summary="Liveness: {ok, browser: open|closed|disabled|unresponsive}",
+              name="healthz", group=NO_TOOL, hints=LOCAL_READS, needs=NO_SCOPE,
+              answer=returns("Health"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/", methods=("GET",), handler=status, tag="service", summary="Status",
-              scope="profile"),
+              scope="profile", name="index", group=NO_TOOL, hints=LOCAL_READS, needs="read",
+              answer=returns("Status"), blocked_by=NOTHING, cli=by_hand("status")),
         Route(path="/status", methods=("GET",), handler=status, tag="service", scope="profile",
-              summary="Status of the service and one profile's browser (a summary of all)"),
+              summary="Status of the service and one profile's browser (a summary of all)",
+              name="status", group="service", hints=LOCAL_READS, needs="read",
+              answer=returns("Status"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/start", methods=("POST",), handler=start, tag="service", scope="profile",
-              fields=(Field(name="headless", type="boolean"),),
-              summary="Launch (or attach to) a profile's browser; no-op when running"),
+              fields=(Field(name="headless", type="boolean",
+                            description="run the browser without a window (default: the "
+                                        "profile's setting)"),),
+              summary="Launch (or attach to) a profile's browser; no-op when running",
+              name="start", group="service", hints=LOCAL_ADDS, needs="profiles",
+              answer=returns("Status"), blocked_by=NOTHING,
+              cli=Cli(negations={"headed": "headless"})),
         Route(path="/stop", methods=("POST",), handler=stop, tag="service", scope="profile",
-              summary="Stop a profile's browser: graceful, then forced"),
+              summary="Stop a profile's browser: graceful, then forced",
+              name="stop", group="service", hints=LOCAL_ACTS, needs="profiles",
+              answer=returns("Stopped"), blocked_by=NOTHING, cli=Cli()),
     ]

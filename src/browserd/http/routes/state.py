@@ -25,6 +25,8 @@ from ...state import storage_state, webstorage
 from ...state.webstorage import StorageArea
 from ...system import System
 from ...tabs.actor import TabActor
+from ..answers import returns
+from ..facts import ACTS, DIALOG, NOTHING, READS, SETS, by_hand
 from ..fields import TARGET
 from ..schema import Field, Route
 from ..tabwork import on_tab
@@ -121,8 +123,7 @@ async def _on_storage(system: System, args: dict[str, Any], op: StorageOp[T]
 
     with trio.fail_after(STORAGE_DEADLINE_S):
         area, done = await on_tab(system, args["targetId"], in_tab,
-                                  deadline_s=STORAGE_DEADLINE_S, allow_dialog=False,
-                                  refuse_new_dialog=True)
+                                  deadline_s=STORAGE_DEADLINE_S, refuse_new_dialog=True)
         if done is not None:
             return area, done[0]
         return area, await webstorage.without_tab(runtime.connection, area,
@@ -184,7 +185,8 @@ async def post_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def state_routes() -> list[Route]:
-    kind = Field(name="kind", type="string", default="local", enum=("local", "session"))
+    kind = Field(name="kind", type="string", default="local", enum=("local", "session"),
+                 description="local: localStorage; session: sessionStorage")
     origin = Field(name="origin", type="string", max_length=300,
                    description="scheme://host[:port]; default: the tab's main frame origin")
     cookie_filters = (
@@ -200,35 +202,52 @@ def state_routes() -> list[Route]:
         Route(path="/cookies", methods=("GET",), handler=get_cookies, tag="state",
               summary="The cookies of the request's browser context (its session's, or the "
               "default), HttpOnly included, optionally filtered",
-              fields=cookie_filters),
+              fields=cookie_filters, name="cookies_get", group="state", hints=READS,
+              needs="state", answer=returns("CookieList"), blocked_by=NOTHING,
+              cli=by_hand("cookies")),
         Route(path="/cookies", methods=("POST",), handler=set_cookies, tag="state",
               summary="Set cookies (each with url or domain)",
               fields=(Field(name="cookies", type="array", items="object", required=True,
                             description="[{name, value, url | domain, path?, expires?, "
-                            "httpOnly?, secure?, sameSite?}]"),)),
+                            "httpOnly?, secure?, sameSite?}]"),),
+              name="cookies_set", group="state", hints=ACTS, needs="state",
+              answer=returns("CookiesSet"), blocked_by=NOTHING, cli=by_hand("cookies")),
         Route(path="/cookies", methods=("DELETE",), handler=delete_cookies, tag="state",
               summary="Delete the cookies matching every filter (no filter: all: true)",
               fields=(*cookie_filters, Field(name="all", type="boolean", default=False,
-                                             description="required to delete every cookie"))),
+                                             description="required to delete every cookie")),
+              name="cookies_delete", group="state", hints=SETS, needs="state",
+              answer=returns("CookiesDeleted"), blocked_by=NOTHING, cli=by_hand("cookies")),
         Route(path="/storage", methods=("GET",), handler=get_storage, tag="state",
               summary="localStorage or sessionStorage items of an origin",
-              fields=(TARGET, kind, origin)),
+              fields=(TARGET, kind, origin), name="storage_get", group="state", hints=READS,
+              needs="state", answer=returns("StorageItems"), blocked_by=DIALOG,
+              cli=by_hand("storage")),
         Route(path="/storage", methods=("POST",), handler=set_storage, tag="state",
               summary="Set web storage items of an origin",
               fields=(TARGET, kind, origin,
                       Field(name="items", type="object", required=True,
-                            description="{key: value} strings"))),
+                            description="{key: value} strings")),
+              name="storage_set", group="state", hints=ACTS, needs="state",
+              answer=returns("StorageSet"), blocked_by=DIALOG, cli=by_hand("storage")),
         Route(path="/storage", methods=("DELETE",), handler=delete_storage, tag="state",
               summary="Remove web storage items of an origin (no keys: all of them)",
               fields=(TARGET, kind, origin,
-                      Field(name="keys", type="array", items="string"))),
+                      Field(name="keys", type="array", items="string",
+                            description="the keys to remove (default: every key)")),
+              name="storage_delete", group="state", hints=SETS, needs="state",
+              answer=returns("StorageRemoved"), blocked_by=DIALOG, cli=by_hand("storage")),
         Route(path="/state", methods=("GET",), handler=get_state, tag="state",
               summary="Storage state (Playwright's shape): cookies and localStorage",
               fields=(Field(name="origins", type="array", items="string", max_length=20,
-                            description="also export these origins' localStorage"),)),
+                            description="also export these origins' localStorage"),),
+              name="state_get", group="state", hints=READS, needs="state",
+              answer=returns("StorageState"), blocked_by=NOTHING, cli=by_hand("state")),
         Route(path="/state", methods=("POST",), handler=post_state, tag="state",
               summary="Import a storage state: cookies and localStorage per origin",
               fields=(Field(name="state", type="object", required=True,
                             description="{cookies: [...], origins: [{origin, "
-                            "localStorage: [{name, value}]}]}"),)),
+                            "localStorage: [{name, value}]}]}"),),
+              name="state_set", group="state", hints=ACTS, needs="state",
+              answer=returns("StateImported"), blocked_by=NOTHING, cli=by_hand("state")),
     ]

@@ -12,8 +12,11 @@ from ...system import System
 from ...tabs import page
 from ...tabs.actor import TabActor
 from ...tabs.scope import TabScope
+from ..answers import returns
+from ..facts import ACTS, ADDS, HANDOFF, NO_TOOL, NOTHING, READS, SETS, Cli, by_hand
 from ..fields import REQUIRED_TARGET
 from ..schema import Field, Route
+from ..tabwork import check_tab
 
 __all__ = ["tab_routes"]
 
@@ -46,7 +49,7 @@ async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
             tab = await rt.tabs.open("about:blank")
         else:
             tab = await rt.tabs.resolve(None)
-            system.handoffs.check_input(tab.target_id)
+            check_tab(system, tab)  # the current tab is navigated: not while handed over
         if url != "about:blank":
             async with tab.work():
                 await page.navigate(tab, url, wait_until="load", timeout_s=25)
@@ -74,22 +77,37 @@ async def focus_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 async def close_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
     rt = system.supervisor.require_runtime()
-    system.handoffs.check_input(rt.tabs.get(args["targetId"]).target_id)
+    check_tab(system, rt.tabs.get(args["targetId"]))
     return await _registry_command(system, args, TabScope.close)
 
 
 def tab_routes() -> list[Route]:
     return [
         Route(path="/tabs", methods=("GET",), handler=list_tabs, tag="tabs",
-              summary="List tabs"),
+              summary="List tabs", name="tabs", group="core", hints=READS, needs="read",
+              answer=returns("TabList"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/tabs/open", methods=("POST",), handler=open_tab, tag="tabs",
-              fields=(Field(name="url", type="string", required=True, max_length=8192),
-                      Field(name="newTab", type="boolean", default=True)),
-              summary="Open a URL in a new tab (or the current one with newTab: false)"),
+              fields=(Field(name="url", type="string", required=True, max_length=8192,
+                            description="the URL to open (http, https, or another scheme the "
+                                        "URL policy allows)"),
+                      Field(name="newTab", type="boolean", default=True,
+                            description="false: open it in the current tab instead of a "
+                                        "new one")),
+              summary="Open a URL in a new tab (or the current one with newTab: false)",
+              name="tabs_open", group="core", hints=ADDS, needs="act", answer=returns("Tab"),
+              blocked_by=HANDOFF, cli=Cli(command="open", positional=("url",))),
         Route(path="/tabs/focus", methods=("POST",), handler=focus_tab, tag="tabs",
-              fields=(REQUIRED_TARGET,), summary="Bring a tab to the front"),
+              fields=(REQUIRED_TARGET,), summary="Bring a tab to the front",
+              name="tabs_focus", group="page", hints=SETS, needs="act",
+              answer=returns("TabDone"), blocked_by=NOTHING,
+              cli=Cli(command="focus", positional=("targetId",))),
         Route(path="/tabs/close", methods=("POST",), handler=close_tab, tag="tabs",
-              fields=(REQUIRED_TARGET,), summary="Close a tab"),
+              fields=(REQUIRED_TARGET,), summary="Close a tab",
+              name="tabs_close", group="core", hints=ACTS, needs="act",
+              answer=returns("TabDone"), blocked_by=HANDOFF,
+              cli=Cli(command="close", positional=("targetId",))),
         Route(path="/tabs/<targetId>", methods=("DELETE",), handler=close_tab, tag="tabs",
-              path_params=("targetId",), fields=(REQUIRED_TARGET,), summary="Close a tab"),
+              path_params=("targetId",), fields=(REQUIRED_TARGET,), summary="Close a tab",
+              name="tabs_delete", group=NO_TOOL, hints=ACTS, needs="act",
+              answer=returns("TabDone"), blocked_by=HANDOFF, cli=by_hand("close")),
     ]

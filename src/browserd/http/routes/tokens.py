@@ -18,6 +18,8 @@ import trio
 from ...errors import BadRequest
 from ...principals import check_scopes
 from ...system import System
+from ..answers import returns
+from ..facts import LOCAL_ACTS, LOCAL_ADDS, LOCAL_READS, NO_TOOL, NOTHING, by_hand
 from ..schema import Field, Route
 
 __all__ = ["MAX_EXPIRES_S", "token_routes"]
@@ -72,7 +74,9 @@ def token_routes() -> list[Route]:
     return [
         Route(path="/tokens", methods=("GET",), handler=list_tokens, tag="tokens", scope="none",
               summary="The tokens you can see (the person: all; an agent: itself and its "
-                      "children), never their secrets"),
+                      "children), never their secrets",
+              name="tokens_get", group="service", hints=LOCAL_READS, needs="any",
+              answer=returns("TokenList"), blocked_by=NOTHING, cli=by_hand("tokens")),
         Route(path="/tokens", methods=("POST",), handler=create_token, tag="tokens",
               scope="none",
               fields=(names,
@@ -90,8 +94,12 @@ def token_routes() -> list[Route]:
                             description="seconds until it expires (default: never / the "
                                         "parent's expiry)")),
               summary="Mint a token (the person; or an agent with 'delegate': a child "
-                      "within its own grant); its secret is shown once"),
+                      "within its own grant); its secret is shown once",
+              name="tokens_set", group="service", hints=LOCAL_ADDS, needs="any",
+              answer=returns("MintedToken"), blocked_by=NOTHING, cli=by_hand("tokens")),
         Route(path="/tokens/<name>", methods=("DELETE",), handler=revoke_token, tag="tokens",
               scope="none", path_params=("name",), fields=(names,),
-              summary="Revoke a token and its descendants; their connections close at once"),
+              summary="Revoke a token and its descendants; their connections close at once",
+              name="tokens_delete", group=NO_TOOL, hints=LOCAL_ACTS, needs="any",
+              answer=returns("TokenRevoked"), blocked_by=NOTHING, cli=by_hand("tokens")),
     ]

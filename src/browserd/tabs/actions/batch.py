@@ -1,5 +1,8 @@
 """Bounded actions and batches: one action under a deadline, and ``act`` (a batch).
 
+What each kind does, and whether it settles or times out on its own, is its
+spec's (:mod:`browserd.tabs.actions.kinds`); this runs any of them the same way.
+
 When the deadline expires while the renderer does not answer (a hung
 page), ``Runtime.terminateExecution`` recovers the tab, and the 504 says
 whether the input had already been sent (``uncertain: true``). Nothing is
@@ -16,42 +19,17 @@ from typing import Any
 import attrs
 import trio
 
-from ...errors import BrowserdError, SecretOrigin, Timeout
+from ...errors import BrowserdError, Timeout
 from .. import page
 from ..actor import TabActor
-from ..origins import origin_of
 from ..settle import settle_after_input
-from .dialog import handle_dialog
-from .drag import drag, drop_files
-from .keyboard import press, type_text
-from .pointer import click, hover
-from .raw import keyboard, mouse
-from .records import (
-    Action,
-    AnswerDialog,
-    Click,
-    Drag,
-    Hover,
-    KeyInput,
-    MouseInput,
-    Navigate,
-    Press,
-    Progress,
-    Select,
-    TypeText,
-    Upload,
-    Wait,
-)
-from .select import select
-from .upload import click_upload, upload
-from .wait import wait
+from .kinds import ACTION_KINDS, ACTION_SPECS, PerformContext
+from .records import Action, Progress
 
 __all__ = ["ACTION_KINDS", "RESPONSIVE_PROBE_S", "SETTLE_MARGIN_S", "Step", "act", "perform"]
 
 RESPONSIVE_PROBE_S = 0.3
 """How long a renderer may take to answer before a timed-out action counts as hung."""
-ACTION_KINDS = ("click", "type", "press", "hover", "select", "wait", "navigate", "dialog",
-                "upload", "drag", "mouse", "keyboard")
 SETTLE_MARGIN_S = 0.2
 """What a navigating action keeps of its deadline for answering after the load wait."""
 
@@ -84,68 +62,6 @@ async def _recover(tab: TabActor) -> bool:
     return terminated
 
 
-async def _dispatch(tab: TabActor, action: Action, progress: Progress,
-                    *, evaluate_enabled: bool, timeout_s: float) -> dict[str, Any]:
-    match action:
-        case Click() if action.files is not None:
-            return await click_upload(tab, action, progress=progress)
-        case Click():
-            return await click(tab, action.target, button=action.button,
-                               click_count=action.click_count, modifiers=action.modifiers,
-                               progress=progress)
-        case Hover():
-            return await hover(tab, action.target, progress=progress)
-        case TypeText():
-            if action.secret is not None and action.origin is not None \
-                    and origin_of(tab.view().url) != action.origin:
-                raise SecretOrigin(f"secret {action.secret!r} is for {action.origin}, not for "
-                                   "the page the tab shows now")
-            return await type_text(tab, action.text, target=action.target, clear=action.clear,
-                                   submit=action.submit, slowly=action.slowly,
-                                   progress=progress)
-        case Press():
-            return await press(tab, action.key, action.modifiers, progress=progress)
-        case Select():
-            return await select(tab, action.target, action.values, progress=progress)
-        case Wait():
-            return await wait(tab, selector=action.selector, text=action.text,
-                              text_gone=action.text_gone, url=action.url,
-                              load_state=action.load_state,
-                              timeout_ms=max(1, int(timeout_s * 1000)),
-                              evaluate_enabled=evaluate_enabled)
-        case Navigate():
-            progress.sent = True
-            return await page.navigate(tab, action.url, wait_until=action.wait_until,
-                                       timeout_s=timeout_s)
-        case AnswerDialog():
-            progress.sent = True
-            return await handle_dialog(tab, accept=action.accept,
-                                       prompt_text=action.prompt_text)
-        case Upload():
-            return await upload(tab, action.files, target=action.target, progress=progress)
-        case Drag() if action.files is not None:
-            return await drop_files(tab, action.files, target=action.target,
-                                    point=action.point, progress=progress)
-        case Drag():
-            assert action.source is not None
-            return await drag(tab, action.source, target=action.target, point=action.point,
-                              steps=action.steps, progress=progress)
-        case MouseInput():
-            return await mouse(tab, action, progress=progress)
-        case KeyInput():
-            return await keyboard(tab, action, progress=progress)
-    raise AssertionError(f"unknown action {action!r}")  # pragma: no cover
-
-
-def _settles_to(action: Action) -> str | None:
-    """What an input action waits for if it navigates; None for wait and navigate (their own)."""
-    match action:
-        case (Click() | Hover() | TypeText() | Press() | Select() | AnswerDialog() | Upload()
-              | Drag() | MouseInput() | KeyInput()):
-            return action.wait_until
-    return None
-
-
 async def perform(tab: TabActor, action: Action, *, timeout_s: float,
                   evaluate_enabled: bool = True) -> dict[str, Any]:
     """Run one ``action`` within ``timeout_s``.
@@ -161,20 +77,21 @@ async def perform(tab: TabActor, action: Action, *, timeout_s: float,
     reported, never an error).
     """
     kind = action.kind
-    tab.check_usable(allow_dialog=kind == "dialog")
+    spec = ACTION_SPECS[kind]
+    tab.check_usable(allow_dialog=spec.during_dialog)
     progress = Progress()
     settle_until = trio.current_time() + max(0.0, timeout_s - SETTLE_MARGIN_S)
-    with trio.move_on_after(timeout_s + (0.5 if kind in ("wait", "navigate") else 0)) as scope:
+    with trio.move_on_after(timeout_s + (0.5 if spec.own_timeout else 0)) as scope:
         try:
-            result = await _dispatch(tab, action, progress, evaluate_enabled=evaluate_enabled,
-                                     timeout_s=timeout_s)
-            wait_until = _settles_to(action)
-            if wait_until is not None:
-                await settle_after_input(tab, result, wait_until=wait_until,
+            result = await spec.perform(tab, action, PerformContext(
+                progress=progress, timeout_s=timeout_s, evaluate_enabled=evaluate_enabled))
+            if spec.settles:
+                await settle_after_input(tab, result,
+                                         wait_until=getattr(action, "wait_until", "load"),
                                          until=settle_until)
             return result
         except Timeout as exc:
-            if kind in ("wait", "navigate"):
+            if spec.own_timeout:
                 raise
             raise Timeout(exc.message, hint=exc.hint, uncertain=progress.sent) from None
     assert scope.cancelled_caught

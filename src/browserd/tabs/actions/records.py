@@ -1,8 +1,13 @@
-"""Action records: what the HTTP layer asks for, already validated and typed.
+"""Action records: what a call asks for, typed and checked.
 
-The HTTP routes build these (they are the only place that reads the API's
-camelCase JSON); the domain takes them as they are. Frozen attrs records,
-one per action kind; :data:`Action` is their union.
+Each action kind's spec builds its record (:mod:`browserd.tabs.actions.kinds`:
+a kind's ``build`` is the one place that reads its camelCase arguments), and
+a record checks its own rules when it is made — exactly one element, known
+modifiers, a key that exists, a drag from one thing to one place (BadRequest,
+naming the field) — so the rules are checked once, with one message, for
+``/<kind>`` and ``/act`` alike; the domain takes records as they are. Frozen
+attrs records, one per action kind; :data:`Action` is their union.
+:class:`RouteWait` is a wait only ``/wait`` runs (for a download, the person…).
 
 ``wait_until`` (every input action: click, hover, type, press, select,
 dialog, upload, drag, mouse, keyboard): if the action navigates, what the
@@ -13,14 +18,26 @@ new document is waited for afterwards, within the action's deadline —
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import attrs
 
+from ...errors import BadRequest
 from ..locator import ElementTarget
+from .keys import MODIFIER_BITS, key_spec, parse_chord
 
 __all__ = ["Action", "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput",
-           "MouseInput", "Navigate", "Press", "Progress", "Select", "TypeText", "Upload", "Wait"]
+           "MouseInput", "Navigate", "Press", "Progress", "RouteWait", "Select", "TypeText",
+           "Upload", "Wait", "check_modifiers"]
+
+
+def check_modifiers(modifiers: Sequence[str]) -> None:
+    """BadRequest unless every modifier is Alt, Control, Meta or Shift."""
+    bad = [m for m in modifiers if m not in MODIFIER_BITS]
+    if bad:
+        raise BadRequest(f"unknown modifier(s): {', '.join(map(repr, bad))}", field="modifiers",
+                         hint="modifiers are Alt, Control, Meta and Shift")
 
 
 @attrs.frozen(kw_only=True)
@@ -39,6 +56,10 @@ class Click:
     files: tuple[str, ...] | None = None
     wait_until: str = "domcontentloaded"
 
+    def __attrs_post_init__(self) -> None:
+        check_modifiers(self.modifiers)
+        self.target.check()
+
 
 @attrs.frozen(kw_only=True)
 class Hover:
@@ -47,6 +68,9 @@ class Hover:
     kind: ClassVar[str] = "hover"
     target: ElementTarget
     wait_until: str = "domcontentloaded"
+
+    def __attrs_post_init__(self) -> None:
+        self.target.check()
 
 
 @attrs.frozen(kw_only=True)
@@ -68,6 +92,10 @@ class TypeText:
     slowly: bool = False
     wait_until: str = "domcontentloaded"
 
+    def __attrs_post_init__(self) -> None:
+        if self.target is not None:
+            self.target.check()
+
 
 @attrs.frozen(kw_only=True)
 class Press:
@@ -78,6 +106,10 @@ class Press:
     modifiers: tuple[str, ...] = ()
     wait_until: str = "domcontentloaded"
 
+    def __attrs_post_init__(self) -> None:
+        check_modifiers(self.modifiers)
+        parse_chord(self.key, self.modifiers)
+
 
 @attrs.frozen(kw_only=True)
 class Select:
@@ -87,6 +119,11 @@ class Select:
     target: ElementTarget
     values: tuple[str, ...]
     wait_until: str = "domcontentloaded"
+
+    def __attrs_post_init__(self) -> None:
+        self.target.check()
+        if not self.values:
+            raise BadRequest("values must name at least one option", field="values")
 
 
 @attrs.frozen(kw_only=True)
@@ -132,6 +169,10 @@ class Upload:
     target: ElementTarget | None = None
     wait_until: str = "domcontentloaded"
 
+    def __attrs_post_init__(self) -> None:
+        if self.target is not None and (self.target.given() not in (["ref"], ["selector"])):
+            raise BadRequest("give at most one of ref or selector", field="ref")
+
 
 @attrs.frozen(kw_only=True)
 class Drag:
@@ -148,6 +189,14 @@ class Drag:
     point: tuple[float, float] | None = None
     steps: int = 10
     wait_until: str = "domcontentloaded"
+
+    def __attrs_post_init__(self) -> None:
+        if (self.source is None) == (self.files is None):
+            raise BadRequest("give exactly one of from (an element to drag) or files "
+                             "(files to drop)", field="from")
+        if (self.target is None) == (self.point is None):
+            raise BadRequest("give the drop place as an element or as {x, y}, not both",
+                             field="to")
 
 
 @attrs.frozen(kw_only=True)
@@ -174,6 +223,31 @@ class KeyInput:
     key: str | None = None
     text: str | None = None
     wait_until: str = "domcontentloaded"
+
+    def __attrs_post_init__(self) -> None:
+        if self.action == "insertText":
+            if not self.text:
+                raise BadRequest("insertText needs a non-empty text", field="text")
+            if self.key is not None:
+                raise BadRequest("insertText takes text, not key", field="key")
+            return
+        if not self.key:
+            raise BadRequest(f"{self.action} needs a key", field="key")
+        if self.text is not None:
+            raise BadRequest(f"{self.action} takes key, not text", field="text")
+        key_spec(self.key)
+
+
+@attrs.frozen(kw_only=True)
+class RouteWait:
+    """A wait only ``/wait`` runs, beside the tab's work: ``download`` (the tab's next
+    download), ``handoff`` (the person ends the tab's handoff), ``tabRequest`` (the person
+    answers the request ``request_id``), ``confirmation`` (the person answers the held
+    action ``request_id``, which then runs)."""
+
+    kind: ClassVar[str] = "wait"
+    condition: str
+    request_id: str | None = None
 
 
 Action = (Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog | Upload
