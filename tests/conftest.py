@@ -26,7 +26,7 @@ import trio
 
 # The service-launch helpers live with the fault drills (supervision/harness.py,
 # supervision/chromium.py) and are re-exported here under their old names.
-from supervision.chromium import CHROMIUM
+from supervision.chromium import CHROMIUM, REAL_CHROMIUM
 from supervision.harness import ServiceInfo, free_port_pair, start_service, stop_service
 
 __all__ = ["CHROMIUM", "ServiceInfo", "free_port_pair", "start_service", "stop_service"]
@@ -149,3 +149,17 @@ async def tab(api: httpx.AsyncClient) -> AsyncIterator[str]:
     target_id = r.json()["targetId"]
     yield target_id
     await api.post("/tabs/close", json={"targetId": target_id})
+
+
+@pytest.fixture(scope="module")
+def person() -> Iterator[Any]:
+    """The person's own browser (not browserd's), for the ops page: a headless Chromium
+    launched by Playwright (a ``playwright.sync_api.Browser``), one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=REAL_CHROMIUM, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -19,8 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
-from supervision.chromium import REAL_CHROMIUM
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
@@ -71,16 +70,6 @@ approval_timeout_s = 10
     yield info
     stop_service(info)
 
-
-@pytest.fixture(scope="module")
-def person() -> Iterator[Browser]:
-    """The person's browser for the ops page: Chromium launched by Playwright."""
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=REAL_CHROMIUM, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture

@@ -16,8 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
-from supervision.chromium import REAL_CHROMIUM
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 from supervision.harness import LOOPBACK_TLS
 
 from tests.conftest import PageServer, ServiceInfo, start_service, stop_service
@@ -35,16 +34,6 @@ def ops(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
     yield info
     stop_service(info)
 
-
-@pytest.fixture(scope="module")
-def person() -> Iterator[Browser]:
-    """The person's browser (not browserd's): Chromium launched by Playwright."""
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=REAL_CHROMIUM, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture
