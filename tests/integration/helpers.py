@@ -142,3 +142,26 @@ async def ref_of(api: httpx.AsyncClient, tab: str, role: str, name: str) -> str:
         if node["role"] == role and node["name"] == name:
             return str(node["ref"])
     raise AssertionError(f"no {role} {name!r} in {r.json()['text']}")
+
+
+class Session:
+    """An API client working in one session (the X-Browserd-Session header on each call)."""
+
+    def __init__(self, api: httpx.AsyncClient, session_id: str) -> None:
+        self.api, self.id = api, session_id
+        self.headers = {"X-Browserd-Session": session_id}
+
+    async def post(self, path: str, **body: Any) -> httpx.Response:
+        return await self.api.post(path, json=body, headers=self.headers)
+
+    async def get(self, path: str, **params: Any) -> httpx.Response:
+        return await self.api.get(path, params=params, headers=self.headers)
+
+    async def ok(self, path: str, **body: Any) -> dict[str, Any]:
+        r = await self.post(path, **body)
+        assert r.status_code == 200, r.text
+        data: dict[str, Any] = r.json()
+        return data
+
+    async def open_tab(self) -> str:
+        return str((await self.ok("/tabs/open", url="about:blank"))["targetId"])

@@ -20,7 +20,7 @@ import pytest
 import trio
 
 from tests.conftest import add_route
-from tests.integration.helpers import html_route
+from tests.integration.helpers import Session, html_route
 
 pytestmark = pytest.mark.chromium
 
@@ -36,27 +36,6 @@ _FORM = """<!doctype html><html><head><title>&lt;script&gt;alert(1)&lt;/script&g
 add_route("/records-form", html_route(_FORM.format(button="Pay")))
 add_route("/records-form-renamed", html_route(_FORM.format(button="Submit order")))
 add_route("/records-done", html_route("<!doctype html><title>done</title><p>Thanks</p>"))
-
-
-class Session:
-    def __init__(self, api: httpx.AsyncClient, session_id: str) -> None:
-        self.api, self.id = api, session_id
-        self.headers = {"X-Browserd-Session": session_id}
-
-    async def post(self, path: str, **body: Any) -> httpx.Response:
-        return await self.api.post(path, json=body, headers=self.headers)
-
-    async def get(self, path: str, **params: Any) -> httpx.Response:
-        return await self.api.get(path, params=params, headers=self.headers)
-
-    async def ok(self, path: str, **body: Any) -> dict[str, Any]:
-        r = await self.post(path, **body)
-        assert r.status_code == 200, r.text
-        data: dict[str, Any] = r.json()
-        return data
-
-    async def open_tab(self) -> str:
-        return str((await self.ok("/tabs/open", url="about:blank"))["targetId"])
 
 
 @pytest.fixture

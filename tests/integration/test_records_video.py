@@ -25,7 +25,7 @@ import pytest
 import trio
 
 from tests.conftest import PageServer, ServiceInfo, add_route, start_service, stop_service
-from tests.integration.helpers import html_route
+from tests.integration.helpers import Session, html_route
 
 pytestmark = pytest.mark.chromium
 
@@ -38,23 +38,6 @@ body { margin: 0; }
 </style></head><body><div id="ball"></div><button>Press</button></body></html>"""
 
 add_route("/video-animation", html_route(_ANIMATION))
-
-
-class Session:
-    def __init__(self, api: httpx.AsyncClient, session_id: str) -> None:
-        self.api, self.headers = api, {"X-Browserd-Session": session_id}
-
-    async def post(self, path: str, **body: Any) -> httpx.Response:
-        return await self.api.post(path, json=body, headers=self.headers)
-
-    async def get(self, path: str, **params: Any) -> httpx.Response:
-        return await self.api.get(path, params=params, headers=self.headers)
-
-    async def ok(self, path: str, **body: Any) -> dict[str, Any]:
-        r = await self.post(path, **body)
-        assert r.status_code == 200, r.text
-        answer: dict[str, Any] = r.json()
-        return answer
 
 
 @pytest.fixture
