@@ -3,8 +3,9 @@
 Each side does what an agent would do with its tools:
 
 - browserd (``bd_*``): its lean paths — ``find`` (with ``around`` for what
-  surrounds a match), act by locator, ``act`` batches, ``snapshot: "diff"``
-  on actions;
+  surrounds a match), act by locator, ``act`` batches (a navigation and the
+  steps after it in one call, where nothing needs a look in between), and the
+  page read in the action's own answer (``snapshot: "full"``);
 - Playwright MCP (``pw_*``): navigate → snapshot/find → act on refs, then
   read again (its actions do not answer the page);
 - agent-browser (``ab_*``): its CLI as its core skill teaches
@@ -105,11 +106,11 @@ async def bd_table(bd: McpSide, pages: AppPages) -> str:
 
 
 async def bd_editor(bd: McpSide, pages: AppPages) -> str:
-    await bd.call("navigate", {"url": pages.url("/editor.html")})
-    text = await bd.call("snapshot")
-    editor = _refs_before(text, "SELECT name, email", "textbox", BD_REF)
-    return await bd.call("act", {"snapshot": "diff", "actions": [
-        {"kind": "click", "ref": editor},
+    # One batch: nothing needs a look in between (the editor is the page's only textbox,
+    # Run its button by name); the answer's snapshot shows the result.
+    return await bd.call("act", {"snapshot": "full", "actions": [
+        {"kind": "navigate", "url": pages.url("/editor.html")},
+        {"kind": "click", "role": "textbox"},
         {"kind": "press", "key": "Control+a"},
         {"kind": "type", "text": NEW_QUERY},
         {"kind": "click", "role": "button", "name": "Run", "exact": True},
@@ -117,26 +118,23 @@ async def bd_editor(bd: McpSide, pages: AppPages) -> str:
 
 
 async def bd_spa(bd: McpSide, pages: AppPages) -> str:
-    await bd.call("navigate", {"url": pages.url("/spa.html")})
-    button = {"role": "button", "name": "Save settings", "exact": True}
-    answer = await bd.call("click", {**button, "snapshot": "full"}, may_fail=True)
-    if answer.startswith("ERROR NO_MATCH"):
-        # Not drawn yet. The error's hint: /find (a read, so it waits for the page to
-        # settle: parsed, then DOM and responses quiet), then click its ref.
-        found = await bd.call("find", button)
-        ref = _refs_before(found, '"Save settings"', "button", BD_REF)
-        answer = await bd.call("click", {"ref": ref, "snapshot": "full"})
-    return answer
+    # A locator that matches nothing yet waits for the page to draw (its fetches, then a
+    # quiet DOM) before it is tried again: navigate and click in one batch.
+    return await bd.call("act", {"snapshot": "full", "actions": [
+        {"kind": "navigate", "url": pages.url("/spa.html")},
+        {"kind": "click", "role": "button", "name": "Save settings", "exact": True},
+    ]})
 
 
 async def bd_todo(bd: McpSide, pages: AppPages) -> str:
-    await bd.call("navigate", {"url": pages.url("/todo.html")})
-    text = await bd.call("snapshot")
-    field = _refs_before(text, "What needs to be done?", "textbox", BD_REF)
-    added = await bd.call("act", {"snapshot": "diff", "actions": [
-        {"kind": "type", "ref": field, "text": item, "submit": True} for item in TODOS]})
-    box = _refs_before(added, TODOS[1], "checkbox", BD_REF)
-    return await bd.call("click", {"ref": box, "snapshot": "diff"})
+    # The new-todo field by its placeholder, the second toggle by position (toggles have
+    # no name, as in TodoMVC): one batch, the list read in its answer.
+    return await bd.call("act", {"snapshot": "full", "actions": [
+        {"kind": "navigate", "url": pages.url("/todo.html")},
+        *({"kind": "type", "role": "textbox", "name": "What needs to be done?",
+           "text": item, "submit": True} for item in TODOS),
+        {"kind": "click", "role": "checkbox", "nth": 1},
+    ]})
 
 
 # -- Playwright MCP ------------------------------------------------------------------------------
