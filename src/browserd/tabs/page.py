@@ -23,9 +23,9 @@ from ..errors import (
 )
 from ..redact import loggable_url
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
-from .actions.effects import observing
 from .actor import TabActor
 from .bounded_eval import evaluate_bounded
+from .effects import observing
 from .navwait import WAIT_UNTIL, Probe, wait_navigation
 from .remote import exception_text
 from .tabview import Halt
@@ -46,12 +46,12 @@ async def navigate(
     or "none" (answer once Chromium has accepted it). The wait is the one
     navigation waiter's (:func:`~browserd.tabs.navwait.wait_navigation`), on
     the tab's own events (the page's worlds are not touched). ``effects`` is
-    what the effects :class:`~browserd.tabs.actions.effects.Observer` saw
+    what the effects :class:`~browserd.tabs.effects.Observer` saw
     meanwhile, as for history moves: ``navigated`` (the URL committed),
     ``newTabs``, ``downloads``, ``blocked``, ``dialog``. A navigation whose
     response became a download (Chromium's ``isDownload``) does not commit:
     the answer names the page the tab stayed on, with ``effects.downloads``
-    once reported (≤ :data:`~browserd.tabs.actions.effects.DOWNLOAD_GRACE_S`).
+    once reported (≤ :data:`~browserd.tabs.effects.DOWNLOAD_GRACE_S`).
 
     Raises UrlBlocked when the navigation guard stopped a hop of it, BadUrl
     when Chromium refuses the URL or the load fails at the network level,

@@ -32,13 +32,13 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from ...cdp import CdpSession
-from ...errors import CdpError, unwrap_group
-from ..actor import TabActor
-from ..feed import CommitKind, CommitRecord
-from ..inputstate import FileChooser
-from ..routing import send_in, session_by_id
-from ..worlds import world_context
+from ..cdp import CdpSession
+from ..errors import CdpError, unwrap_group
+from .actor import TabActor
+from .feed import CommitKind, CommitRecord
+from .inputstate import FileChooser
+from .routing import send_in, session_by_id
+from .worlds import world_context
 
 __all__ = [
     "COMMIT_WAIT_S",
