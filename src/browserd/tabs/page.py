@@ -27,12 +27,16 @@ from .actor import TabActor
 from .bounded_eval import evaluate_bounded
 from .effects import observing
 from .navwait import WAIT_UNTIL, Probe, wait_navigation
+from .pagejs import page_function
 from .remote import exception_text
 from .tabview import Halt
 
 DEFAULT_EVAL_MAX_BYTES = 8 * 1024 * 1024
 
 __all__ = ["WAIT_UNTIL", "evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
+
+_PAGE_INFO = page_function("pageInfo").call()
+"""The document's {url, title, status}, asked in the page's main world."""
 
 
 async def navigate(
@@ -145,11 +149,9 @@ async def _send_navigate(tab: TabActor, url: str) -> dict[str, Any]:
 
 async def page_info(tab: TabActor) -> dict[str, Any]:
     """URL, title and HTTP status of the current document (bounded, best effort)."""
-    expr = ("({url: location.href, title: document.title, status: (performance."
-            "getEntriesByType('navigation')[0] || {}).responseStatus || null})")
     try:
         with trio.fail_after(5):
-            value = await evaluate_value(tab, expr)
+            value = await evaluate_value(tab, _PAGE_INFO)
         if isinstance(value, dict):
             view = tab.view()
             tab.note_target_info(title=str(value.get("title") or view.title))
