@@ -5,9 +5,11 @@ passed to :func:`browserd.http.app.create_app`. No module-level state.
 
 Each request works on one profile (and maybe one session):
 :meth:`System.bind` gives the handler a System whose ``settings``,
-``supervisor`` and ``url_policy`` are that profile's, and whose supervisor
-answers with the session's tab scope. That is the one place a request's
-``profile`` and ``session`` take effect.
+``supervisor`` and ``url_policy`` are that profile's, and whose
+:meth:`System.require_runtime` answers with the runtime that request works on
+(the session's tab scope, a live profile's fallback, the person's tabs granted to
+other tokens hidden: :mod:`browserd.profiles.binding`). That is the one place a
+request's ``profile`` and ``session`` take effect.
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ from .media import MediaStore
 from .metrics import Metrics
 from .paths import Paths
 from .principals import OWNER, Principal, TokenStore
-from .profiles.binding import grants_hidden, live_with_fallback, session_bound
+from .profiles.binding import RuntimeOf, grants_hidden, live_with_fallback, session_bound
 from .profiles.manager import ProfileManager
 from .profiles.profile import Profile
 from .profilespec import Driver
 from .records import RecordStore
-from .supervisor.handle import SupervisorHandle
+from .supervisor import BrowserSupervisor
+from .supervisor.runtime import BrowserRuntime
 from .tabrequests import TabRequestBoard
 from .ui import OpsUi
 from .uploads import UploadPolicy
@@ -46,7 +49,9 @@ class System:
     """The service-wide handles, bound to one profile (and maybe one session).
 
     ``settings``/``supervisor``/``downloads`` are the bound profile's (the
-    default profile's in the service-wide record); ``profiles`` is every
+    default profile's in the service-wide record): ``supervisor`` is always the
+    profile's own (its state, start and stop, figures), and the runtime a request
+    works on is :meth:`require_runtime`'s, never the supervisor's; ``profiles`` is every
     profile; ``media`` and ``uploads`` are the service's (every capture names its profile and
     session).
 
@@ -58,7 +63,7 @@ class System:
 
     settings: Settings
     paths: Paths
-    supervisor: SupervisorHandle
+    supervisor: BrowserSupervisor
     media: MediaStore
     url_policy: UrlPolicy
     downloads: DownloadStore
@@ -67,6 +72,10 @@ class System:
     profiles: ProfileManager
     profile: Profile
     session_id: str | None = None
+    #: The runtime this request works on, as :meth:`bind` bound it (its session's scope,
+    #: a live profile's fallback, the tabs granted to other tokens hidden); None: the
+    #: supervisor's own (the service-wide record). Read through :meth:`require_runtime`.
+    runtime_of: RuntimeOf | None = attrs.field(default=None, repr=False)
     #: The person's token for offering their own tabs (never the agent's).
     owner_token: str | None = attrs.field(default=None, repr=False)
     handoffs: HandoffBoard = attrs.field(factory=HandoffBoard)
@@ -93,6 +102,16 @@ class System:
     #: ``handoff``); set by :meth:`running` for each call, None outside a route call
     #: (then tab work refuses to run: the route's declaration decides, never a default).
     blocked_by: frozenset[str] | None = None
+
+    def require_runtime(self) -> BrowserRuntime:
+        """The running browser as this request may use it (its session's tabs, …).
+
+        Raises what the binding says (404 SESSION_NOT_FOUND for a session that
+        is gone, ProfileNotFound for a deleted fallback) and the supervisor's own
+        503 when no browser runs. Plain code: nothing to cancel.
+        """
+        return self.runtime_of() if self.runtime_of is not None else (
+            self.supervisor.require_runtime())
 
     def running(self, blocked_by: frozenset[str] | None) -> System:
         """This System for one call of a route that declares ``blocked_by``."""
@@ -123,16 +142,16 @@ class System:
         if not who.sees_profile(bound.name):
             raise ProfileNotFound(f"no profile {bound.name!r}", hint="GET /profiles lists them")
         fallback = bound.spec.live_fallback
-        handle: SupervisorHandle
+        runtime_of: RuntimeOf
         if session is not None:
-            handle = session_bound(bound, session)
+            runtime_of = session_bound(bound, session)
         elif fallback is not None:
-            handle = live_with_fallback(bound, lambda: self.profiles.get(fallback))
+            runtime_of = live_with_fallback(bound, lambda: self.profiles.get(fallback))
         else:
-            handle = bound.supervisor
+            runtime_of = bound.supervisor.require_runtime
         if not who.is_owner and bound.spec.driver in (Driver.LIVE, Driver.EXTENSION):
             board, name, token = self.tab_requests, bound.name, who.name
-            handle = grants_hidden(bound, handle, lambda: board.hidden_from(token, name))
-        return attrs.evolve(self, settings=bound.settings, supervisor=handle,
-                            url_policy=self.profiles.url_policy, downloads=bound.downloads,
-                            profile=bound, session_id=session)
+            runtime_of = grants_hidden(runtime_of, lambda: board.hidden_from(token, name))
+        return attrs.evolve(self, settings=bound.settings, supervisor=bound.supervisor,
+                            runtime_of=runtime_of, url_policy=self.profiles.url_policy,
+                            downloads=bound.downloads, profile=bound, session_id=session)

@@ -1053,3 +1053,44 @@ async def test_page_functions_of_the_main_world(tab: Tab, servers: Servers) -> N
     assert awaited == [1, 2]
     assert before == "function function"
     assert after == "undefined undefined false"
+
+
+SETTLING_FUNCTIONS = """<!doctype html><title>Settling functions</title>
+<style>html { overflow-y: scroll } ::-webkit-scrollbar { width: 12px }</style>
+<p id="p">start</p>
+"""
+
+
+async def test_page_functions_of_settling_effects_and_capture(tab: Tab,
+                                                              servers: Servers) -> None:
+    """domQuiet (settle.py), taskQueueTurned (effects.py), scrollbarGutter (capture.py)
+    in the browserd world; pageInfo (page.py) in the page's own."""
+    with trio.fail_after(20):
+        url = servers.put("/fn-settling", SETTLING_FUNCTIONS)
+        await tab.goto(url)
+        info = await tab.call("pageInfo", main=True)
+        gutter = await tab.call("scrollbarGutter")
+        await tab.page("document.documentElement.style.overflow = 'hidden'")
+        no_gutter = await tab.call("scrollbarGutter")
+        turned = await tab._evaluate(page_function("taskQueueTurned").call(), tab.ctx, True,
+                                     await_promise=True)
+        # The DOM changes every 20 ms, 10 times: quiet for 400 ms only after the last.
+        await tab.page("window.changes = 0; const t = setInterval(() => {"
+                       " document.getElementById('p').textContent = ++window.changes;"
+                       " if (window.changes === 10) clearInterval(t); }, 20)")
+        quiet = await tab.call("domQuiet", 400, 0, await_promise=True)
+        changes = await tab.page("window.changes")
+        observers = [await tab.world("typeof globalThis.__browserdQuiet"),
+                     await tab.page("typeof globalThis.__browserdQuiet")]
+        # A young document: quiet only once its load event is `youngMs` old.
+        since_load = ("performance.now() - "
+                      "performance.getEntriesByType('navigation')[0].loadEventEnd")
+        young_ms = int(await tab.world(since_load)) + 300
+        young = await tab.call("domQuiet", 10, young_ms, await_promise=True)
+        aged = await tab.world(since_load)
+    assert info == {"url": url, "title": "Settling functions", "status": 200}
+    assert gutter == 12 and no_gutter == 0
+    assert turned == {"type": "undefined"}
+    assert quiet is True and changes == 10
+    assert observers == ["object", "undefined"]  # kept in browserd's world only
+    assert young is True and aged >= young_ms

@@ -382,9 +382,12 @@ class FakeSystem:
         self.handoffs = HandoffBoard(clock=Clock())
         self.tab = SlotTab("T1")
         self.tabs = Tabs(self.tab)
-        runtime = type("Runtime", (), {"tabs": self.tabs})()
-        self.supervisor = type("Supervisor", (), {"require_runtime": lambda _: runtime})()
+        self.runtime = type("Runtime", (), {"tabs": self.tabs})()
         self.blocked_by: frozenset[str] | None = None  # set as the running route declares
+
+    def require_runtime(self) -> Any:
+        """As :meth:`browserd.system.System.require_runtime`: the one runtime."""
+        return self.runtime
 
     def running(self, blocked_by: frozenset[str] | None) -> FakeSystem:
         """As :meth:`browserd.system.System.running`: this fake, for one route's call."""

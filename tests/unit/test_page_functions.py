@@ -30,10 +30,6 @@ JAVASCRIPT_ALLOWED = {
     "tabs/actions/kinds/page.py": "writes a dialog step of a Playwright script",
     "snapshot/script.py": "joins the walker's files and builds the calls into it",
     "tabs/pagejs.py": "the loader itself",
-    # Modules other work owns; their expressions move to tabs/js/ with that work.
-    "tabs/actor.py": "owned elsewhere", "tabs/page.py": "owned elsewhere",
-    "tabs/settle.py": "owned elsewhere", "tabs/capture.py": "owned elsewhere",
-    "tabs/actions/effects.py": "owned elsewhere",
 }
 _JAVASCRIPT = re.compile(r"=>|\bfunction\s*[\w$]*\s*\(|\bdocument\.\w|\bglobalThis\b"
                          r"|requestAnimationFrame|\bwindow\.\w+\(")

@@ -103,10 +103,10 @@ PINNED = {
     "browserd.tabs.actions": [
         "ACTION_KINDS", "KEY_ACTIONS", "LOAD_STATES", "MODIFIER_BITS", "MOUSE_ACTIONS", "Action",
         "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput", "MouseInput",
-        "Navigate", "Observer", "Press", "Progress", "Select", "Step", "TypeText", "Upload",
+        "Navigate", "Press", "Progress", "Select", "Step", "TypeText", "Upload",
         "Wait", "act", "click", "click_upload", "drag", "drop_files", "glob_regex",
         "handle_dialog", "hover", "key_spec", "keyboard", "locate", "modifier_mask", "mouse",
-        "observing", "parse_chord", "perform", "press", "select", "type_text", "upload",
+        "parse_chord", "perform", "press", "select", "type_text", "upload",
         "wait"],
     "browserd.http.routes": ["all_routes", "consent_routes", "download_routes", "emulation_routes",
                              "input_routes", "meta_routes",
@@ -121,11 +121,10 @@ PINNED = {
     "browserd.tabs.inputstate": ["BUTTON_BITS", "FileChooser", "InputState"],
     "browserd.tabs.scope": ["TabScope"],
     "browserd.tabs.origins": ["ORIGINS_SEEN_MAX", "RecentOrigins", "origin_of"],
-    "browserd.supervisor.handle": ["SupervisorHandle"],
     "browserd.profiles.manager": ["GatewayRunner", "ProfileManager", "download_store_for",
                                   "settings_for"],
     "browserd.profiles.sessions": ["CDP_DEADLINE_S", "Session", "SessionTable"],
-    "browserd.profiles.binding": ["BoundSupervisor", "grants_hidden", "live_with_fallback",
+    "browserd.profiles.binding": ["RuntimeOf", "grants_hidden", "live_with_fallback",
                                   "session_bound"],
     "browserd.handoff": ["ENDED_KEPT", "REASON_MAX_CHARS", "Handoff", "HandoffBoard",
                          "HandoffEnd", "HandoffOutcome", "wait_handoff_end"],
@@ -430,6 +429,26 @@ def test_inside_tabs_the_actor_and_its_state_are_leaves() -> None:
     assert imports_of("browserd.tabs.actor") & in_tabs <= leaves | helpers
     for helper in helpers:
         assert imports_of(helper) & in_tabs <= leaves | helpers, helper
+
+
+def test_the_actions_build_on_the_rest_of_tabs_never_the_other_way_round() -> None:
+    """``tabs/actions/`` builds on ``tabs/page``, ``tabs/history`` and the effects
+    Observer (``tabs/effects``); no other module of ``tabs/`` reaches it, through any
+    chain of imports (a back edge once ran ``page`` → ``actions.effects``)."""
+    actions = "browserd.tabs.actions"
+    modules = all_modules()
+
+    def rank(name: str) -> int:
+        return 1 if name == actions or name.startswith(actions + ".") else 0
+
+    wrong = [" -> ".join(chain) for chain in upward_chains(runtime_graph(modules), rank)
+             if chain[0].startswith("browserd.tabs.")]
+    assert not wrong, "\n".join(wrong)
+    # The check sees such an edge.
+    leak = {"browserd.tabs.page": {"browserd.tabs.actions.effects"},
+            "browserd.tabs.actions.effects": set()}
+    assert upward_chains(leak, rank) == [["browserd.tabs.page",
+                                          "browserd.tabs.actions.effects"]]
 
 
 def test_the_ref_engine_does_not_import_what_is_built_on_it() -> None:

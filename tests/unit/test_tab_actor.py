@@ -18,8 +18,8 @@ from browserd.errors import (
     TargetCrashed,
 )
 from browserd.tabs import query
-from browserd.tabs.actions import observing
 from browserd.tabs.actor import DROPPABLE_QUEUE, EVENT_BUFFER, TabActor
+from browserd.tabs.effects import observing
 from browserd.tabs.state import CONSOLE_BUFFER, LoadState
 from tests.fakecdp import READY_STATE, running_tab, tab_peer
 

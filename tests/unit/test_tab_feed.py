@@ -16,8 +16,8 @@ import trio
 import trio.testing
 
 from browserd.tabs import page
-from browserd.tabs.actions import observing
 from browserd.tabs.actor import TabActor
+from browserd.tabs.effects import observing
 from browserd.tabs.feed import CommitKind, CommitRecord
 from browserd.tabs.state import LoadState, World
 from browserd.tabs.tabview import TabView

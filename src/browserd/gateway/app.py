@@ -125,7 +125,7 @@ class GatewayApp:
         host = _host(scope)
         ws = "wss" if scope.get("scheme") == "https" else "ws"  # the gateway on TLS: wss
         if path == "/json/version":
-            runtime = self._system.supervisor.require_runtime()
+            runtime = self._system.require_runtime()
             return {
                 "Browser": runtime.version,
                 "Protocol-Version": PROTOCOL_VERSION,
@@ -133,7 +133,7 @@ class GatewayApp:
                 "webSocketDebuggerUrl": f"{ws}://{host}/devtools/browser/{self.browser_id}",
             }
         if path in ("/json", "/json/list"):
-            runtime = self._system.supervisor.require_runtime()
+            runtime = self._system.require_runtime()
             return [{
                 "description": "",
                 "id": info.target_id,
@@ -154,7 +154,7 @@ class GatewayApp:
         path = str(scope.get("path", ""))
         try:
             self._admit(scope)
-            runtime = self._system.supervisor.require_runtime()
+            runtime = self._system.require_runtime()
             contexts = self._reach(scope, runtime)
             target_id = self._endpoint(path, runtime, contexts)
             if target_id is None:

@@ -70,7 +70,7 @@ def _steps(route: Route, args: dict[str, Any]) -> list[tuple[str, dict[str, Any]
 
 def _tab(system: System, target_id: Any) -> TabActor | None:
     try:
-        tabs = system.supervisor.require_runtime().tabs
+        tabs = system.require_runtime().tabs
         ident = target_id if isinstance(target_id, str) else tabs.active_id()
         return tabs.get(ident) if ident else None
     except BrowserdError:

@@ -47,7 +47,7 @@ async def wait_for_handoff(system: System, target_id: str | None,
     requested on the tab, 504 TIMEOUT (with ``waitedMs``) when it is still
     active after ``timeout_ms``. Cancellation (client gone) ends the wait only.
     """
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
     started = trio.current_time()
     with trio.fail_after(RESOLVE_DEADLINE_S):
         tab = await runtime.tabs.resolve(target_id, use=False)

@@ -60,7 +60,7 @@ async def on_tab(system: System, target_id: str | None, fn: Callable[[TabActor],
     """
     blockers = blocked_now(system)
     agent_input = "handoff" in blockers
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
     with trio.fail_after(deadline_s):
         tab = await runtime.tabs.resolve(target_id)
         if agent_input:

@@ -104,7 +104,7 @@ async def _shoot(system: System, tab: TabActor) -> ShotData | None:
     """A small JPEG of ``tab``'s viewport (caller holds its slot); None when it cannot be."""
     if tab.halted() is not None:
         return None
-    gate = system.supervisor.require_runtime().captures
+    gate = system.require_runtime().captures
     gate.admit()
     async with gate.limiter, gate.front_lock:
         metrics = await tab.send("Page.getLayoutMetrics")
@@ -164,7 +164,7 @@ async def record_call(system: System, active: ActiveRecord, path: str, args: dic
     tab: TabActor | None = None
     try:
         with trio.fail_after(SIDE_DEADLINE_S):
-            tab = await system.supervisor.require_runtime().tabs.resolve(
+            tab = await system.require_runtime().tabs.resolve(
                 args.get("targetId"), use=False)
     except (BrowserdError, trio.TooSlowError):
         tab = None  # the call finds out itself (no browser, no such tab)

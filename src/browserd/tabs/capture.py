@@ -88,6 +88,7 @@ from .imaging import (
     image_size,
     mb,
 )
+from .pagejs import page_function
 from .resolve import ElementHandle
 from .routing import send_in
 from .worlds import world_evaluate
@@ -113,7 +114,9 @@ __all__ = [
 _MIME = {"png": "image/png", "jpeg": "image/jpeg"}
 _EXT = {"image/png": "png", "image/jpeg": "jpeg", "application/pdf": "pdf"}
 _MAX_SHRINK_ATTEMPTS = 4
-_GUTTER_JS = "window.innerWidth - document.documentElement.clientWidth"
+_SCROLLBAR_GUTTER = page_function("scrollbarGutter").call()
+"""The main document's ``innerWidth - clientWidth`` (its scrollbar gutter), asked in
+browserd's world."""
 
 
 @attrs.frozen(kw_only=True)
@@ -338,7 +341,7 @@ class _Restorer:
         """``innerWidth - clientWidth`` of the main document (browserd's world), or None."""
         try:
             return (await world_evaluate(self.tab, self.tab.session, self.tab.main_frame_id,
-                                         _GUTTER_JS)).get("value")
+                                         _SCROLLBAR_GUTTER)).get("value")
         except BrowserdError:
             return None
 

@@ -3,7 +3,7 @@
 :func:`go_back` / :func:`go_forward` read ``Page.getNavigationHistory`` and
 move with ``Page.navigateToHistoryEntry``; :func:`reload` sends
 ``Page.reload``. The move is watched by the effects
-:class:`~browserd.tabs.actions.effects.Observer` (made before the command is
+:class:`~browserd.tabs.effects.Observer` (made before the command is
 sent: it marks the tab's commit feed, so a fast commit is never missed),
 which collects what else the move caused, and waited for by the one
 navigation waiter (:func:`browserd.tabs.navwait.wait_navigation`), with the
@@ -26,7 +26,7 @@ move's document request, e.g. a server redirect to a blocked URL),
 ``newTabs``, ``dialog`` (one that opened while the new document loaded). A
 move that ended without committing (it became a download) answers with the
 page it stayed on, once the download is reported (at most
-:data:`~browserd.tabs.actions.effects.DOWNLOAD_GRACE_S` after the end).
+:data:`~browserd.tabs.effects.DOWNLOAD_GRACE_S` after the end).
 
 Errors: NoHistory (409) when there is no entry in that direction;
 UrlBlocked (403) when ``check_url`` refuses the entry's URL (nothing is
@@ -49,8 +49,8 @@ from typing import Any
 import trio
 
 from ..errors import DialogOpen, NoHistory, Timeout
-from .actions.effects import observing
 from .actor import TabActor
+from .effects import observing
 from .navwait import WAIT_UNTIL, Probe, wait_navigation
 from .page import page_info
 from .state import LoadState

@@ -23,16 +23,20 @@ from ..errors import (
 )
 from ..redact import loggable_url
 from ..snapshot import js_literal as js_literal  # one escaper for every page module
-from .actions.effects import observing
 from .actor import TabActor
 from .bounded_eval import evaluate_bounded
+from .effects import observing
 from .navwait import WAIT_UNTIL, Probe, wait_navigation
+from .pagejs import page_function
 from .remote import exception_text
 from .tabview import Halt
 
 DEFAULT_EVAL_MAX_BYTES = 8 * 1024 * 1024
 
 __all__ = ["WAIT_UNTIL", "evaluate_value", "navigate", "page_info", "run_eval", "terminate"]
+
+_PAGE_INFO = page_function("pageInfo").call()
+"""The document's {url, title, status}, asked in the page's main world."""
 
 
 async def navigate(
@@ -46,12 +50,12 @@ async def navigate(
     or "none" (answer once Chromium has accepted it). The wait is the one
     navigation waiter's (:func:`~browserd.tabs.navwait.wait_navigation`), on
     the tab's own events (the page's worlds are not touched). ``effects`` is
-    what the effects :class:`~browserd.tabs.actions.effects.Observer` saw
+    what the effects :class:`~browserd.tabs.effects.Observer` saw
     meanwhile, as for history moves: ``navigated`` (the URL committed),
     ``newTabs``, ``downloads``, ``blocked``, ``dialog``. A navigation whose
     response became a download (Chromium's ``isDownload``) does not commit:
     the answer names the page the tab stayed on, with ``effects.downloads``
-    once reported (≤ :data:`~browserd.tabs.actions.effects.DOWNLOAD_GRACE_S`).
+    once reported (≤ :data:`~browserd.tabs.effects.DOWNLOAD_GRACE_S`).
 
     Raises UrlBlocked when the navigation guard stopped a hop of it, BadUrl
     when Chromium refuses the URL or the load fails at the network level,
@@ -145,11 +149,9 @@ async def _send_navigate(tab: TabActor, url: str) -> dict[str, Any]:
 
 async def page_info(tab: TabActor) -> dict[str, Any]:
     """URL, title and HTTP status of the current document (bounded, best effort)."""
-    expr = ("({url: location.href, title: document.title, status: (performance."
-            "getEntriesByType('navigation')[0] || {}).responseStatus || null})")
     try:
         with trio.fail_after(5):
-            value = await evaluate_value(tab, expr)
+            value = await evaluate_value(tab, _PAGE_INFO)
         if isinstance(value, dict):
             view = tab.view()
             tab.note_target_info(title=str(value.get("title") or view.title))

@@ -39,6 +39,7 @@ import trio
 from ..errors import BrowserdError
 from .actor import TabActor
 from .navwait import WAIT_UNTIL, Probe, wait_load_state, wait_navigation
+from .pagejs import page_function
 from .routing import send_in
 from .state import LoadState
 from .worlds import world_context
@@ -54,32 +55,9 @@ YOUNG_MS = 500
 """How long after its load event a young document counts as still drawing, for an action
 whose target matched nothing yet (:mod:`browserd.tabs.locate`): an app may draw on
 timers, with no request in flight to say so. Reads do not wait for it."""
-#: In browserd's world: install (once per document) an observer of the page's DOM, then
-#: resolve when neither the DOM changed nor a response arrived for Q ms (a response is
-#: what an app draws from; the requests still in flight are followed from outside, by the
-#: tab's Network events), and the document's load event is Y ms old (0: just past). A
-#: document still loading when the observer is installed counts as changing then.
-_QUIET_JS = """((Q, Y) => {
-  const S = globalThis.__browserdQuiet || (globalThis.__browserdQuiet = (() => {
-    const s = {last: document.readyState === 'complete' ? 0 : performance.now()};
-    new MutationObserver(() => { s.last = performance.now(); }).observe(document,
-      {subtree: true, childList: true, attributes: true, characterData: true});
-    return s;
-  })());
-  const changed = () => {
-    const nav = performance.getEntriesByType('navigation')[0];
-    let last = Math.max(S.last, (nav && nav.loadEventEnd || 0) + Y - Q);
-    for (const e of performance.getEntriesByType('resource')) last = Math.max(last, e.responseEnd);
-    return last;
-  };
-  return new Promise(resolve => {
-    const check = () => {
-      const idle = performance.now() - changed();
-      if (idle >= Q) resolve(true); else setTimeout(check, Math.max(10, Q - idle));
-    };
-    check();
-  });
-})(%d, %d)"""
+_DOM_QUIET = page_function("domQuiet")
+"""Resolves once the DOM and the responses were quiet for ``quietMs`` and the load event
+is ``youngMs`` old (an observer installed once per document, in browserd's world)."""
 
 
 async def settle_document(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS) -> LoadState:
@@ -122,7 +100,7 @@ async def settle_read(tab: TabActor, *, settle_ms: int = DEFAULT_SETTLE_MS,
                 await _wait_nothing_in_flight(tab)
                 context_id = await world_context(tab, tab.session, tab.main_frame_id)
                 await send_in(tab, tab.session, "Runtime.evaluate",
-                              {"expression": _QUIET_JS % (QUIET_MS, young_ms),
+                              {"expression": _DOM_QUIET.call(QUIET_MS, young_ms),
                                "contextId": context_id,
                                "awaitPromise": True, "returnByValue": True})
                 # A request the page started while its DOM was quiet: wait for it too.

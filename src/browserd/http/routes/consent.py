@@ -52,19 +52,19 @@ OFFER_DEADLINE_S = 15.0
 
 
 async def list_offerable(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     return {"pages": rt.tabs.offerable()}
 
 
 async def offer_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     with trio.fail_after(OFFER_DEADLINE_S):
         tab = await rt.tabs.offer(args["targetId"])
     return tab.info(active=tab.target_id == rt.tabs.active_id()).to_json()
 
 
 async def release_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     tab = rt.tabs.get(args["targetId"])
     check_tab(system, tab)
     transport = system.profiles.relay.transport(system.profile.name)
@@ -129,7 +129,7 @@ async def settle_tab_request(system: System, request_id: str, *, approve: str | 
     if approve is None:  # (so deny)
         return _ended(system, board.end(request.request_id, TabRequestState.DENIED))
     bound = system.bind(request.profile, None)
-    rt = bound.supervisor.require_runtime()
+    rt = bound.require_runtime()
     target_id = approve
     if target_id not in rt.tabs.target_ids():
         with trio.fail_after(OFFER_DEADLINE_S):

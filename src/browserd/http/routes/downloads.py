@@ -67,7 +67,7 @@ def content_disposition(suggested: str) -> str:
 def _check_session(system: System) -> None:
     """A request naming a session: 404 SESSION_NOT_FOUND unless it is live."""
     if system.session_id is not None:
-        system.supervisor.require_runtime()  # resolves (and touches) the session
+        system.require_runtime()  # resolves (and touches) the session
 
 
 async def list_downloads(system: System, args: dict[str, Any]) -> dict[str, Any]:

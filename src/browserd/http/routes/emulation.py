@@ -153,7 +153,7 @@ def emulation_changes(args: dict[str, Any]) -> dict[str, Any]:
 async def _change(system: System, target_id: str | None,
                   changes: dict[str, Any] | None) -> dict[str, Any]:
     """Apply ``changes`` to the tab's emulation (None: reset it all)."""
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
 
     async def work(tab: TabActor) -> tuple[str, Emulation]:
         new = await emulation.change(tab, runtime.tabs, changes,
@@ -174,7 +174,7 @@ async def delete_emulate(system: System, args: dict[str, Any]) -> dict[str, Any]
 
 async def get_emulate(system: System, args: dict[str, Any]) -> dict[str, Any]:
     """The tab's record as it stands (no work slot: readable beside a dialog or busy tab)."""
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
     with trio.fail_after(EMULATE_DEADLINE_S):
         tab = await runtime.tabs.resolve(args["targetId"])
     return {"targetId": tab.target_id, "emulation": tab.emulation.to_json()}

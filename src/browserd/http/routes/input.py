@@ -117,7 +117,7 @@ async def _wait_download(system: System, args: dict[str, Any]) -> dict[str, Any]
     Does not take the tab's work slot: the click that starts the download
     may run meanwhile. Cancellation (client gone) ends the wait only.
     """
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
     timeout_s = args["timeoutMs"] / 1000
     started = trio.current_time()
     with trio.fail_after(timeout_s + GRACE_S):

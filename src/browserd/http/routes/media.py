@@ -198,7 +198,7 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
     element_wanted = args["ref"] is not None or args["selector"] is not None
     region = "element" if element_wanted else "page" if args["fullPage"] else "viewport"
     base = _diff_base(system, args, region)
-    gate = system.supervisor.require_runtime().captures
+    gate = system.require_runtime().captures
     gate.admit()
     deadline = (FULL_PAGE_DEADLINE_S if args["fullPage"] or element_wanted
                 else VIEWPORT_DEADLINE_S)
@@ -249,7 +249,7 @@ async def screenshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
     """POST /pdf: width/height are null; 409 CONFLICT if Chromium will not print."""
-    gate = system.supervisor.require_runtime().captures
+    gate = system.require_runtime().captures
     gate.admit()
 
     async def run(tab: TabActor) -> dict[str, Any]:

@@ -49,7 +49,7 @@ READ = ("GET", "POST")
 
 
 async def list_requests(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     with trio.fail_after(LIST_DEADLINE_S):
         tab = await rt.tabs.resolve(args["targetId"])
         started = not tab.network.recording

@@ -33,7 +33,7 @@ RESOLVE_DEADLINE_S = 10.0
 
 
 async def request_handoff(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
     with trio.fail_after(RESOLVE_DEADLINE_S):
         tab = await runtime.tabs.resolve(args["targetId"], use=False)
     handoff = system.handoffs.request(tab.target_id, args["reason"])
@@ -41,7 +41,7 @@ async def request_handoff(system: System, args: dict[str, Any]) -> dict[str, Any
 
 
 async def cancel_handoff(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
     with trio.fail_after(RESOLVE_DEADLINE_S):
         tab = await runtime.tabs.resolve(args["targetId"], use=False)
     ended = system.handoffs.end(tab.target_id, HandoffOutcome.CANCELLED, by="agent")

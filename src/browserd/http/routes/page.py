@@ -94,7 +94,7 @@ async def dom(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def console(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     with trio.fail_after(CONSOLE_DEADLINE_S):
         tab = await rt.tabs.resolve(args["targetId"])
     tab.check_usable(allow_crashed=True, allow_dialog=True)

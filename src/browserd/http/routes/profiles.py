@@ -48,7 +48,7 @@ async def list_sessions(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def create_session(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
     ttl_s = float(args["ttlS"] if args["ttlS"] is not None else system.settings.session_ttl_s)
     with trio.fail_after(SESSION_DEADLINE_S):
         session = await system.profile.sessions.create(

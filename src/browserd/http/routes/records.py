@@ -108,7 +108,7 @@ async def start(system: System, args: dict[str, Any]) -> dict[str, Any]:
     target_id = None
     video = None
     if args["targetId"] is not None or ffmpeg is not None:
-        runtime = system.supervisor.require_runtime()
+        runtime = system.require_runtime()
         with trio.fail_after(_RESOLVE_DEADLINE_S):
             tab = await runtime.tabs.resolve(args["targetId"], use=False)
         if args["targetId"] is not None:

@@ -52,7 +52,7 @@ def _audit(system: System, what: str, **counts: int) -> None:
 
 async def get_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]:
     cookie_ops.check_filter_url(args["url"])
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     with trio.fail_after(COOKIES_DEADLINE_S):
         found = await cookie_ops.all_cookies(rt.connection, rt.tabs.context)
     chosen = cookie_ops.select(found, name=args["name"], domain=args["domain"], url=args["url"])
@@ -64,7 +64,7 @@ async def set_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]:
     if len(raw) > cookie_ops.MAX_COOKIES:
         raise BadRequest(f"at most {cookie_ops.MAX_COOKIES} cookies at once", field="cookies")
     params = [cookie_ops.validate_cookie(c, f"cookies[{i}]") for i, c in enumerate(raw)]
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     with trio.fail_after(COOKIES_DEADLINE_S):
         result = await cookie_ops.set_cookies(rt.connection, params, rt.tabs.context)
     _audit(system, "cookies set:", given=len(params), set=result.set, notSet=len(result.not_set))
@@ -78,7 +78,7 @@ async def delete_cookies(system: System, args: dict[str, Any]) -> dict[str, Any]
         raise BadRequest("no filter given: pass name, domain or url, or all: true to delete "
                          "every cookie", field="all")
     cookie_ops.check_filter_url(args["url"])
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     with trio.fail_after(COOKIES_DEADLINE_S):
         if not filters:
             deleted = await cookie_ops.clear_cookies(rt.connection, rt.tabs.context)
@@ -111,7 +111,7 @@ async def _on_storage(system: System, args: dict[str, Any], op: StorageOp[T]
         named = webstorage.normalize_origin(args["origin"])
         system.url_policy.check(named + "/")
     local = args["kind"] == "local"
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
 
     async def in_tab(tab: TabActor) -> tuple[StorageArea, tuple[T] | None]:
         origin = named or await webstorage.main_frame_origin(tab)
@@ -141,7 +141,7 @@ async def set_storage(system: System, args: dict[str, Any]) -> dict[str, Any]:
     area, count = await _on_storage(
         system, args, lambda s, area: webstorage.write_items(s, area, items))
     if area.local:
-        system.supervisor.require_runtime().tabs.remember_origin(area.origin)
+        system.require_runtime().tabs.remember_origin(area.origin)
     _audit(system, "storage set:", items=count)
     return {"ok": True, "kind": area.kind, "origin": area.origin, "set": count}
 
@@ -159,7 +159,7 @@ async def delete_storage(system: System, args: dict[str, Any]) -> dict[str, Any]
 
 async def get_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
     named = [webstorage.normalize_origin(o, "origins") for o in args["origins"] or []]
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     with trio.fail_after(STATE_DEADLINE_S):
         known = await storage_state.current_origins(rt.connection, rt.tabs.origins_seen(),
                                                     holds_context=rt.tabs.holds_context)
@@ -173,7 +173,7 @@ async def post_state(system: System, args: dict[str, Any]) -> dict[str, Any]:
     state = storage_state.parse_state(args["state"])
     for entry in state.origins:
         system.url_policy.check(entry.origin + "/")
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     for entry in state.origins:
         rt.tabs.remember_origin(entry.origin)  # so the next GET /state exports them
     with trio.fail_after(STATE_DEADLINE_S):

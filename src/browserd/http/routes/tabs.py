@@ -23,7 +23,7 @@ __all__ = ["tab_routes"]
 
 async def list_tabs(system: System, args: dict[str, Any]) -> dict[str, Any]:
     try:
-        rt = system.supervisor.require_runtime()
+        rt = system.require_runtime()
     except Unavailable:  # no browser (an unknown session is still a 404)
         system.handoffs.prune(())  # no browser, no tab: their handoffs are over
         return {"running": False, "tabs": []}
@@ -43,7 +43,7 @@ def _with_handoff(system: System, tab: dict[str, Any]) -> dict[str, Any]:
 
 async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
     url = system.url_policy.check(args["url"])
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     with trio.fail_after(30):
         if args["newTab"]:
             tab = await rt.tabs.open("about:blank")
@@ -64,7 +64,7 @@ async def open_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
 async def _registry_command(system: System, args: dict[str, Any],
                   command: Callable[[TabScope, TabActor], Awaitable[None]]) -> dict[str, Any]:
     """Run a registry ``command`` on the tab ``args["targetId"]`` within 10 s."""
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     tab = rt.tabs.get(args["targetId"])
     with trio.fail_after(10):
         await command(rt.tabs, tab)
@@ -76,7 +76,7 @@ async def focus_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def close_tab(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    rt = system.supervisor.require_runtime()
+    rt = system.require_runtime()
     check_tab(system, rt.tabs.get(args["targetId"]))
     return await _registry_command(system, args, TabScope.close)
 

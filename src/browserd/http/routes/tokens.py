@@ -50,7 +50,7 @@ async def create_token(system: System, args: dict[str, Any]) -> dict[str, Any]:
         if sessions is not None:
             raise BadRequest("give sessions or newSession, not both", field="newSession")
         bound = system.bind(None, None)
-        runtime = bound.supervisor.require_runtime()
+        runtime = bound.require_runtime()
         with trio.fail_after(SESSION_DEADLINE_S):
             session = await bound.profile.sessions.create(
                 runtime, name=f"token:{args['name']}"[:64],

@@ -294,7 +294,7 @@ def _offerable(system: System, name: str) -> list[dict[str, str]] | None:
 
 
 async def thumbnail(system: System, session: UiSession | None) -> Response:
-    runtime = system.supervisor.require_runtime()
+    runtime = system.require_runtime()
     tab = runtime.tabs.get(_target_arg(request.args.get("targetId")))
     shuffle = system.supervisor.headless and runtime.process is not None
     current = runtime.tabs.active_id()
@@ -414,7 +414,7 @@ async def live_view(system: System) -> None:
     outcome = "ok"
     target = "-"
     try:
-        runtime = system.supervisor.require_runtime()
+        runtime = system.require_runtime()
         tab = runtime.tabs.get(_target_arg(websocket.args.get("targetId")))
         target = tab.target_id
         inputs = [0]

@@ -3,8 +3,10 @@ drag, raw mouse and keyboard, batches.
 
 Every action runs while the caller holds the tab's work slot
 (``async with tab.work()``) and answers ``{ok, ..., effects}`` (see
-:mod:`.effects`). Modules, leaves first: :mod:`.keys` (key tables),
-:mod:`.records`, :mod:`.effects` (the Observer), :mod:`.element` (resolve,
+:mod:`browserd.tabs.effects`, the Observer: below this package, which builds on
+:mod:`browserd.tabs.page` and :mod:`browserd.tabs.history` and is never imported
+by them). Modules, leaves first: :mod:`.keys` (key tables),
+:mod:`.records`, :mod:`.element` (resolve,
 call, send input), :mod:`.editors` (rich editors: which one, focus, where to
 click, what it shows), :mod:`.pointer` (click, hover, hit-tested points),
 :mod:`.keyboard` (press, type), :mod:`.select`, :mod:`.wait`, :mod:`.dialog`,
@@ -16,7 +18,6 @@ or key event), and :mod:`.batch` (one bounded action, recovery of a hung page,
 from .batch import ACTION_KINDS, Step, act, perform
 from .dialog import handle_dialog
 from .drag import drag, drop_files
-from .effects import Observer, observing
 from .keyboard import press, type_text
 from .keys import MODIFIER_BITS, key_spec, modifier_mask, parse_chord
 from .pointer import click, hover, locate
@@ -57,7 +58,6 @@ __all__ = [
     "KeyInput",
     "MouseInput",
     "Navigate",
-    "Observer",
     "Press",
     "Progress",
     "Select",
@@ -78,7 +78,6 @@ __all__ = [
     "locate",
     "modifier_mask",
     "mouse",
-    "observing",
     "parse_chord",
     "perform",
     "press",

@@ -8,7 +8,7 @@ import trio
 
 from ...errors import CdpError, NoDialog
 from ..actor import TabActor
-from .effects import observing
+from ..effects import observing
 
 __all__ = ["handle_dialog"]
 

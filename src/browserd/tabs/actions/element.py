@@ -17,12 +17,12 @@ import trio
 
 from ...errors import BrowserdError, CdpError, DialogOpen, JsException, StaleRef
 from ..actor import TabActor
+from ..effects import observing, race
 from ..locate import resolve_action_target
 from ..pagejs import PageFunction, page_function
 from ..remote import exception_text
 from ..resolve import ElementHandle
 from ..routing import send_in
-from .effects import observing, race
 from .records import ElementTarget, Progress
 
 __all__ = ["call_on", "dialog_before_input", "frames_drawn", "gone_error", "resolve_element",

@@ -7,8 +7,8 @@ from typing import Any
 
 from ...errors import BadRequest, JsException
 from ..actor import TabActor
+from ..effects import observing, race
 from ..pagejs import page_function
-from .effects import observing, race
 from .element import call_on, resolve_element
 from .records import ElementTarget, Progress
 

@@ -10,11 +10,11 @@ import trio
 from ...errors import BadRequest, CdpError, EvalDisabled, Timeout
 from ...textmatch import Glob, compile_glob
 from ..actor import TabActor
+from ..effects import race
 from ..navwait import Probe, wait_load_state
 from ..pagejs import page_function
 from ..state import LoadState
 from ..worlds import world_evaluate
-from .effects import race
 
 __all__ = ["LOAD_STATES", "POLL_S", "glob_regex", "wait"]
 

@@ -32,13 +32,14 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from ...cdp import CdpSession
-from ...errors import CdpError, unwrap_group
-from ..actor import TabActor
-from ..feed import CommitKind, CommitRecord
-from ..inputstate import FileChooser
-from ..routing import send_in, session_by_id
-from ..worlds import world_context
+from ..cdp import CdpSession
+from ..errors import CdpError, unwrap_group
+from .actor import TabActor
+from .feed import CommitKind, CommitRecord
+from .inputstate import FileChooser
+from .pagejs import page_function
+from .routing import send_in, session_by_id
+from .worlds import world_context
 
 __all__ = [
     "COMMIT_WAIT_S",
@@ -322,8 +323,8 @@ async def race(tab: TabActor, fn: Callable[[], Awaitable[T]]) -> tuple[T | None,
     return result, dialog is not None
 
 
-#: Twice round the page's task queue: handlers, their microtasks and 0 ms timers have run.
-_TURN_JS = "new Promise(r => setTimeout(() => setTimeout(r, 0), 0))"
+_TASK_QUEUE_TURNED = page_function("taskQueueTurned").call()
+"""Twice round the page's task queue: handlers, their microtasks and 0 ms timers have run."""
 
 
 async def page_turned(tab: TabActor) -> bool:
@@ -342,7 +343,7 @@ async def page_turned(tab: TabActor) -> bool:
         try:
             context_id = await world_context(tab, session, frame_id)
             await send_in(tab, session, "Runtime.evaluate",
-                          {"expression": _TURN_JS, "contextId": context_id,
+                          {"expression": _TASK_QUEUE_TURNED, "contextId": context_id,
                            "awaitPromise": True, "returnByValue": True})
         except Exception:  # (any: a best-effort barrier never fails the action)
             if main:
