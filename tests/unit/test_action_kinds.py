@@ -81,6 +81,13 @@ def test_records_check_their_own_rules_however_they_are_made() -> None:
     assert inp.Press(key="Control+a").key == "Control+a"
 
 
+def test_a_performer_reads_what_its_checked_record_says() -> None:
+    assert inp.Wait(text_gone="Loading").condition == ("textGone", "Loading")
+    assert build("wait", loadState="load").condition == ("loadState", "load")
+    chord = inp.Press(key="ctrl+a", modifiers=("Shift",)).chord
+    assert (chord.modifiers, chord.key.key) == (("Shift", "Control"), "a")
+
+
 def test_a_kind_builds_its_own_record() -> None:
     bodies = {"click": {"ref": "e1"}, "type": {"text": "x"}, "press": {"key": "Enter"},
               "hover": {"text": "Go"}, "select": {"ref": "e2", "values": ["a"]},

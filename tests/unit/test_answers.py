@@ -137,6 +137,26 @@ def test_held_routes_document_the_202(doc: dict[str, Any]) -> None:
     assert "202" not in doc["paths"]["/snapshot"]["get"]["responses"]
 
 
+def test_operations_say_how_they_are_held_what_is_the_pages_and_how_an_agent_reads_them(
+        doc: dict[str, Any]) -> None:
+    paths = doc["paths"]
+    assert paths["/click"]["post"]["x-browserd-confirm"] == {"kind": "click"}
+    assert paths["/back"]["post"]["x-browserd-confirm"] == {"kind": "navigate"}
+    assert paths["/mouse"]["post"]["x-browserd-confirm"] == {
+        "byAction": {"down": "click", "click": "click"}}
+    act = paths["/act"]["post"]
+    assert act["x-browserd-confirm"]["steps"] is True
+    assert act["x-browserd-confirm"]["byAction"]["keyboard"]["insertText"] == "type"
+    assert paths["/downloads/{id}"]["get"]["x-browserd-confirm"] == {"download": "id"}
+    assert "x-browserd-confirm" not in paths["/hover"]["post"]  # no rule holds a hover
+    assert paths["/snapshot"]["get"]["x-browserd-untrusted"] == [
+        "title", "url", "text", "diff", "nodes"]
+    assert "x-browserd-untrusted" not in paths["/cookies"]["get"]  # a data format as it is
+    assert (paths["/snapshot"]["post"]["x-browserd-render"], act["x-browserd-render"],
+            paths["/status"]["get"]["x-browserd-render"]) == ("snapshot", "steps", "fields")
+    assert "x-browserd-render" not in paths["/media/{name}"]["get"]  # no tool
+
+
 def test_act_actions_are_typed_per_kind(doc: dict[str, Any]) -> None:
     body = doc["paths"]["/act"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     items = body["properties"]["actions"]["items"]

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from browserd.http import doctables
-from browserd.http.doctables import hints_label, refreshed, routes_table, tools_table
+from browserd.http.doctables import (
+    confirm_label,
+    hints_label,
+    refreshed,
+    routes_table,
+    tools_table,
+)
 from browserd.http.facts import ACTS, LOCAL_READS, READS, SETS, Hints
 from browserd.http.routes import all_routes
 
@@ -26,12 +32,25 @@ def test_every_route_is_a_row_and_every_tool_is_in_its_group() -> None:
     routes = all_routes()
     rows = routes_table(routes).splitlines()[2:]
     assert len(rows) == len(routes)
-    assert "| `tabs_open` | `POST /tabs/open` | `act` | `core` | adds | handoff |" in rows
-    assert "| `tabs_delete` | `DELETE /tabs/{targetId}` | `act` | - | acts | handoff |" in rows
+    assert ("| `tabs_open` | `POST /tabs/open` | `act` | `core` | adds | handoff | `navigate` "
+            "| `title`, `url` |") in rows
+    assert "| `tabs_delete` | `DELETE /tabs/{targetId}` | `act` | - | acts | handoff | - | - |" \
+        in rows
+    assert any(row.startswith("| `act` | `POST /act` | `act` | `page` | acts | dialog, handoff "
+                              "| each step |") for row in rows)
     tools = tools_table(routes).splitlines()[2:-1]
     assert len(tools) == len([r for r in routes if r.group != "none"])
     assert tools[0].startswith("| `core` |")
     assert "| `state` | `cookies_delete` | sets | - |" in tools
+
+
+def test_how_a_rule_holds_a_call_reads_as_words() -> None:
+    by_name = {route.name: route.confirm for route in all_routes()}
+    assert confirm_label(by_name["back"]) == "`navigate`"
+    assert confirm_label(by_name["keyboard"]) == "down: `press`; insertText: `type`"
+    assert confirm_label(by_name["mouse"]) == "down, click: `click`"
+    assert (confirm_label(by_name["download"]), confirm_label(by_name["hover"]),
+            confirm_label(by_name["snapshot"])) == ("its file", "-", "-")
 
 
 def test_hints_read_as_words() -> None:

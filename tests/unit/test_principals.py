@@ -33,7 +33,7 @@ from browserd.errors import (
 from browserd.http.answers import returns
 from browserd.http.declared import check_table
 from browserd.http.dispatch import authorize
-from browserd.http.facts import LOCAL_READS, NOTHING, Cli
+from browserd.http.facts import LOCAL_READS, NOTHING, Cli, Render
 from browserd.http.routes import all_routes
 from browserd.http.schema import Route
 from browserd.principals import (
@@ -986,7 +986,8 @@ def _declared(path: str, *methods: str, **facts: Any) -> Route:
 
     declared: dict[str, Any] = dict(
         name=path.strip("/").replace("-", "_") or "x", group="service", hints=LOCAL_READS,
-        needs="read", answer=returns("Status"), blocked_by=NOTHING, cli=Cli())
+        needs="read", answer=returns("Status"), blocked_by=NOTHING, cli=Cli(),
+        render=Render.FIELDS)
     return Route(path=path, methods=methods, handler=handler, **{**declared, **facts})
 
 

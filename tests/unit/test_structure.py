@@ -11,6 +11,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -533,6 +534,44 @@ def test_every_route_declares_every_fact() -> None:
         check_table([*routes, attrs.evolve(routes[-1], name="another", blocked_by=None)])
     with pytest.raises(ValueError, match="the name 'tabs' is"):
         check_table([*routes, attrs.evolve(routes[-1], name="tabs")])
+
+
+def test_a_fact_that_applies_to_a_route_is_declared_and_declared_rightly() -> None:
+    """How a confirm rule holds a call (every agent route that may change a page), its
+    answer's page fields (every JSON route that reaches pages) and how an agent reads it
+    (every tool) are declared where they apply; a wrong one is refused with why."""
+    import attrs
+
+    from browserd.http.declared import undeclared
+    from browserd.http.facts import NOT_HELD, HeldAs, HeldByAction, HeldDownload, HeldSteps
+    from browserd.http.routes import all_routes
+
+    routes = {route.name: route for route in all_routes()}
+
+    def problems(name: str, **facts: Any) -> list[str]:
+        return undeclared(attrs.evolve(routes[name], **facts))
+
+    assert problems("click", confirm=None) == ["confirm (NOT_HELD when no rule can hold it)"]
+    assert problems("cookies_set", confirm=None)[0].startswith("confirm")
+    assert problems("snapshot", confirm=None) == []  # a read: nothing to hold
+    assert problems("tabs_offer", confirm=None) == []  # the person's own
+    assert problems("click", confirm=HeldAs(kind="hover")) == [
+        "confirm: 'hover' is no rule kind"]
+    assert problems("click", confirm=HeldSteps(raw={})) == [
+        "confirm: steps without an actions field"]
+    assert problems("click", confirm=HeldByAction(kinds={"down": "click"})) == [
+        "confirm: by action without an action field"]
+    assert problems("mouse", confirm=HeldByAction(kinds={"down": "poke"})) == [
+        "confirm: 'poke' is no rule kind"]
+    assert problems("download", confirm=HeldDownload(field="name")) == [
+        "confirm: no field 'name'"]
+    assert problems("click", confirm=NOT_HELD) == []
+    assert problems("snapshot", untrusted=None)[0].startswith("untrusted")
+    assert problems("cookies_get", untrusted=None)[0].startswith("untrusted")
+    assert problems("tokens_get", untrusted=None) == []  # browserd's own
+    assert problems("media", untrusted=None) == []  # a raw answer
+    assert problems("status", render=None) == ["render"]
+    assert problems("media", render=None) == []  # no tool
 
 
 def test_no_route_handler_decides_what_blocks_its_tab_work() -> None:

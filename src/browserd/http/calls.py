@@ -27,7 +27,6 @@ from ..records.recorder import RECORDED_PATHS, record_call
 from ..redact import loggable_url
 from ..system import System
 from .confirmations import hold_if_confirmed
-from .provenance import mark_untrusted
 from .schema import Route
 
 __all__ = ["audit", "audit_field", "authorize", "domain_error", "redacted", "run_handler"]
@@ -102,7 +101,7 @@ async def _invoke(system: System, route: Route, args: dict[str, Any], *, path: s
         raise
     if route.raw_response:
         return result
-    return mark_untrusted(route.path, system.vault.redactor.redact(result))
+    return route.mark_untrusted(system.vault.redactor.redact(result))
 
 
 def _nudge_liveness(system: System) -> None:

@@ -1,8 +1,14 @@
 """Holding an agent's action for the person: the gate every lane's call passes.
 
 :func:`hold_if_confirmed` runs before a route's handler (in
-:func:`browserd.http.dispatch.run_handler`, so HTTP, ``/ws`` and MCP alike):
-when a ``confirm`` rule matches the action — its kind, the page's origin (a
+:func:`browserd.http.calls.run_handler`, so HTTP, ``/ws`` and MCP alike).
+What of a call the rules judge is the route's own ``confirm`` fact
+(:data:`browserd.http.facts.Confirm`): one action of a kind
+(:class:`~browserd.http.facts.HeldAs`), raw input by what its ``action``
+does (:class:`~browserd.http.facts.HeldByAction`), each step of a batch as
+its own kind (:class:`~browserd.http.facts.HeldSteps`) or a download's file
+(:class:`~browserd.http.facts.HeldDownload`).
+When a ``confirm`` rule matches the action — its kind, the page's origin (a
 navigation's target origin), the target's accessible name (resolved in the
 page for a selector, text or role/name locator; a raw mouse press or key,
 or typing into the focused element, has a name that cannot be told first
@@ -38,17 +44,10 @@ from ..tabs.actor import TabActor
 from ..tabs.locate import resolve_action_target
 from ..tabs.locator import ElementTarget
 from ..tabs.origins import origin_of
+from .facts import Confirm, HeldAs, HeldByAction, HeldDownload, HeldSteps
 from .schema import Route
 
-__all__ = ["RESOLVE_S", "ROUTE_KINDS", "UNKNOWN", "hold_if_confirmed", "kinds_of",
-           "wait_for_confirmation"]
-
-#: The confirm kind of each route that acts (``/act`` steps: their own kinds).
-ROUTE_KINDS = {"/click": "click", "/type": "type", "/press": "press", "/select": "select",
-               "/drag": "drag", "/upload": "upload", "/dialog": "dialog",
-               "/navigate": "navigate", "/back": "navigate", "/forward": "navigate",
-               "/reload": "navigate", "/eval": "eval", "/login": "submit",
-               "/tabs/open": "navigate", "/mouse": "mouse", "/keyboard": "keyboard"}
+__all__ = ["RESOLVE_S", "UNKNOWN", "hold_if_confirmed", "kinds_of", "wait_for_confirmation"]
 
 
 def kinds_of(kind: str, step: dict[str, Any]) -> tuple[str, ...]:
@@ -60,12 +59,44 @@ def kinds_of(kind: str, step: dict[str, Any]) -> tuple[str, ...]:
     return (kind,)
 
 
-def _steps(route: Route, args: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    if route.path == "/act":
-        return [(str(a.get("kind")), a) for a in args.get("actions") or ()
-                if isinstance(a, dict)]
-    kind = ROUTE_KINDS.get(route.path)
-    return [] if kind is None else [(kind, args)]
+@attrs.frozen(kw_only=True)
+class _Judged:
+    """One action of a call as the rules judge it: its ``rule_kind``, its own ``kind``
+    (what its fields mean), whether it is ``raw`` input (whose element cannot be told
+    first) and its arguments."""
+
+    rule_kind: str
+    kind: str
+    raw: bool
+    step: dict[str, Any]
+
+
+def _by_action(by: HeldByAction, kind: str, step: dict[str, Any]) -> list[_Judged]:
+    """Raw input as the rules judge it: by what its ``action`` does (nothing when no rule
+    kind is that action)."""
+    rule_kind = by.kinds.get(str(step.get("action")))
+    return [] if rule_kind is None else [
+        _Judged(rule_kind=rule_kind, kind=kind, raw=True, step=step)]
+
+
+def _judged(confirm: Confirm | None, name: str, args: dict[str, Any]) -> list[_Judged]:
+    """The actions a rule may hold of a call of the route ``name`` whose ``confirm`` fact is
+    ``confirm``."""
+    if isinstance(confirm, HeldAs):
+        return [_Judged(rule_kind=confirm.kind, kind=confirm.kind, raw=False, step=args)]
+    if isinstance(confirm, HeldByAction):
+        return _by_action(confirm, name, args)
+    if not isinstance(confirm, HeldSteps):
+        return []
+    out: list[_Judged] = []
+    for step in args.get("actions") or ():
+        if not isinstance(step, dict):
+            continue
+        kind = str(step.get("kind"))
+        by = confirm.raw.get(kind)
+        out += (_by_action(by, kind, step) if by is not None
+                else [_Judged(rule_kind=kind, kind=kind, raw=False, step=step)])
+    return out
 
 
 def _tab(system: System, target_id: Any) -> TabActor | None:
@@ -85,16 +116,6 @@ class _Unknown:
 UNKNOWN = _Unknown()
 #: How long resolving a target's accessible name for the rules may take.
 RESOLVE_S = 5.0
-#: Raw input judged by what it can do: a mouse press is a click, a key down a press.
-_RAW = {("mouse", "down"): "click", ("mouse", "click"): "click",
-        ("keyboard", "down"): "press", ("keyboard", "insertText"): "type"}
-_RAW_KINDS = frozenset({"mouse", "keyboard"})
-
-
-def _rule_kind(kind: str, step: dict[str, Any]) -> str | None:
-    if kind in ("mouse", "keyboard"):
-        return _RAW.get((kind, str(step.get("action"))))
-    return kind
 
 
 def _element_target(kind: str, step: dict[str, Any]) -> ElementTarget:
@@ -104,21 +125,22 @@ def _element_target(kind: str, step: dict[str, Any]) -> ElementTarget:
                          text=step.get("text") if kind not in ("type", "press") else None)
 
 
-async def _name(tab: TabActor | None, kind: str, step: dict[str, Any]) -> str | _Unknown | None:
-    """The accessible name of the element ``step`` acts on, as the rules judge it: a ref's
-    from the tab's refs; a selector's, text's or role/name locator's resolved in the page
-    (under the tab's work slot, within :data:`RESOLVE_S`) — the element's own name, not
-    the words the agent chose. None when there is no such element (the action itself
-    answers the error); UNKNOWN when it cannot be told."""
+async def _name(tab: TabActor | None, action: _Judged) -> str | _Unknown | None:
+    """The accessible name of the element ``action`` acts on, as the rules judge it: a
+    ref's from the tab's refs; a selector's, text's or role/name locator's resolved in the
+    page (under the tab's work slot, within :data:`RESOLVE_S`) — the element's own name,
+    not the words the agent chose. None when there is no such element (the action itself
+    answers the error); UNKNOWN when it cannot be told (raw input, the focused element)."""
     if tab is None:
         return None
+    step = action.step
     ref = step.get("ref")
     if isinstance(ref, str):
         record = tab.refs.get(ref)
         return record.name if record is not None else None
-    if kind in _RAW_KINDS:
+    if action.raw:
         return UNKNOWN
-    target = _element_target(kind, step)
+    target = _element_target(action.kind, step)
     if not target.given():
         return UNKNOWN  # the focused element
     try:
@@ -161,25 +183,24 @@ async def hold_if_confirmed(system: System, route: Route, args: dict[str, Any],
     rules = system.settings.confirm
     if not rules or system.principal.is_owner:
         return
-    if route.path == "/downloads/<id>":
-        await _hold_download(system, str(args.get("id", "")))
+    if isinstance(route.confirm, HeldDownload):
+        await _hold_download(system, route, str(args.get(route.confirm.field, "")))
         return
-    steps = _steps(route, args)
-    if not steps:
+    actions = _judged(route.confirm, route.name, args)
+    if not actions:
         return
     tab = _tab(system, args.get("targetId"))
     page_origin = origin_of(tab.view().url) if tab is not None else None
-    for kind, step in steps:
-        rule_kind = _rule_kind(kind, step)
-        if rule_kind is None:
-            continue
+    for action in actions:
+        step = action.step
         url = step.get("url")
-        origin = origin_of(url) if kind == "navigate" and isinstance(url, str) else page_origin
-        candidates = kinds_of(rule_kind, step)
+        origin = (origin_of(url) if action.kind == "navigate" and isinstance(url, str)
+                  else page_origin)
+        candidates = kinds_of(action.rule_kind, step)
         found: str | _Unknown | None = None
         if any(r.name is not None and attrs.evolve(r, name=None).matches(
                 kind=c, origin=origin, name=None) for r in rules for c in candidates):
-            found = await _name(tab, kind, step)  # only when a name rule could apply
+            found = await _name(tab, action)  # only when a name rule could apply
         for candidate in candidates:
             rule = _first_match(rules, kind=candidate, origin=origin, name=found)
             if rule is None:
@@ -199,7 +220,7 @@ async def hold_if_confirmed(system: System, route: Route, args: dict[str, Any],
                                        confirmation=held.to_json(), rule=rule.to_json())
 
 
-async def _hold_download(system: System, download_id: str) -> None:
+async def _hold_download(system: System, route: Route, download_id: str) -> None:
     board, token = system.confirmations, system.principal.name
     if board.released(download_id, token=token):
         return
@@ -215,7 +236,7 @@ async def _hold_download(system: System, download_id: str) -> None:
 
     held = board.hold(kind="download", summary=what, profile=system.profile.name,
                       target={"download": download_id, "name": name, "origin": origin,
-                              "route": "/downloads/<id>"}, token=token, runner=release)
+                              "route": route.path}, token=token, runner=release)
     system.events.publish(EventType.CONFIRMATION_REQUESTED, profile=held.profile,
                           confirmation=held.to_json())
     raise ConfirmationRequired(f"held for the person's confirmation: {what}",

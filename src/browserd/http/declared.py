@@ -1,6 +1,10 @@
 """Whether every route declared every fact (:mod:`browserd.http.facts`), and the table whole.
 
-:func:`undeclared` names what one route left out or declared wrongly;
+:func:`undeclared` names what one route left out or declared wrongly — a
+fact that applies to some routes only is required of those: ``confirm`` of
+every route an agent may call that can change a web page (:func:`may_change_pages`),
+``untrusted`` of every JSON route that reaches web pages, ``render`` of every
+MCP tool;
 :func:`check_table` refuses a table with any such route, or with a name or a
 CLI command that two routes share (:func:`browserd.http.routes.all_routes`
 calls it, so the service does not start with an incomplete table).
@@ -11,11 +15,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..confirm import KINDS
 from ..principals import AGENT_SCOPES, OWNER_SCOPE, PUBLIC_SCOPE
-from .facts import BLOCKERS, GROUPS, NO_SCOPE, NO_TOOL, cli_command
+from .facts import (
+    BLOCKERS,
+    GROUPS,
+    NO_SCOPE,
+    NO_TOOL,
+    HeldAs,
+    HeldByAction,
+    HeldDownload,
+    HeldSteps,
+    cli_command,
+)
 from .schema import Route
 
-__all__ = ["check_table", "offerable", "undeclared"]
+__all__ = ["check_table", "may_change_pages", "offerable", "reaches_pages", "undeclared"]
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 
@@ -50,7 +65,57 @@ def undeclared(route: Route) -> list[str]:
         missing.append("cli")
     if route.group not in ("", NO_TOOL) and not offerable(route):
         missing.append(f"group: {route.path} cannot be a tool (say {NO_TOOL!r})")
+    return missing + _undeclared_answer_facts(route)
+
+
+def _undeclared_answer_facts(route: Route) -> list[str]:
+    """What ``route`` left out or declared wrongly of ``confirm``, ``untrusted`` and
+    ``render`` (each required where it applies)."""
+    missing = []
+    if route.confirm is None:
+        if may_change_pages(route):
+            missing.append("confirm (NOT_HELD when no rule can hold it)")
+    else:
+        missing += [f"confirm: {why}" for why in _confirm_problems(route)]
+    if route.untrusted is None and reaches_pages(route) and not route.raw_response:
+        missing.append("untrusted (() when its answer holds nothing of the page)")
+    if route.render is None and route.group not in ("", NO_TOOL):
+        missing.append("render")
     return missing
+
+
+def _confirm_problems(route: Route) -> list[str]:
+    confirm, fields = route.confirm, {f.name for f in route.fields} | set(route.path_params)
+    if isinstance(confirm, HeldAs):
+        return [] if confirm.kind in KINDS else [f"{confirm.kind!r} is no rule kind"]
+    if isinstance(confirm, HeldByAction):
+        return _by_action_problems(confirm, "action" in fields)
+    if isinstance(confirm, HeldSteps):
+        problems = [] if "actions" in fields else ["steps without an actions field"]
+        for by in confirm.raw.values():
+            problems += _by_action_problems(by, True)
+        return problems
+    if isinstance(confirm, HeldDownload):
+        return [] if confirm.field in fields else [f"no field {confirm.field!r}"]
+    return []
+
+
+def _by_action_problems(by: HeldByAction, has_action: bool) -> list[str]:
+    problems = [] if has_action else ["by action without an action field"]
+    return problems + [f"{kind!r} is no rule kind" for kind in by.kinds.values()
+                       if kind not in KINDS]
+
+
+def reaches_pages(route: Route) -> bool:
+    """Whether ``route`` reaches web pages (its hints say open-world)."""
+    return route.hints is not None and route.hints.open_world
+
+
+def may_change_pages(route: Route) -> bool:
+    """Whether an agent's call of ``route`` may change a web page or what the browser holds
+    of it: it reaches pages, is not read-only and is not the person's alone."""
+    return (reaches_pages(route) and route.hints is not None and not route.hints.read_only
+            and route.auth and route.needs != OWNER_SCOPE)
 
 
 def offerable(route: Route) -> bool:

@@ -1,7 +1,8 @@
 """The route tables of the documents, generated from the route table itself.
 
 ``docs/api.md`` holds every route (name, method and path, scope, MCP group,
-hints, what blocks it) and ``docs/mcp.md`` every MCP tool by group with its
+hints, what blocks it, how a ``confirm`` rule holds it, which fields of its
+answer are the page's) and ``docs/mcp.md`` every MCP tool by group with its
 hints, each between two marker comments (``<!-- routes:start -->`` …
 ``<!-- routes:end -->``, ``<!-- tools:start -->`` … ``<!-- tools:end -->``).
 ``python -m browserd.http.doctables --write`` rewrites them in place (in a
@@ -20,12 +21,25 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .facts import ACTS, ADDS, GROUPS, NO_TOOL, READS, SETS, Hints
+from .facts import (
+    ACTS,
+    ADDS,
+    GROUPS,
+    NO_TOOL,
+    READS,
+    SETS,
+    Confirm,
+    HeldAs,
+    HeldByAction,
+    HeldDownload,
+    HeldSteps,
+    Hints,
+)
 from .routes import all_routes
 from .schema import Route
 
-__all__ = ["DOCS", "TABLES", "hints_label", "main", "refreshed", "routes_table",
-           "tools_table"]
+__all__ = ["DOCS", "TABLES", "confirm_label", "hints_label", "main", "refreshed",
+           "routes_table", "tools_table"]
 
 #: The documents' folder in a checkout (``src/browserd/http/`` → ``docs/``).
 DOCS = Path(__file__).resolve().parents[3] / "docs"
@@ -42,6 +56,32 @@ def hints_label(hints: Hints) -> str:
     return label if hints.open_world else f"{label}, local"
 
 
+def _by_action(by: HeldByAction) -> str:
+    kinds: dict[str, list[str]] = {}
+    for action, kind in by.kinds.items():
+        kinds.setdefault(kind, []).append(action)
+    return "; ".join(f"{', '.join(actions)}: `{kind}`" for kind, actions in kinds.items())
+
+
+def confirm_label(confirm: Confirm | None) -> str:
+    """How a ``confirm`` rule holds a call, in the table's words: its kind (`` `click` ``),
+    raw input's kinds by action (``down, click: `click` ``), ``each step`` (a batch, as
+    its kinds), ``its file`` (a download), ``-`` (never)."""
+    if isinstance(confirm, HeldAs):
+        return f"`{confirm.kind}`"
+    if isinstance(confirm, HeldByAction):
+        return _by_action(confirm)
+    if isinstance(confirm, HeldSteps):
+        return "each step"
+    if isinstance(confirm, HeldDownload):
+        return "its file"
+    return "-"
+
+
+def _page_fields(route: Route) -> str:
+    return ", ".join(f"`{field}`" for field in route.untrusted or ()) or "-"
+
+
 def _blockers(route: Route) -> str:
     return ", ".join(sorted(route.blocked_by or ())) or "-"
 
@@ -53,12 +93,14 @@ def _route_path(route: Route) -> str:
 
 def routes_table(routes: Sequence[Route] | None = None) -> str:
     """Every route as one Markdown table row, in table order."""
-    rows = ["| name | route | scope | group | hints | blocked by |", "|---|---|---|---|---|---|"]
+    rows = ["| name | route | scope | group | hints | blocked by | confirm | page fields |",
+            "|---|---|---|---|---|---|---|---|"]
     for route in all_routes() if routes is None else routes:
         assert route.hints is not None
         group = "-" if route.group == NO_TOOL else f"`{route.group}`"
         rows.append(f"| `{route.name}` | `{_route_path(route)}` | `{route.needs}` | {group} | "
-                    f"{hints_label(route.hints)} | {_blockers(route)} |")
+                    f"{hints_label(route.hints)} | {_blockers(route)} | "
+                    f"{confirm_label(route.confirm)} | {_page_fields(route)} |")
     return "\n".join(rows)
 
 

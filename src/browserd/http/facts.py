@@ -6,23 +6,32 @@ from it: its ``name`` (the ``/ws`` method and the MCP tool), its MCP
 ``group`` (:data:`GROUPS`, or :data:`NO_TOOL`), its :class:`Hints` (the MCP
 annotations), the token scope it ``needs``, its ``answer``, what it is
 ``blocked_by`` (:data:`DIALOG`, :data:`HANDOFF`: enforced by
-:func:`browserd.http.tabwork.on_tab` for every lane) and its :class:`Cli`
-command. :mod:`browserd.http.declared` refuses a table where a route left
-any out, so a route cannot be added without deciding each of them.
+:func:`browserd.http.tabwork.on_tab` for every lane), its :class:`Cli`
+command and, where they apply, how a ``confirm`` rule can hold a call of it
+(:data:`Confirm`: :class:`HeldAs`, :class:`HeldByAction`, :class:`HeldSteps`,
+:class:`HeldDownload` or :data:`NOT_HELD`; read by
+:mod:`browserd.http.confirmations`), which fields of its answer are the
+page's words (``untrusted``: marked in every JSON answer) and how an agent
+reads its answer (:class:`Render`: :mod:`browserd.mcp.render`).
+:mod:`browserd.http.declared` refuses a table where a route left any out, so
+a route cannot be added without deciding each of them.
 
 Plain records and code: no I/O.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 __all__ = ["ACTS", "ADDS", "BLOCKERS", "DIALOG", "GROUPS", "HANDOFF", "LOCAL_ACTS",
-           "LOCAL_ADDS", "LOCAL_READS", "LOCAL_SETS", "NOTHING", "NO_SCOPE", "NO_TOOL",
-           "READS", "SETS", "Cli", "Hints", "Prefix", "Words", "by_hand", "cli_command"]
+           "LOCAL_ADDS", "LOCAL_READS", "LOCAL_SETS", "NOTHING", "NOT_HELD", "NO_SCOPE",
+           "NO_TOOL", "READS", "SETS", "Cli", "Confirm", "HeldAs", "HeldByAction",
+           "HeldDownload", "HeldSteps", "Hints", "NotHeld", "Prefix", "Render", "Words",
+           "by_hand", "cli_command", "confirm_json", "held", "marked_untrusted"]
 
 #: The MCP tool groups (``--caps``), in the order the documents list them. ``core`` is
 #: what an agent needs to browse and finish a form (at most 20 tools).
@@ -162,3 +171,122 @@ def by_hand(command: str) -> Cli:
 def cli_command(name: str, cli: Cli) -> str:
     """The command a route with this name and CLI fact is called by (or covered by)."""
     return cli.covered_by or cli.command or name.replace("_", "-")
+
+
+# -- what a confirm rule can hold ---------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class HeldAs:
+    """A call is judged by the ``confirm`` rules as one action of ``kind`` (one of
+    :data:`browserd.confirm.KINDS`): ``/click`` a click, ``/back`` a navigation,
+    ``/login`` a submit. Its element's name is the one its fields name."""
+
+    kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+
+@attrs.frozen(kw_only=True)
+class HeldByAction:
+    """Raw input, judged by what its ``action`` field does: ``kinds`` maps an action to
+    the rule kind it is (``/mouse``: ``down`` and ``click`` are a click); any other
+    action is never held. The element it reaches cannot be told before it runs, so
+    any name rule of its kind holds it."""
+
+    kinds: Mapping[str, str] = attrs.field(hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"byAction": dict(self.kinds)}
+
+
+@attrs.frozen(kw_only=True)
+class HeldSteps:
+    """Each of the call's ``actions`` is judged as an action of its own ``kind``
+    (``/act``); the raw input kinds of ``raw`` by what their ``action`` does."""
+
+    raw: Mapping[str, HeldByAction] = attrs.field(hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"steps": True, "byAction": {kind: dict(by.kinds)
+                                            for kind, by in self.raw.items()}}
+
+
+@attrs.frozen(kw_only=True)
+class HeldDownload:
+    """The download the call's ``field`` names is handed out only once the person
+    approved (a ``download`` rule; its name is the file's)."""
+
+    field: str = "id"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"download": self.field}
+
+
+@attrs.frozen
+class NotHeld:
+    """No ``confirm`` rule holds a call of the route (it only reads, moves or waits)."""
+
+
+NOT_HELD = NotHeld()
+Confirm = HeldAs | HeldByAction | HeldSteps | HeldDownload | NotHeld
+"""How a ``confirm`` rule can hold a call of a route (:mod:`browserd.http.confirmations`)."""
+
+
+def held(confirm: Confirm | None) -> bool:
+    """Whether a ``confirm`` rule can hold a call (202 CONFIRMATION_REQUIRED)."""
+    return confirm is not None and not isinstance(confirm, NotHeld)
+
+
+def confirm_json(confirm: Confirm | None) -> dict[str, Any] | None:
+    """``x-browserd-confirm``: how a rule holds a call; None when none can."""
+    if confirm is None or isinstance(confirm, NotHeld):
+        return None
+    return confirm.to_json()
+
+
+# -- what of an answer is the page's -------------------------------------------------
+
+
+def marked_untrusted(fields: tuple[str, ...] | None, result: Any) -> Any:
+    """``result`` with ``untrusted`` naming those of ``fields`` (the page-content fields a
+    route declares) it holds; as it is when it holds none."""
+    if not fields or not isinstance(result, dict):
+        return result
+    present = [f for f in fields if f in result]
+    return {**result, "untrusted": present} if present else result
+
+
+# -- how an agent reads an answer ---------------------------------------------------
+
+
+class Render(enum.StrEnum):
+    """How an answer is turned into the text an agent reads (:mod:`browserd.mcp.render`);
+    what the page provided always inside the answer's page boundary."""
+
+    #: The page's text under its title, URL and load state (or what changed).
+    SNAPSHOT = "snapshot"
+    #: Find matches, one per line.
+    MATCHES = "matches"
+    #: A script's value (a string as itself, anything else as JSON).
+    VALUE = "value"
+    #: One line per tab.
+    TABS = "tabs"
+    #: "opened" and the new tab's line.
+    OPENED = "opened"
+    #: A batch: a line per step, then the snapshot asked for.
+    STEPS = "steps"
+    #: A capture's file line, and the image itself when small enough.
+    IMAGE = "image"
+    #: A capture's file line (no image).
+    FILE = "file"
+    #: "ok", how it was done, what it caused (effects), then the snapshot asked for.
+    ACTION = "action"
+    #: The DOM's text.
+    TEXT = "text"
+    #: ``key: value`` lines, all of them the page's (console lines, network data,
+    #: cookies, stored state).
+    PAGE = "page"
+    #: ``key: value`` lines: browserd's own words.
+    FIELDS = "fields"

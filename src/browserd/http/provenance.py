@@ -2,46 +2,49 @@
 
 A host reading browserd's JSON can tell page-provided content (titles, URLs,
 text, values, console lines, request data) from browserd's own fields: every
-answer of a route below carries ``untrusted: [field, …]`` naming its fields
-that hold page content (only those present). MCP answers mark the same
-content with a nonce boundary instead (:mod:`browserd.mcp.render`). Answers
-that are data formats to be saved and loaded back (``/state``, ``/cookies``,
-``/storage``) stay in their format: their values are the page's by nature.
+route that reaches web pages declares the fields of its answer that hold page
+content (:attr:`browserd.http.schema.Route.untrusted`), and every answer of it
+carries ``untrusted: [field, …]`` naming those it has
+(:meth:`~browserd.http.schema.Route.mark_untrusted`, on every lane:
+:func:`browserd.http.calls.run_handler`). ``/openapi.json`` carries the
+declaration as ``x-browserd-untrusted``. MCP answers mark the same content
+with a nonce boundary instead (:mod:`browserd.mcp.render`). Answers that are
+data formats to be saved and loaded back (``/state``, ``/cookies``,
+``/storage``) declare none and stay in their format: their values are the
+page's by nature.
+
+:func:`mark_untrusted` does the same for code that holds a path rather than
+the route (the route table's declaration for that path). Plain code: no I/O.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-__all__ = ["PAGE_FIELDS", "mark_untrusted"]
+from .facts import marked_untrusted
+from .routes import all_routes
 
-_ACTION = ("effects", "snapshot", "coveredBy")
-#: Route path → the fields of its answer that hold page content.
-PAGE_FIELDS: dict[str, tuple[str, ...]] = {
-    "/snapshot": ("title", "url", "text", "diff", "nodes"),
-    "/find": ("url", "matches"),
-    "/query": ("matches", "elements"),
-    "/dom": ("text", "html"),
-    "/eval": ("url", "result"),
-    "/console": ("messages",),
-    "/tabs": ("tabs",),
-    "/tabs/open": ("title", "url"),
-    "/navigate": ("title", "url", "effects"),
-    "/back": ("title", "url", "effects"), "/forward": ("title", "url", "effects"),
-    "/reload": ("title", "url", "effects"),
-    "/network": ("requests",),
-    "/network/<id>": ("url", "requestHeaders", "responseHeaders", "postData", "body"),
-    "/downloads": ("downloads",),
-    **{path: _ACTION for path in ("/click", "/type", "/press", "/hover", "/select", "/drag",
-                                  "/upload", "/mouse", "/keyboard", "/scroll", "/dialog",
-                                  "/wait", "/act", "/login")},
-}
+__all__ = ["mark_untrusted", "page_fields"]
+
+
+@cache
+def _declared() -> dict[str, tuple[str, ...]]:
+    """Path → the page-content fields its routes declare (in declaration order)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for route in all_routes():
+        fields = (*out.get(route.path, ()), *(route.untrusted or ()))
+        out[route.path] = tuple(dict.fromkeys(fields))
+    return out
+
+
+def page_fields(path: str) -> tuple[str, ...]:
+    """The fields the answers of the routes at ``path`` hold page content in (none for a
+    path of no route)."""
+    return _declared().get(path, ())
 
 
 def mark_untrusted(path: str, result: Any) -> Any:
-    """``result`` with ``untrusted`` naming its page-content fields (when it has any)."""
-    fields = PAGE_FIELDS.get(path)
-    if not fields or not isinstance(result, dict):
-        return result
-    present = [f for f in fields if f in result]
-    return {**result, "untrusted": present} if present else result
+    """``result`` (an answer of the route at ``path``) with ``untrusted`` naming its
+    page-content fields (as it is when it has none)."""
+    return marked_untrusted(page_fields(path), result)

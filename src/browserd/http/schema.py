@@ -8,9 +8,11 @@ spec cannot drift from what the app accepts. A route also declares its other
 facts (:mod:`browserd.http.facts`): its name, MCP group and hints, the scope
 it needs, its :class:`Answer` (the JSON Schema of its 200 body, or a raw
 body's media types; every error status answers :data:`ERROR_SCHEMA`, the body
-of :meth:`browserd.errors.BrowserdError.to_dict`), what blocks it and its CLI
-command; the document carries them as ``x-browserd-*`` extensions of each
-operation, so a client (the CLI) needs no table of its own.
+of :meth:`browserd.errors.BrowserdError.to_dict`), what blocks it, its CLI
+command, how a ``confirm`` rule can hold it (those it can hold also answer
+202), which fields of its answer are the page's and how an agent reads it;
+the document carries them as ``x-browserd-*`` extensions of each operation,
+so a client (the CLI) needs no table of its own.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 import attrs
 
 from ..argfields import UNSET, Field, check_value, parse_args
-from .facts import Cli, Hints
+from .facts import Cli, Confirm, Hints, Render, confirm_json, held, marked_untrusted
 
 __all__ = ["ERROR_SCHEMA", "UNSET", "Answer", "Field", "Handler", "Route", "check_value",
            "kinds_schema", "openapi", "parse_args"]
@@ -32,18 +34,16 @@ Handler = Callable[..., Awaitable[Any]]
 
 @attrs.frozen(kw_only=True)
 class Answer:
-    """What a route answers with 200 (and whether it may answer 202 instead).
+    """What a route answers with 200.
 
     ``schema``: the JSON Schema of a JSON answer (usually a ``$ref`` to a
     component); ``media_types``: a raw answer's content types (its ``schema``
-    then describes an ``application/json`` one among them, if any); ``held``:
-    a ``confirm`` rule can hold the call (202 CONFIRMATION_REQUIRED).
+    then describes an ``application/json`` one among them, if any).
     """
 
     schema: dict[str, Any] = attrs.field(factory=dict, hash=False)
     media_types: tuple[str, ...] = ("application/json",)
     description: str = "OK"
-    held: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -91,6 +91,15 @@ class Route:
     #: MCP property descriptions in tool terms, where the field's own words are HTTP's
     #: or missing (field name → text). Not hashed.
     tool_fields: Mapping[str, str] = attrs.field(factory=dict, hash=False)
+    #: How a ``confirm`` rule can hold a call (:data:`browserd.http.facts.Confirm`; every
+    #: route an agent may call that can change a web page declares it, ``NOT_HELD`` too).
+    confirm: Confirm | None = None
+    #: The fields of its JSON answer that hold page content (titles, URLs, text, values,
+    #: request data): every answer names those it has as ``untrusted`` (every JSON route
+    #: that reaches web pages declares them, ``()`` too).
+    untrusted: tuple[str, ...] | None = None
+    #: How an agent reads its answer (every MCP tool declares it).
+    render: Render | None = None
 
     @property
     def endpoint(self) -> str:
@@ -99,6 +108,11 @@ class Route:
     def more_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
         """The scopes this call needs beyond :attr:`needs` (:attr:`extra_needs`)."""
         return () if self.extra_needs is None else self.extra_needs(args)
+
+    def mark_untrusted(self, result: Any) -> Any:
+        """``result`` with ``untrusted`` naming those of its fields that :attr:`untrusted`
+        declares page content (as it is when it has none)."""
+        return marked_untrusted(self.untrusted, result)
 
 
 #: The body of every error answer (:meth:`browserd.errors.BrowserdError.to_dict`): the
@@ -168,10 +182,10 @@ def _responses(route: Route) -> dict[str, Any]:
         out = {"200": {"description": answer.description, "content": {
             media: {"schema": answer.schema if media == "application/json" else {}}
             for media in answer.media_types}}}
-        if answer.held:
-            out["202"] = {"description": "CONFIRMATION_REQUIRED: held for the person "
-                                         "(POST /wait {confirmation} runs it once approved)",
-                          "content": {"application/json": {"schema": _ERROR_REF}}}
+    if held(route.confirm):
+        out["202"] = {"description": "CONFIRMATION_REQUIRED: held for the person "
+                                     "(POST /wait {confirmation} runs it once approved)",
+                      "content": {"application/json": {"schema": _ERROR_REF}}}
     for code in _ERROR_CODES:
         out[code] = {"description": "error", "content": {"application/json": {
             "schema": _ERROR_REF}}}
@@ -188,6 +202,13 @@ def _extensions(route: Route) -> dict[str, Any]:
         out["x-browserd-blocked-by"] = sorted(route.blocked_by)
     if route.cli is not None:
         out["x-browserd-cli"] = route.cli.to_json()
+    confirm = confirm_json(route.confirm)
+    if confirm is not None:
+        out["x-browserd-confirm"] = confirm
+    if route.untrusted:
+        out["x-browserd-untrusted"] = list(route.untrusted)
+    if route.render is not None:
+        out["x-browserd-render"] = route.render.value
     return {key: value for key, value in out.items() if value != ""}
 
 

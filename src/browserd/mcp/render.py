@@ -1,15 +1,20 @@
 """What an agent reads: route answers (JSON) turned into MCP tool content.
 
-A snapshot is its text (with the page's title, URL and load state on top and
-a line when it was cut); ``find`` lists its matches one per line; ``eval``
-gives the value (a string as itself, anything else as JSON); ``tabs`` one
-line per tab; an action ``ok`` plus what it caused; a screenshot is the image
-itself (when at most :data:`IMAGE_MAX_BYTES`) plus a line with its
-``mediaUrl`` — with a ``diff`` (``since``), a line saying what changed and the
-image of just the changed region, or no image at all when nothing changed
-(:func:`image_source`). Any other answer is ``key: value`` lines, nested values as
-compact JSON. Errors are ``CODE (status): message`` plus the hint and any
-details. Everything here is plain code: no I/O.
+How an answer is rendered is its route's ``render`` fact
+(:class:`browserd.http.facts.Render`, declared by every MCP tool):
+:func:`render_answer` renders by it, :func:`render_result` by the name of
+the operation whose route declares it. A snapshot is its text (with the
+page's title, URL and load state on top and a line when it was cut); find
+matches are one per line; a script's value is itself (a string) or JSON;
+tabs are one line each; an action is ``ok`` plus what it caused; a
+screenshot is the image itself (when at most :data:`IMAGE_MAX_BYTES`) plus a
+line with its ``mediaUrl`` — with a ``diff`` (``since``), a line saying what
+changed and the image of just the changed region, or no image at all when
+nothing changed (:func:`image_source`). Any other answer is ``key: value``
+lines, nested values as compact JSON (all inside the page boundary when the
+whole answer is the page's: console lines, network data, cookies, stored
+state). Errors are ``CODE (status): message`` plus the hint and any details.
+Everything here is plain code: no I/O.
 
 **Provenance.** Whatever the page provided (a snapshot's text, titles, URLs,
 find matches, eval values, DOM text, console lines, an action's effects) is
@@ -21,15 +26,18 @@ browserd's own words.
 from __future__ import annotations
 
 import base64
+from functools import cache
 from typing import Any
 
 import orjson
 
 from .. import jsontext
 from ..answer_text import format_matches, new_nonce, page_block
+from ..http.catalog import catalog
+from ..http.facts import Render
 
-__all__ = ["IMAGE_MAX_BYTES", "PAGE_OPERATIONS", "Content", "image_source", "new_nonce",
-           "page_block", "render_error", "render_result", "wants_image"]
+__all__ = ["IMAGE_MAX_BYTES", "Content", "image_source", "new_nonce", "page_block",
+           "render_answer", "render_error", "render_result", "rendering_of", "wants_image"]
 
 IMAGE_MAX_BYTES = 1024 * 1024
 """A screenshot larger than this is answered by its mediaUrl only."""
@@ -38,9 +46,6 @@ Content = dict[str, Any]
 """One MCP content item as JSON: ``{type: "text", text}`` or ``{type: "image", data, mimeType}``."""
 
 _QUIET = frozenset({"ok", "stats", "snapshotId", "untrusted"})
-#: Operations whose whole answer is the page's (rendered as generic lines, all untrusted).
-PAGE_OPERATIONS = frozenset({"console", "query", "network", "cookies_get", "storage_get",
-                             "state_get", "downloads"})
 
 
 def _json(value: Any) -> str:
@@ -159,55 +164,82 @@ def _diff_line(diff: dict[str, Any]) -> str:
             f"{diff.get('mediaUrl')}")
 
 
+@cache
+def _renderings() -> dict[str, Render]:
+    return {name: op.route.render for name, op in catalog().items()
+            if op.route.render is not None}
+
+
+def rendering_of(name: str) -> Render:
+    """How the answer of the operation ``name`` is rendered (its route's ``render``;
+    ``fields`` for a name no tool has)."""
+    return _renderings().get(name, Render.FIELDS)
+
+
 def render_result(name: str, result: Any, image: bytes | None = None, *,
                   nonce: str | None = None) -> list[Content]:
-    """The content of a successful call of ``name`` (``image``: the screenshot's bytes);
-    page-provided text inside the boundary of ``nonce`` (a new one when None)."""
+    """The content of a successful call of the operation ``name`` (its route's rendering,
+    :func:`render_answer`)."""
+    return render_answer(rendering_of(name), result, image, nonce=nonce)
+
+
+def _capture(render: Render, result: dict[str, Any], image: bytes | None) -> list[Content]:
+    """A capture's line (its file, size, a diff's change) and, for an image, the image."""
+    size = (f" {result['width']}x{result['height']}" if result.get("width") else "")
+    line = (f"{result.get('mime')}{size}, {result.get('bytes')} bytes: "
+            f"{result.get('mediaUrl')} (also at {result.get('path')})")
+    if result.get("note"):
+        line += f"\n{result['note']}"
+    diff = result.get("diff")
+    shown = result
+    if isinstance(diff, dict):
+        line += f"\n{_diff_line(diff)}"
+        shown = diff
+    if image is None and render is Render.IMAGE and shown.get("mediaUrl"):
+        line += f"\n(larger than {IMAGE_MAX_BYTES} bytes: fetch it from its mediaUrl)" \
+            if not wants_image(shown) else ""
+    content = [_text(line)]
+    if image is not None:
+        content.append({"type": "image", "data": base64.b64encode(image).decode(),
+                        "mimeType": shown.get("mime", "image/png")})
+    return content
+
+
+def render_answer(render: Render, result: Any, image: bytes | None = None, *,
+                  nonce: str | None = None) -> list[Content]:
+    """The content of a successful call whose route renders its answer as ``render``
+    (``image``: a screenshot's bytes); page-provided text inside the boundary of
+    ``nonce`` (a new one when None)."""
     nonce = nonce or new_nonce()
     if not isinstance(result, dict):
         return [_text(page_block(result if isinstance(result, str) else _json(result), nonce))]
-    if name == "snapshot":
-        return [_text(_snapshot(result, nonce))]
-    if name == "find":
-        return [_text(page_block(format_matches(result), nonce))]
-    if name == "eval":
-        value = result.get("result")
-        return [_text(page_block(value if isinstance(value, str) else _json(value), nonce))]
-    if name == "tabs":
-        return [_text(_tabs(result, nonce))]
-    if name == "act" and isinstance(result.get("steps"), list):
-        return [_text(_act(result, nonce))]
-    if name == "tabs_open":
-        return [_text("opened\n" + _tabs({"tabs": [result]}, nonce))]
-    if name in ("screenshot", "pdf"):
-        size = (f" {result['width']}x{result['height']}" if result.get("width") else "")
-        line = (f"{result.get('mime')}{size}, {result.get('bytes')} bytes: "
-                f"{result.get('mediaUrl')} (also at {result.get('path')})")
-        if result.get("note"):
-            line += f"\n{result['note']}"
-        diff = result.get("diff")
-        shown = result
-        if isinstance(diff, dict):
-            line += f"\n{_diff_line(diff)}"
-            shown = diff
-        if image is None and name == "screenshot" and shown.get("mediaUrl"):
-            line += f"\n(larger than {IMAGE_MAX_BYTES} bytes: fetch it from its mediaUrl)" \
-                if not wants_image(shown) else ""
-        content = [_text(line)]
-        if image is not None:
-            content.append({"type": "image", "data": base64.b64encode(image).decode(),
-                            "mimeType": shown.get("mime", "image/png")})
-        return content
-    if "effects" in result:
-        text = _action({k: v for k, v in result.items() if k != "snapshot"}, nonce)
-        if isinstance(result.get("snapshot"), dict):
-            text += "\n" + _snapshot(result["snapshot"], nonce)
-        return [_text(text)]
-    if name == "dom":
-        text = page_block(str(result.get("text", "")), nonce)
-        return [_text(text + ("\n(truncated)" if result.get("truncated") else ""))]
-    if name in PAGE_OPERATIONS:
-        return [_text(page_block(_lines(result), nonce))]
+    match render:
+        case Render.SNAPSHOT:
+            return [_text(_snapshot(result, nonce))]
+        case Render.MATCHES:
+            return [_text(page_block(format_matches(result), nonce))]
+        case Render.VALUE:
+            value = result.get("result")
+            return [_text(page_block(value if isinstance(value, str) else _json(value),
+                                     nonce))]
+        case Render.TABS:
+            return [_text(_tabs(result, nonce))]
+        case Render.STEPS:
+            return [_text(_act(result, nonce))]
+        case Render.OPENED:
+            return [_text("opened\n" + _tabs({"tabs": [result]}, nonce))]
+        case Render.IMAGE | Render.FILE:
+            return _capture(render, result, image)
+        case Render.ACTION:
+            text = _action({k: v for k, v in result.items() if k != "snapshot"}, nonce)
+            if isinstance(result.get("snapshot"), dict):
+                text += "\n" + _snapshot(result["snapshot"], nonce)
+            return [_text(text)]
+        case Render.TEXT:
+            text = page_block(str(result.get("text", "")), nonce)
+            return [_text(text + ("\n(truncated)" if result.get("truncated") else ""))]
+        case Render.PAGE:
+            return [_text(page_block(_lines(result), nonce))]
     return [_text(_lines(result))]
 
 

@@ -30,7 +30,8 @@ from mcp.server import Server, ServerRequestContext
 from .. import __version__
 from ..errors import BrowserdError, NotFound
 from ..http.catalog import Operation, catalog, select
-from .render import Content, image_source, render_error, render_result
+from ..http.facts import Render
+from .render import Content, image_source, render_answer, render_error
 from .wording import field_description, tool_description, tool_hints
 
 __all__ = ["INSTRUCTIONS", "Caller", "Observe", "build_server", "describe_tool",
@@ -141,11 +142,13 @@ def build_server(operations: list[Operation], caller: Caller, *,
         finally:
             if observe is not None:
                 observe(op, outcome, time.perf_counter() - started)
+        render = op.route.render
+        assert render is not None  # (the route table refuses a tool without one)
         image = None
-        shown = image_source(result) if op.name == "screenshot" else None
+        shown = image_source(result) if render is Render.IMAGE else None
         if shown is not None:
             image = await caller.image(shown)
-        return types.CallToolResult(content=_content(render_result(op.name, result, image)))
+        return types.CallToolResult(content=_content(render_answer(render, result, image)))
 
     return Server("browserd", version=__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool)

@@ -15,9 +15,6 @@ work pattern in :mod:`browserd.http.tabwork`).
 
 from __future__ import annotations
 
-import attrs
-
-from ..confirmations import ROUTE_KINDS
 from ..declared import check_table
 from ..schema import Route
 from .confirmations import confirmation_routes
@@ -46,25 +43,13 @@ __all__ = [
     "service_routes", "state_routes", "tab_routes", "token_routes"
 ]
 
-#: The routes a ``confirm`` rule can hold (202 CONFIRMATION_REQUIRED): those with a
-#: confirm kind, ``/act`` (its steps') and a download's file.
-_HELD = frozenset({*ROUTE_KINDS, "/act", "/downloads/<id>"})
-
-
-def _held(route: Route) -> Route:
-    """``route`` whose answer also says it may be held (202)."""
-    if route.path not in _HELD or route.answer is None:
-        return route
-    return attrs.evolve(route, answer=attrs.evolve(route.answer, held=True))
-
-
 def all_routes() -> list[Route]:
     """Every route of the API (a new list each call); ValueError when one lacks a fact."""
-    routes = [_held(route) for route in (
+    routes = [
         *service_routes(), *profile_routes(), *tab_routes(), *consent_routes(), *page_routes(),
         *navigation_routes(), *input_routes(), *media_routes(), *state_routes(),
         *emulation_routes(), *download_routes(), *network_routes(), *ops_routes(),
         *token_routes(), *secret_routes(), *confirmation_routes(),
-        *record_routes(all_routes), *meta_routes(all_routes))]
+        *record_routes(all_routes), *meta_routes(all_routes)]
     check_table(routes)
     return routes

@@ -35,7 +35,7 @@ from quart import Response
 from ...errors import NotFound
 from ...system import System
 from ..answers import returns
-from ..facts import NO_TOOL, NOTHING, READS, Cli, Prefix
+from ..facts import NO_TOOL, NOTHING, READS, Cli, HeldDownload, Prefix, Render
 from ..schema import Answer, Field, Route
 
 __all__ = ["content_disposition", "download_routes", "safe_filename"]
@@ -116,12 +116,14 @@ def download_routes() -> list[Route]:
               fields=(Field(name="targetId", type="string", max_length=200,
                             description="only this tab's downloads (id or prefix)"),),
               name="downloads", group="files", hints=READS, needs="read",
+              untrusted=("downloads",), render=Render.PAGE,
               answer=returns("DownloadList"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/downloads/<id>", methods=("GET",), handler=get_download, tag="page",
               raw_response=True, path_params=("id",),
               summary="A completed download's file, as an attachment",
               fields=(Field(name="id", type="string", required=True, max_length=64),),
               name="download", group=NO_TOOL, hints=READS, needs="files", blocked_by=NOTHING,
+              confirm=HeldDownload(field="id"),
               answer=Answer(media_types=("application/octet-stream",),
                             description="the downloaded file (an attachment)"),
               cli=Cli(positional=("id",),

@@ -25,7 +25,7 @@ from ...tabs import emulation
 from ...tabs.actor import TabActor
 from ...tabs.state import Emulation, Geolocation, NetworkConditions, Viewport
 from ..answers import returns
-from ..facts import DIALOG, HANDOFF, NOTHING, READS, SETS, by_hand
+from ..facts import DIALOG, HANDOFF, NOT_HELD, NOTHING, READS, SETS, Render, by_hand
 from ..fields import TARGET
 from ..schema import UNSET, Field, Route
 from ..tabwork import on_tab
@@ -188,6 +188,7 @@ def emulation_routes() -> list[Route]:
         Route(path="/emulate", methods=("GET",), handler=get_emulate, tag="page",
               summary="The tab's current emulation", fields=(TARGET,),
               name="emulate_get", group="emulation", hints=READS, needs="read",
+              untrusted=(), render=Render.FIELDS,
               answer=returns("EmulationAnswer"), blocked_by=NOTHING, cli=by_hand("emulate")),
         Route(path="/emulate", methods=("POST",), handler=post_emulate, tag="page",
               summary="Emulate a device, locale, timezone, position, media or network "
@@ -211,11 +212,13 @@ def emulation_routes() -> list[Route]:
                   opt("network", "object", "{latencyMs, downloadKbps, uploadKbps}"),
               ),
               name="emulate_set", group="emulation", hints=SETS, needs="act",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("EmulationAnswer"), blocked_by=DIALOG | HANDOFF,
               cli=by_hand("emulate")),
         Route(path="/emulate", methods=("DELETE",), handler=delete_emulate, tag="page",
               summary="Reset the tab's emulation", fields=(TARGET,),
               name="emulate_delete", group="emulation", hints=SETS, needs="act",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("EmulationAnswer"), blocked_by=DIALOG | HANDOFF,
               cli=by_hand("emulate")),
     ]

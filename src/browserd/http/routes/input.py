@@ -30,7 +30,20 @@ from ...tabs.actions.records import RouteWait
 from ...tabs.actor import TabActor
 from ..answers import returns
 from ..confirmations import wait_for_confirmation
-from ..facts import ACTS, DIALOG, HANDOFF, SETS, Cli, Words, by_hand
+from ..facts import (
+    ACTS,
+    DIALOG,
+    HANDOFF,
+    NOT_HELD,
+    SETS,
+    Cli,
+    HeldAs,
+    HeldByAction,
+    HeldSteps,
+    Render,
+    Words,
+    by_hand,
+)
 from ..fields import TARGET, timeout_field
 from ..handoffs import wait_for_handoff, wait_for_tab_request
 from ..schema import Field, Route, kinds_schema, parse_args
@@ -230,43 +243,61 @@ def _kind_route(kind: str, **facts: Any) -> Route:
 
 #: Input acts on the page: not beside a dialog, not while a person has the tab.
 _INPUT = DIALOG | HANDOFF
+#: What of an input's answer is the page's: what it caused, the snapshot asked for, what
+#: covered its element.
+_CAUSED = ("effects", "snapshot", "coveredBy")
+#: Raw input, judged by the ``confirm`` rules by what it does: a mouse press is a click, a
+#: key down a press, inserted text typing.
+_MOUSE_HELD = HeldByAction(kinds={"down": "click", "click": "click"})
+_KEYBOARD_HELD = HeldByAction(kinds={"down": "press", "insertText": "type"})
 
 
 def input_routes() -> list[Route]:
     return [
         _kind_route("click", group="core", hints=ACTS, needs="act",
+                    confirm=HeldAs(kind="click"), untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("ClickAnswer"), blocked_by=_INPUT,
                     cli=Cli(positional=("ref?",))),
         _kind_route("type", group="core", hints=ACTS, needs="act",
+                    confirm=HeldAs(kind="type"), untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("InputAnswer"), blocked_by=_INPUT,
                     cli=Cli(positional=("ref?", "text"))),
         _kind_route("press", group="core", hints=ACTS, needs="act",
+                    confirm=HeldAs(kind="press"), untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("InputAnswer"), blocked_by=_INPUT,
                     cli=Cli(positional=("key",))),
         _kind_route("hover", group="core", hints=ACTS, needs="act",
+                    confirm=NOT_HELD, untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("HoverAnswer"), blocked_by=_INPUT,
                     cli=Cli(positional=("ref?",))),
         _kind_route("select", group="core", hints=SETS, needs="act",
+                    confirm=HeldAs(kind="select"), untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("SelectAnswer"), blocked_by=_INPUT, cli=Cli(words=Words(
                         metavar="REF VALUE", placer="select",
                         help="the <select>'s ref, then the values or labels to choose (with "
                              "--selector/--text/--role/--name: values only)"))),
         # A wait reads the page: a person may hold the tab meanwhile (wait for them with it).
         _kind_route("wait", group="core", hints=ACTS, needs="act",
+                    confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
                     answer=returns("WaitAnswer"), blocked_by=DIALOG, cli=Cli()),
         # The one input an open dialog lets through: answering it.
         _kind_route("dialog", group="core", hints=ACTS, needs="act",
+                    confirm=HeldAs(kind="dialog"), untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("DialogAnswer"), blocked_by=HANDOFF, cli=Cli()),
         _kind_route("upload", group="core", hints=SETS, needs="files",
+                    confirm=HeldAs(kind="upload"), untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("UploadAnswer"), blocked_by=_INPUT, cli=by_hand("upload"),
                     tool_text="Set the files of a file input (ref or selector), or, with "
                               "files only, answer the file chooser an earlier action opened "
                               "(effects: fileChooser)"),
         _kind_route("drag", group="core", hints=ACTS, needs="act",
+                    confirm=HeldAs(kind="drag"), untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("DragAnswer"), blocked_by=_INPUT, cli=by_hand("drag")),
         _kind_route("mouse", group="page", hints=ACTS, needs="act",
+                    confirm=_MOUSE_HELD, untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("MouseAnswer"), blocked_by=_INPUT, cli=by_hand("mouse")),
         _kind_route("keyboard", group="page", hints=ACTS, needs="act",
+                    confirm=_KEYBOARD_HELD, untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("KeyboardAnswer"), blocked_by=_INPUT,
                     cli=by_hand("keyboard")),
         Route(path="/act", methods=("POST",), handler=act, tag="input",
@@ -279,6 +310,8 @@ def input_routes() -> list[Route]:
                                         "fields}]"),
                       timeout_field(60_000), SNAPSHOT_AFTER),
               name="act", group="page", hints=ACTS, needs="act",
+              confirm=HeldSteps(raw={"mouse": _MOUSE_HELD, "keyboard": _KEYBOARD_HELD}),
+              untrusted=_CAUSED, render=Render.STEPS,
               answer=returns("ActAnswer", "every step's outcome (a failed step is still 200)"),
               blocked_by=_INPUT, cli=Cli(positional=("actions",)), extra_needs=_act_needs),
     ]

@@ -72,7 +72,7 @@ from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
 from ...tabs.resolve import ElementHandle, resolve_target
 from ..answers import returns
-from ..facts import ADDS, DIALOG, NO_TOOL, NOTHING, READS, Cli
+from ..facts import ADDS, DIALOG, NO_TOOL, NOT_HELD, NOTHING, READS, Cli, Render
 from ..fields import TARGET
 from ..schema import Answer, Field, Route
 from ..tabwork import on_tab
@@ -312,12 +312,14 @@ def media_routes() -> list[Route]:
                             maximum=255, description="with since: how much (0-255) a "
                             "colour channel must change for its pixel to count")),
               name="screenshot", group="core", hints=READS, needs="read",
+              untrusted=(), render=Render.IMAGE,
               answer=returns("Capture"), blocked_by=DIALOG, cli=Cli(),
               tool_text="Screenshot the viewport, the whole page or one element: answers the "
                         "image (up to 1 MiB) and its mediaUrl; with since, what changed"),
         Route(path="/pdf", methods=("POST",), handler=print_pdf, tag="page",
               summary="Print the tab to PDF into the media store",
               fields=(TARGET,), name="pdf", group="files", hints=ADDS, needs="read",
+              confirm=NOT_HELD, untrusted=(), render=Render.FILE,
               answer=returns("Capture"), blocked_by=DIALOG, cli=Cli()),
         Route(path="/media/<name>", methods=("GET",), handler=get_media, tag="page",
               raw_response=True, path_params=("name",),

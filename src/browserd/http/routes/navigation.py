@@ -29,7 +29,7 @@ from ...tabs.actions.scroll import SCROLL_TO, scroll
 from ...tabs.actor import TabActor
 from ...tabs.locator import ElementTarget
 from ..answers import returns
-from ..facts import ACTS, DIALOG, HANDOFF, Cli
+from ..facts import ACTS, DIALOG, HANDOFF, NOT_HELD, Cli, HeldAs, Render
 from ..fields import REF, SELECTOR, TARGET, TEXT_TARGET, timeout_field
 from ..schema import Field, Route
 from ..tabwork import on_tab
@@ -41,6 +41,10 @@ GRACE_S = 3.0
 
 #: Every route here acts on the page: not beside a dialog, not while a person has the tab.
 _BLOCKED_BY = DIALOG | HANDOFF
+#: A history move is a navigation to the ``confirm`` rules; its answer's title, URL and
+#: effects are the page's.
+_NAVIGATES = HeldAs(kind="navigate")
+_MOVED = ("title", "url", "effects")
 _WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
                     enum=settle.WAIT_UNTIL,
                     description="none: do not wait; commit: the move committed; "
@@ -93,11 +97,13 @@ def navigation_routes() -> list[Route]:
               summary="Go one entry back in the tab's history",
               fields=(TARGET, _WAIT_UNTIL, timeout_field(30_000)),
               name="back", group="core", hints=ACTS, needs="act",
+              confirm=_NAVIGATES, untrusted=_MOVED, render=Render.ACTION,
               answer=returns("HistoryAnswer"), blocked_by=_BLOCKED_BY, cli=Cli()),
         Route(path="/forward", methods=("POST",), handler=forward, tag="page",
               summary="Go one entry forward in the tab's history",
               fields=(TARGET, _WAIT_UNTIL, timeout_field(30_000)),
               name="forward", group="page", hints=ACTS, needs="act",
+              confirm=_NAVIGATES, untrusted=_MOVED, render=Render.ACTION,
               answer=returns("HistoryAnswer"), blocked_by=_BLOCKED_BY, cli=Cli()),
         Route(path="/reload", methods=("POST",), handler=reload, tag="page",
               summary="Reload the tab (also revives a crashed tab)",
@@ -106,6 +112,7 @@ def navigation_routes() -> list[Route]:
                             description="bypass the HTTP cache"),
                       _WAIT_UNTIL, timeout_field(30_000)),
               name="reload", group="page", hints=ACTS, needs="act",
+              confirm=_NAVIGATES, untrusted=_MOVED, render=Render.ACTION,
               answer=returns("HistoryAnswer"), blocked_by=_BLOCKED_BY, cli=Cli()),
         Route(path="/scroll", methods=("POST",), handler=scroll_route, tag="input",
               summary="Scroll the page or an element's container (mouse wheel), or an "
@@ -120,5 +127,6 @@ def navigation_routes() -> list[Route]:
                                         "page down"),
                       timeout_field(15_000)),
               name="scroll", group="page", hints=ACTS, needs="act",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("ScrollAnswer"), blocked_by=_BLOCKED_BY, cli=Cli()),
     ]

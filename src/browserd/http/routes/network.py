@@ -34,7 +34,7 @@ from ...tabs import network
 from ...tabs.actor import TabActor
 from ...tabs.netlog import NETWORK_BUFFER, RESOURCE_TYPES
 from ..answers import returns
-from ..facts import ACTS, DIALOG, NO_TOOL, NOTHING, READS, SETS, by_hand
+from ..facts import ACTS, DIALOG, NO_TOOL, NOT_HELD, NOTHING, READS, SETS, Render, by_hand
 from ..fields import TARGET
 from ..schema import Field, Route
 from ..tabwork import on_tab
@@ -142,6 +142,7 @@ def network_routes() -> list[Route]:
                       Field(name="clear", type="boolean", default=False,
                             description="empty the ring after reading")),
               name="network", group="network", hints=READS, needs="read",
+              untrusted=("requests",), render=Render.PAGE,
               answer=returns("NetworkList"), blocked_by=NOTHING, cli=by_hand("network")),
         Route(path="/network/<id>", methods=("GET",), handler=request_detail, tag="network",
               path_params=("id",),
@@ -150,6 +151,7 @@ def network_routes() -> list[Route]:
                       Field(name="maxBytes", type="integer", default=100_000, minimum=0,
                             maximum=20_000_000, description="cut the body at this size")),
               name="network_request", group=NO_TOOL, hints=READS, needs="network",
+              untrusted=("url", "requestHeaders", "responseHeaders", "postData", "body"),
               answer=returns("NetworkDetail"), blocked_by=DIALOG, cli=by_hand("network")),
         Route(path="/network/block", methods=("POST",), handler=block, tag="network",
               summary="Block requests by URL pattern (replaces the set; [] clears)",
@@ -157,6 +159,7 @@ def network_routes() -> list[Route]:
                       Field(name="patterns", type="array", items="string", required=True,
                             description="URLPattern strings, e.g. *://*:*/*.png")),
               name="network_block", group="network", hints=SETS, needs="network",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("NetworkControls"), blocked_by=NOTHING, cli=by_hand("network")),
         Route(path="/network/headers", methods=("POST",), handler=headers, tag="network",
               summary="Extra HTTP headers on every request of the tab (replaces; {} clears)",
@@ -164,6 +167,7 @@ def network_routes() -> list[Route]:
                       Field(name="headers", type="object", required=True,
                             description="name → value")),
               name="network_headers", group="network", hints=SETS, needs="network",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("NetworkControls"), blocked_by=NOTHING, cli=by_hand("network")),
         Route(path="/network/har", methods=("POST",), handler=har, tag="network",
               summary="Export the tab's ring as a HAR 1.2 file into the media store",
@@ -173,5 +177,6 @@ def network_routes() -> list[Route]:
                       Field(name="maxBodyBytes", type="integer", default=1_000_000, minimum=0,
                             maximum=20_000_000, description="leave out larger bodies")),
               name="network_har", group="network", hints=ACTS, needs="network",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("HarAnswer"), blocked_by=NOTHING, cli=by_hand("network")),
     ]

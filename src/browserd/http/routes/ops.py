@@ -23,7 +23,18 @@ from ...metrics import CONTENT_TYPE, ServiceGauges
 from ...supervisor.state import SupervisorState
 from ...system import System
 from ..answers import returns
-from ..facts import ADDS, LOCAL_ADDS, LOCAL_READS, LOCAL_SETS, NO_TOOL, NOTHING, Cli, by_hand
+from ..facts import (
+    ADDS,
+    LOCAL_ADDS,
+    LOCAL_READS,
+    LOCAL_SETS,
+    NO_TOOL,
+    NOT_HELD,
+    NOTHING,
+    Cli,
+    Render,
+    by_hand,
+)
 from ..fields import TARGET
 from ..schema import Answer, Field, Route
 
@@ -96,6 +107,7 @@ def ops_routes() -> list[Route]:
                             description="what the person should do (shown on the ops page)")),
               summary="Hand a tab to a person; agent input on it is 409 until they are done",
               name="handoff_set", group="core", hints=ADDS, needs="act",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("HandoffSet"), blocked_by=NOTHING, cli=Cli(command="handoff"),
               tool_text="Hand a tab to the person (for a login, a CAPTCHA …); agent input on "
                         "it fails with HANDOFF_ACTIVE until they are done (wait with "
@@ -103,6 +115,7 @@ def ops_routes() -> list[Route]:
         Route(path="/handoff", methods=("DELETE",), handler=cancel_handoff, tag="ops",
               fields=(TARGET,), summary="Withdraw this agent's handoff of a tab",
               name="handoff_delete", group="service", hints=LOCAL_SETS, needs="act",
+              render=Render.FIELDS,
               answer=returns("HandoffCancelled"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/metrics", methods=("GET",), handler=metrics, tag="ops",
               raw_response=True, summary="Prometheus metrics (text exposition format)",

@@ -20,7 +20,7 @@ from ...tabs import page, settle, snapshots
 from ...tabs import query as page_query
 from ...tabs.actions.kinds import ACTION_SPECS
 from ..answers import returns
-from ..facts import ACTS, DIALOG, HANDOFF, NOTHING, READS, SETS, Cli, Words
+from ..facts import ACTS, DIALOG, HANDOFF, NOTHING, READS, SETS, Cli, HeldAs, Render, Words
 from ..fields import TARGET, timeout_field
 from ..schema import Field, Route
 from ..tabwork import on_tab
@@ -116,6 +116,8 @@ def page_routes() -> list[Route]:
               summary="Navigate a tab and wait for it to load",
               fields=(TARGET, *NAVIGATE.fields),  # (the navigate kind's, as in /act)
               name="navigate", group="core", hints=SETS, needs="act",
+              confirm=HeldAs(kind="navigate"), untrusted=("title", "url", "effects"),
+              render=Render.ACTION,
               answer=returns("NavigateAnswer"), blocked_by=HANDOFF,
               cli=Cli(positional=("url",))),
         Route(path="/eval", methods=("POST",), handler=evaluate, tag="page",
@@ -128,6 +130,7 @@ def page_routes() -> list[Route]:
                                         "what it resolves to"),
                       timeout_field(10_000)),
               name="eval", group="core", hints=ACTS, needs="eval",
+              confirm=HeldAs(kind="eval"), untrusted=("url", "result"), render=Render.VALUE,
               answer=returns("EvalAnswer"), blocked_by=DIALOG | HANDOFF,
               cli=Cli(positional=("js",))),
         Route(path="/snapshot", methods=READ, handler=snapshot, tag="page",
@@ -152,6 +155,7 @@ def page_routes() -> list[Route]:
                                         "(added, removed, changed lines) when that is smaller"),
                       SETTLE),
               name="snapshot", group="core", hints=READS, needs="read",
+              untrusted=("title", "url", "text", "diff", "nodes"), render=Render.SNAPSHOT,
               answer=returns("SnapshotAnswer"), blocked_by=DIALOG, cli=Cli(),
               tool_text="Read the page as compact text: one element per line with a ref like "
                         "[e12] to act on (click, type, select, upload …); format read: the "
@@ -175,6 +179,7 @@ def page_routes() -> list[Route]:
                                         "definitions, or its list item, with refs to act on"),
                       ROOT, LINE_CHARS, SETTLE),
               name="find", group="core", hints=READS, needs="read",
+              untrusted=("url", "matches"), render=Render.MATCHES,
               answer=returns("FindAnswer"), blocked_by=DIALOG,
               cli=Cli(words=Words(
                   metavar="ROLE NAME", placer="find",
@@ -192,6 +197,7 @@ def page_routes() -> list[Route]:
                             description="at most this many elements"),
                       SETTLE),
               name="query", group="page", hints=READS, needs="read",
+              untrusted=("matches", "elements"), render=Render.PAGE,
               answer=returns("QueryAnswer"), blocked_by=DIALOG,
               cli=Cli(positional=("selector",))),
         Route(path="/dom", methods=READ, handler=dom, tag="page",
@@ -207,6 +213,7 @@ def page_routes() -> list[Route]:
                             description="cut the answer at this many characters"),
                       SETTLE),
               name="dom", group="page", hints=READS, needs="read",
+              untrusted=("text", "html"), render=Render.TEXT,
               answer=returns("DomAnswer"), blocked_by=DIALOG, cli=Cli()),
         Route(path="/console", methods=READ, handler=console, tag="page",
               summary="Recent console messages of the tab",
@@ -217,5 +224,6 @@ def page_routes() -> list[Route]:
                       Field(name="clear", type="boolean", default=False,
                             description="empty the buffer after reading")),
               name="console", group="core", hints=READS, needs="read",
+              untrusted=("messages",), render=Render.PAGE,
               answer=returns("ConsoleAnswer"), blocked_by=NOTHING, cli=Cli()),
     ]

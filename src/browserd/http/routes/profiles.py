@@ -9,7 +9,7 @@ import trio
 from ...errors import BrowserNotRunning, SessionNotFound
 from ...system import System
 from ..answers import returns
-from ..facts import LOCAL_ACTS, LOCAL_ADDS, LOCAL_READS, NO_TOOL, NOTHING, by_hand
+from ..facts import LOCAL_ACTS, LOCAL_ADDS, LOCAL_READS, NO_TOOL, NOTHING, Render, by_hand
 from ..schema import Field, Route
 
 __all__ = ["profile_routes"]
@@ -80,6 +80,7 @@ def profile_routes() -> list[Route]:
         Route(path="/profiles", methods=("GET",), handler=list_profiles, tag="profiles",
               scope="none", summary="List the profiles",
               name="profiles_get", group="profiles", hints=LOCAL_READS, needs="profiles",
+              render=Render.FIELDS,
               answer=returns("ProfileList"), blocked_by=NOTHING, cli=by_hand("profiles")),
         Route(path="/profiles", methods=("POST",), handler=create_profile, tag="profiles",
               scope="none",
@@ -106,6 +107,7 @@ def profile_routes() -> list[Route]:
                             description="driver live: profile used while it is away")),
               summary="Create a profile (persisted; its browser starts on POST /start)",
               name="profiles_set", group="profiles", hints=LOCAL_ADDS, needs="profiles",
+              render=Render.FIELDS,
               answer=returns("Profile"), blocked_by=NOTHING, cli=by_hand("profiles"),
               tool_text="Create a profile (persisted; its browser starts with the start tool)"),
         Route(path="/profiles/<name>", methods=("DELETE",), handler=delete_profile,
@@ -118,6 +120,7 @@ def profile_routes() -> list[Route]:
         Route(path="/sessions", methods=("GET",), handler=list_sessions, tag="sessions",
               scope="profile", summary="List a profile's live sessions",
               name="sessions_get", group="profiles", hints=LOCAL_READS, needs="profiles",
+              render=Render.FIELDS,
               answer=returns("SessionList"), blocked_by=NOTHING, cli=by_hand("sessions")),
         Route(path="/sessions", methods=("POST",), handler=create_session, tag="sessions",
               scope="profile",
@@ -132,6 +135,7 @@ def profile_routes() -> list[Route]:
                             "profile's allowed_origins when it has them")),
               summary="Create a session: its own browser context (cookies, storage, tabs)",
               name="sessions_set", group="profiles", hints=LOCAL_ADDS, needs="profiles",
+              render=Render.FIELDS,
               answer=returns("Session"), blocked_by=NOTHING, cli=by_hand("sessions")),
         Route(path="/sessions/<sessionId>", methods=("DELETE",), handler=delete_session,
               tag="sessions", scope="profile", path_params=("sessionId",),

@@ -48,7 +48,7 @@ from ...system import System
 from .. import calls
 from ..answers import returns
 from ..answers_json import ref
-from ..facts import ACTS, LOCAL_ACTS, LOCAL_READS, NO_TOOL, NOTHING, Cli, by_hand
+from ..facts import ACTS, LOCAL_ACTS, LOCAL_READS, NO_TOOL, NOT_HELD, NOTHING, Cli, Render, by_hand
 from ..fields import TARGET
 from ..schema import Answer, Field, Route, parse_args
 
@@ -296,14 +296,17 @@ def record_routes(table: Callable[[], list[Route]]) -> list[Route]:
                             description="also record a video (WebM) of this tab (default: "
                                         "the current tab); needs ffmpeg")),
               name="record_start", group="service", hints=LOCAL_ACTS, needs="act",
+              render=Render.FIELDS,
               answer=returns("RecordChanged"), blocked_by=NOTHING, cli=by_hand("record")),
         Route(path="/record/stop", methods=("POST",), handler=stop, tag="ops",
               summary="Stop recording this session", fields=(),
               name="record_stop", group="service", hints=LOCAL_ACTS, needs="act",
+              render=Render.FIELDS,
               answer=returns("RecordChanged"), blocked_by=NOTHING, cli=by_hand("record")),
         Route(path="/records", methods=("GET",), handler=list_records, tag="ops",
               summary="The session records you may read", fields=(),
               name="records", group="service", hints=LOCAL_READS, needs="any",
+              render=Render.FIELDS,
               answer=returns("RecordList"), blocked_by=NOTHING, cli=by_hand("record")),
         Route(path="/records/<id>", methods=("GET",), handler=get_record, tag="ops",
               raw_response=True, path_params=("id",),
@@ -342,6 +345,7 @@ def record_routes(table: Callable[[], list[Route]]) -> list[Route]:
               tag="ops", path_params=("id",),
               summary="Repeat a record's steps through browserd, by role and name",
               fields=(_ID, TARGET), name="records_replay", group=NO_TOOL, hints=ACTS,
+              confirm=NOT_HELD, untrusted=("step",),
               needs="act", answer=returns("ReplayAnswer"), blocked_by=NOTHING,
               cli=by_hand("replay")),
     ]

@@ -37,6 +37,8 @@ from ..facts import (
     NO_TOOL,
     NOTHING,
     Cli,
+    HeldAs,
+    Render,
     by_hand,
 )
 from ..fields import TARGET
@@ -142,6 +144,7 @@ def secret_routes() -> list[Route]:
               summary="Log in with a vault secret: fill the page's username and password "
                       "fields (on the secret's origin only) and submit",
               name="login", group="page", hints=ACTS, needs="act",
+              confirm=HeldAs(kind="submit"), untrusted=(), render=Render.FIELDS,
               extra_needs=_secrets_needed, answer=returns("LoginAnswer"),
               blocked_by=DIALOG | HANDOFF, cli=Cli()),
     ]

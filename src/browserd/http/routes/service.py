@@ -12,7 +12,17 @@ from ...client import healthz_proof
 from ...supervisor.state import SupervisorState
 from ...system import System
 from ..answers import returns
-from ..facts import LOCAL_ACTS, LOCAL_ADDS, LOCAL_READS, NO_SCOPE, NO_TOOL, NOTHING, Cli, by_hand
+from ..facts import (
+    LOCAL_ACTS,
+    LOCAL_ADDS,
+    LOCAL_READS,
+    NO_SCOPE,
+    NO_TOOL,
+    NOTHING,
+    Cli,
+    Render,
+    by_hand,
+)
 from ..schema import Field, Route
 
 __all__ = ["service_routes", "status_body"]
@@ -128,6 +138,7 @@ def service_routes() -> list[Route]:
         Route(path="/status", methods=("GET",), handler=status, tag="service", scope="profile",
               summary="Status of the service and one profile's browser (a summary of all)",
               name="status", group="service", hints=LOCAL_READS, needs="read",
+              render=Render.FIELDS,
               answer=returns("Status"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/start", methods=("POST",), handler=start, tag="service", scope="profile",
               fields=(Field(name="headless", type="boolean",
@@ -135,10 +146,12 @@ def service_routes() -> list[Route]:
                                         "profile's setting)"),),
               summary="Launch (or attach to) a profile's browser; no-op when running",
               name="start", group="service", hints=LOCAL_ADDS, needs="profiles",
+              render=Render.FIELDS,
               answer=returns("Status"), blocked_by=NOTHING,
               cli=Cli(negations={"headed": "headless"})),
         Route(path="/stop", methods=("POST",), handler=stop, tag="service", scope="profile",
               summary="Stop a profile's browser: graceful, then forced",
               name="stop", group="service", hints=LOCAL_ACTS, needs="profiles",
+              render=Render.FIELDS,
               answer=returns("Stopped"), blocked_by=NOTHING, cli=Cli()),
     ]

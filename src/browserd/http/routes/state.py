@@ -26,7 +26,7 @@ from ...state.webstorage import StorageArea
 from ...system import System
 from ...tabs.actor import TabActor
 from ..answers import returns
-from ..facts import ACTS, DIALOG, NOTHING, READS, SETS, by_hand
+from ..facts import ACTS, DIALOG, NOT_HELD, NOTHING, READS, SETS, Render, by_hand
 from ..fields import TARGET
 from ..schema import Field, Route
 from ..tabwork import on_tab
@@ -203,6 +203,7 @@ def state_routes() -> list[Route]:
               summary="The cookies of the request's browser context (its session's, or the "
               "default), HttpOnly included, optionally filtered",
               fields=cookie_filters, name="cookies_get", group="state", hints=READS,
+              untrusted=(), render=Render.PAGE,
               needs="state", answer=returns("CookieList"), blocked_by=NOTHING,
               cli=by_hand("cookies")),
         Route(path="/cookies", methods=("POST",), handler=set_cookies, tag="state",
@@ -211,16 +212,19 @@ def state_routes() -> list[Route]:
                             description="[{name, value, url | domain, path?, expires?, "
                             "httpOnly?, secure?, sameSite?}]"),),
               name="cookies_set", group="state", hints=ACTS, needs="state",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("CookiesSet"), blocked_by=NOTHING, cli=by_hand("cookies")),
         Route(path="/cookies", methods=("DELETE",), handler=delete_cookies, tag="state",
               summary="Delete the cookies matching every filter (no filter: all: true)",
               fields=(*cookie_filters, Field(name="all", type="boolean", default=False,
                                              description="required to delete every cookie")),
               name="cookies_delete", group="state", hints=SETS, needs="state",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("CookiesDeleted"), blocked_by=NOTHING, cli=by_hand("cookies")),
         Route(path="/storage", methods=("GET",), handler=get_storage, tag="state",
               summary="localStorage or sessionStorage items of an origin",
               fields=(TARGET, kind, origin), name="storage_get", group="state", hints=READS,
+              untrusted=(), render=Render.PAGE,
               needs="state", answer=returns("StorageItems"), blocked_by=DIALOG,
               cli=by_hand("storage")),
         Route(path="/storage", methods=("POST",), handler=set_storage, tag="state",
@@ -229,6 +233,7 @@ def state_routes() -> list[Route]:
                       Field(name="items", type="object", required=True,
                             description="{key: value} strings")),
               name="storage_set", group="state", hints=ACTS, needs="state",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("StorageSet"), blocked_by=DIALOG, cli=by_hand("storage")),
         Route(path="/storage", methods=("DELETE",), handler=delete_storage, tag="state",
               summary="Remove web storage items of an origin (no keys: all of them)",
@@ -236,12 +241,14 @@ def state_routes() -> list[Route]:
                       Field(name="keys", type="array", items="string",
                             description="the keys to remove (default: every key)")),
               name="storage_delete", group="state", hints=SETS, needs="state",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("StorageRemoved"), blocked_by=DIALOG, cli=by_hand("storage")),
         Route(path="/state", methods=("GET",), handler=get_state, tag="state",
               summary="Storage state (Playwright's shape): cookies and localStorage",
               fields=(Field(name="origins", type="array", items="string", max_length=20,
                             description="also export these origins' localStorage"),),
               name="state_get", group="state", hints=READS, needs="state",
+              untrusted=(), render=Render.PAGE,
               answer=returns("StorageState"), blocked_by=NOTHING, cli=by_hand("state")),
         Route(path="/state", methods=("POST",), handler=post_state, tag="state",
               summary="Import a storage state: cookies and localStorage per origin",
@@ -249,5 +256,6 @@ def state_routes() -> list[Route]:
                             description="{cookies: [...], origins: [{origin, "
                             "localStorage: [{name, value}]}]}"),),
               name="state_set", group="state", hints=ACTS, needs="state",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("StateImported"), blocked_by=NOTHING, cli=by_hand("state")),
     ]

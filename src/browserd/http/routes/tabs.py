@@ -13,7 +13,20 @@ from ...tabs import page
 from ...tabs.actor import TabActor
 from ...tabs.scope import TabScope
 from ..answers import returns
-from ..facts import ACTS, ADDS, HANDOFF, NO_TOOL, NOTHING, READS, SETS, Cli, by_hand
+from ..facts import (
+    ACTS,
+    ADDS,
+    HANDOFF,
+    NO_TOOL,
+    NOT_HELD,
+    NOTHING,
+    READS,
+    SETS,
+    Cli,
+    HeldAs,
+    Render,
+    by_hand,
+)
 from ..fields import REQUIRED_TARGET
 from ..schema import Field, Route
 from ..tabwork import check_tab
@@ -85,6 +98,7 @@ def tab_routes() -> list[Route]:
     return [
         Route(path="/tabs", methods=("GET",), handler=list_tabs, tag="tabs",
               summary="List tabs", name="tabs", group="core", hints=READS, needs="read",
+              untrusted=("tabs",), render=Render.TABS,
               answer=returns("TabList"), blocked_by=NOTHING, cli=Cli()),
         Route(path="/tabs/open", methods=("POST",), handler=open_tab, tag="tabs",
               fields=(Field(name="url", type="string", required=True, max_length=8192,
@@ -95,19 +109,23 @@ def tab_routes() -> list[Route]:
                                         "new one")),
               summary="Open a URL in a new tab (or the current one with newTab: false)",
               name="tabs_open", group="core", hints=ADDS, needs="act", answer=returns("Tab"),
+              confirm=HeldAs(kind="navigate"), untrusted=("title", "url"), render=Render.OPENED,
               blocked_by=HANDOFF, cli=Cli(command="open", positional=("url",))),
         Route(path="/tabs/focus", methods=("POST",), handler=focus_tab, tag="tabs",
               fields=(REQUIRED_TARGET,), summary="Bring a tab to the front",
               name="tabs_focus", group="page", hints=SETS, needs="act",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("TabDone"), blocked_by=NOTHING,
               cli=Cli(command="focus", positional=("targetId",))),
         Route(path="/tabs/close", methods=("POST",), handler=close_tab, tag="tabs",
               fields=(REQUIRED_TARGET,), summary="Close a tab",
               name="tabs_close", group="core", hints=ACTS, needs="act",
+              confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
               answer=returns("TabDone"), blocked_by=HANDOFF,
               cli=Cli(command="close", positional=("targetId",))),
         Route(path="/tabs/<targetId>", methods=("DELETE",), handler=close_tab, tag="tabs",
               path_params=("targetId",), fields=(REQUIRED_TARGET,), summary="Close a tab",
               name="tabs_delete", group=NO_TOOL, hints=ACTS, needs="act",
+              confirm=NOT_HELD, untrusted=(),
               answer=returns("TabDone"), blocked_by=HANDOFF, cli=by_hand("close")),
     ]

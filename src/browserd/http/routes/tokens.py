@@ -19,7 +19,7 @@ from ...errors import BadRequest
 from ...principals import check_scopes
 from ...system import System
 from ..answers import returns
-from ..facts import LOCAL_ACTS, LOCAL_ADDS, LOCAL_READS, NO_TOOL, NOTHING, by_hand
+from ..facts import LOCAL_ACTS, LOCAL_ADDS, LOCAL_READS, NO_TOOL, NOTHING, Render, by_hand
 from ..schema import Field, Route
 
 __all__ = ["MAX_EXPIRES_S", "token_routes"]
@@ -76,6 +76,7 @@ def token_routes() -> list[Route]:
               summary="The tokens you can see (the person: all; an agent: itself and its "
                       "children), never their secrets",
               name="tokens_get", group="service", hints=LOCAL_READS, needs="any",
+              render=Render.FIELDS,
               answer=returns("TokenList"), blocked_by=NOTHING, cli=by_hand("tokens")),
         Route(path="/tokens", methods=("POST",), handler=create_token, tag="tokens",
               scope="none",
@@ -96,6 +97,7 @@ def token_routes() -> list[Route]:
               summary="Mint a token (the person; or an agent with 'delegate': a child "
                       "within its own grant); its secret is shown once",
               name="tokens_set", group="service", hints=LOCAL_ADDS, needs="any",
+              render=Render.FIELDS,
               answer=returns("MintedToken"), blocked_by=NOTHING, cli=by_hand("tokens")),
         Route(path="/tokens/<name>", methods=("DELETE",), handler=revoke_token, tag="tokens",
               scope="none", path_params=("name",), fields=(names,),

@@ -32,11 +32,11 @@ from typing import Any
 
 import trio
 
-from ...errors import BadRequest, BrowserdError, Conflict
+from ...errors import BrowserdError, Conflict
 from ..actor import TabActor
 from .element import resolve_element, send_input
 from .pointer import Spot, locate
-from .records import ElementTarget, Progress
+from .records import Drag, Progress
 
 __all__ = ["CLEANUP_S", "LATE_DRAG_S", "drag", "drop_files"]
 
@@ -119,22 +119,20 @@ class _Gesture:
                 await self.tab.send("Input.setInterceptDrags", {"enabled": False})
 
 
-async def drag(tab: TabActor, source: ElementTarget, *, target: ElementTarget | None = None,
-               point: tuple[float, float] | None = None, steps: int = 10,
-               progress: Progress | None = None) -> dict[str, Any]:
-    """Drag ``source`` to ``target`` (an element) or ``point`` (viewport CSS pixels).
+async def drag(tab: TabActor, action: Drag, *, progress: Progress | None = None
+               ) -> dict[str, Any]:
+    """Drag ``action.source`` to its ``target`` (an element) or ``point`` (viewport CSS
+    pixels) in ``action.steps`` moves.
 
     Answers ``{ok, native, from: {x, y}, to: {x, y}, effects}`` (``native``:
     the page started an HTML5 drag-and-drop, which was dropped on the
-    target). Raises BadRequest (neither or both of target and point, bad
-    steps), the ref engine's errors (both elements are resolved before any
+    target). The record is a checked one (one source, one drop place).
+    Raises the ref engine's errors (both elements are resolved before any
     input), Conflict when the source cannot be grabbed or the target has no
     visible box, DialogOpen when a dialog opened before the press.
     """
-    if (target is None) == (point is None):
-        raise BadRequest("give the drop place as an element or as {x, y}, not both", field="to")
-    if not 1 <= steps <= 100:
-        raise BadRequest("steps must be 1…100", field="steps")
+    source, target, point, steps = action.source, action.target, action.point, action.steps
+    assert source is not None
     progress = progress if progress is not None else Progress()
     source_handle = await resolve_element(tab, source)
     target_handle = await resolve_element(tab, target) if target is not None else None
@@ -189,22 +187,22 @@ async def drag(tab: TabActor, source: ElementTarget, *, target: ElementTarget | 
             "to": {"x": end[0], "y": end[1]}, "effects": effects}
 
 
-async def drop_files(tab: TabActor, files: tuple[str, ...], *,
-                     target: ElementTarget | None = None,
-                     point: tuple[float, float] | None = None,
-                     progress: Progress | None = None) -> dict[str, Any]:
-    """Drop ``files`` onto ``target`` (an element) or ``point``, as dragged in from outside.
+async def drop_files(tab: TabActor, action: Drag, *, progress: Progress | None = None
+                     ) -> dict[str, Any]:
+    """Drop ``action.files`` onto its ``target`` (an element) or ``point``, as dragged in
+    from outside.
 
-    Answers ``{ok, native: true, files: [names], to: {x, y}, effects}``.
-    Raises BadRequest (neither or both of target and point), the ref
+    Answers ``{ok, native: true, files: [names], to: {x, y}, effects}``. The
+    record is a checked one (files, one drop place). Raises the ref
     engine's errors, Conflict when the target has no visible box. The page
     sees dragenter, dragover and drop with ``dataTransfer.files``; whether it
     accepts them is up to it (its ``drop`` handler).
     """
-    if (target is None) == (point is None):
-        raise BadRequest("give the drop place as an element or as {x, y}, not both", field="to")
+    files, point = action.files, action.point
+    assert files is not None
     progress = progress if progress is not None else Progress()
-    target_handle = await resolve_element(tab, target) if target is not None else None
+    target_handle = (await resolve_element(tab, action.target) if action.target is not None
+                     else None)
     data = {"items": [], "files": list(files), "dragOperationsMask": 1}
     spot: list[tuple[float, float]] = []
 

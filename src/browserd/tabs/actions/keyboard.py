@@ -35,7 +35,7 @@ from .editors import (
 )
 from .element import call_on, gone_error, resolve_element, send_input
 from .keys import KEYS, MODIFIER_BITS, Chord, KeySpec, parse_chord
-from .records import ElementTarget, Progress
+from .records import Press, Progress, TypeText
 
 __all__ = ["clearing_keys", "key_events", "press", "type_text"]
 
@@ -86,15 +86,16 @@ async def key_events(tab: TabActor, chord: Chord, progress: Progress, *,
             "location": spec.location, "modifiers": mask})
 
 
-async def press(tab: TabActor, key: str, modifiers: Sequence[str] = (), *,
-                progress: Progress | None = None) -> dict[str, Any]:
-    """Press one key or chord ("Enter", "Shift+Tab", "Control+a") on the focused element.
+async def press(tab: TabActor, action: Press, *, progress: Progress | None = None
+                ) -> dict[str, Any]:
+    """Press ``action``'s key or chord ("Enter", "Shift+Tab", "Control+a") with its extra
+    modifiers on the focused element.
 
-    Answers ``{ok, effects}``. Raises BadRequest for an unknown key or
-    modifier. Cancellation may leave a modifier logically held in the
-    renderer until the next key event with other modifiers.
+    Answers ``{ok, effects}`` (the record's key and modifiers are checked
+    ones). Cancellation may leave a modifier logically held in the renderer
+    until the next key event with other modifiers.
     """
-    chord = parse_chord(key, modifiers)
+    chord = action.chord
     progress = progress if progress is not None else Progress()
     effects = await send_input(tab, "key press", progress,
                                 lambda: key_events(tab, chord, progress))
@@ -185,10 +186,9 @@ async def _verify(tab: TabActor, handle: ElementHandle, editor: Editor, text: st
     return out
 
 
-async def type_text(tab: TabActor, text: str, *, target: ElementTarget | None = None,
-                    clear: bool = False, submit: bool = False, slowly: bool = False,
-                    progress: Progress | None = None) -> dict[str, Any]:
-    """Type ``text`` into the element (focused first) or into the focused element.
+async def type_text(tab: TabActor, action: TypeText, *, progress: Progress | None = None
+                    ) -> dict[str, Any]:
+    """Type ``action.text`` into its element (focused first) or into the focused element.
 
     ``clear`` empties it first (see :func:`_clear`). The text goes in with one
     ``Input.insertText`` unless ``slowly``, which sends a key down/up per
@@ -200,9 +200,11 @@ async def type_text(tab: TabActor, text: str, *, target: ElementTarget | None = 
     editor did not clear (nothing typed); errors and cancellation otherwise
     as for :func:`~.pointer.click`; typed text is never retyped.
     """
+    text, target, clear, submit, slowly = (action.text, action.target, action.clear,
+                                           action.submit, action.slowly)
     progress = progress if progress is not None else Progress()
     handle = None
-    if target is not None and target.given():
+    if target is not None:
         handle = await resolve_element(tab, target)
     report: dict[str, Any] = {}
 

@@ -13,8 +13,8 @@ import attrs
 
 from ...errors import BadRequest
 
-__all__ = ["KEYS", "MODIFIER_BITS", "Chord", "KeySpec", "key_spec", "modifier_mask",
-           "parse_chord"]
+__all__ = ["KEYS", "MODIFIER_BITS", "Chord", "KeySpec", "held_mask", "key_spec",
+           "modifier_mask", "parse_chord"]
 
 MODIFIER_BITS = {"Alt": 1, "Control": 2, "Meta": 4, "Shift": 8}
 
@@ -119,24 +119,38 @@ def key_spec(name: str) -> KeySpec:
                           "a single character, or a chord like Control+a")
 
 
-def modifier_mask(modifiers: Sequence[str]) -> int:
-    """The CDP modifiers bitmask (Alt=1, Control=2, Meta=4, Shift=8); BadRequest if unknown."""
+def _modifier_name(name: str) -> str:
+    """The canonical name of a modifier as a chord spells it (``ctrl``, ``Cmd``, …);
+    BadRequest if it is none."""
+    canonical = _MODIFIER_NAMES.get(name.lower()) if isinstance(name, str) else None
+    if canonical is None:
+        raise BadRequest(f"unknown modifier {name!r}", field="modifiers",
+                         hint="modifiers are Alt, Control, Meta and Shift")
+    return canonical
+
+
+def held_mask(modifiers: Sequence[str]) -> int:
+    """The CDP modifiers bitmask (Alt=1, Control=2, Meta=4, Shift=8) of checked modifier
+    names (:data:`MODIFIER_BITS`' own: a record checked them)."""
     mask = 0
     for name in modifiers:
-        canonical = _MODIFIER_NAMES.get(name.lower()) if isinstance(name, str) else None
-        if canonical is None:
-            raise BadRequest(f"unknown modifier {name!r}", field="modifiers",
-                             hint="modifiers are Alt, Control, Meta and Shift")
-        mask |= MODIFIER_BITS[canonical]
+        mask |= MODIFIER_BITS[name]
     return mask
 
 
+def modifier_mask(modifiers: Sequence[str]) -> int:
+    """The CDP modifiers bitmask of modifier names as a chord spells them; BadRequest if
+    one is unknown."""
+    return held_mask([_modifier_name(name) for name in modifiers])
+
+
 def parse_chord(key: str, modifiers: Sequence[str] = ()) -> Chord:
-    """Parse ``"Control+a"`` / ``"Shift+Tab"`` / ``"Control++"`` plus extra modifiers.
+    """Parse ``"Control+a"`` / ``"Shift+Tab"`` / ``"Control++"`` plus extra ``modifiers``
+    (checked names: a record checked them).
 
     Every part before the last is a modifier; the last is the key (a
     trailing ``+`` is the plus key itself). Raises BadRequest for an empty
-    key, an unknown key or an unknown modifier.
+    key, an unknown key or an unknown modifier in the chord.
     """
     if not isinstance(key, str) or key == "":
         raise BadRequest("key must be a non-empty string", field="key")
@@ -150,9 +164,7 @@ def parse_chord(key: str, modifiers: Sequence[str] = ()) -> Chord:
         raise BadRequest(f"cannot parse the key chord {key!r}", field="key",
                          hint="write chords like Control+a or Shift+Tab")
     mods: list[str] = []
-    for name in [*modifiers, *parts[:-1]]:
-        modifier_mask([name])
-        canonical = _MODIFIER_NAMES[name.lower()]
-        if canonical not in mods:
-            mods.append(canonical)
+    for name in [*modifiers, *(_modifier_name(part) for part in parts[:-1])]:
+        if name not in mods:
+            mods.append(name)
     return Chord(modifiers=tuple(mods), key=key_spec(parts[-1]))

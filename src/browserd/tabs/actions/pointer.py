@@ -24,12 +24,12 @@ non-root in-process frame the owner's box is subtracted.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
 
-from ...errors import BadRequest, CdpError, StaleRef
+from ...errors import CdpError, StaleRef
 from ..actor import TabActor
 from ..geometry import oopif_offset, owner_content_origin
 from ..pagejs import page_function
@@ -37,8 +37,8 @@ from ..resolve import ElementHandle
 from ..routing import send_in, session_root_frame
 from .editors import editor_of, editor_surface, focus_editor
 from .element import call_on, frames_drawn, gone_error, resolve_element, send_input
-from .keys import modifier_mask
-from .records import ElementTarget, Progress
+from .keys import held_mask
+from .records import Click, Hover, Progress
 
 __all__ = ["BUTTONS", "EditorAim", "Spot", "click", "hover", "locate"]
 
@@ -151,27 +151,24 @@ async def _pointer_action(tab: TabActor, what: str, progress: Progress, handle: 
 
 # -- actions -----------------------------------------------------------------------
 
-async def click(tab: TabActor, target: ElementTarget, *, button: str = "left", click_count: int = 1,
-                modifiers: Sequence[str] = (), progress: Progress | None = None,
+async def click(tab: TabActor, action: Click, *, progress: Progress | None = None,
                 then: Callable[[], Awaitable[None]] | None = None) -> dict[str, Any]:
-    """Click the element like a person; fall back to ``element.click()`` when covered.
+    """Click ``action.target`` like a person; fall back to ``element.click()`` when covered.
 
     Answers ``{ok, method: "mouse"|"dom"|"focus", effects, coveredBy?, fallbackReason?,
     editor?}`` (``focus`` and ``editor``: a rich editor, see :func:`_aim_at_editor`).
     ``then`` (if given) runs right after the click, observed with it: the
     effects are those of both (e.g. filling the file chooser the click opened).
-    Raises BadRequest (bad button/modifier/target), RefNotFound / StaleRef /
-    NoMatch from the ref engine, DialogOpen when a dialog opened before the
-    press was sent. Cancellation abandons the CDP call in flight; a press
-    already sent is not undone and never resent (see ``progress.sent``).
+    The record is a checked one (its button, count, modifiers and target).
+    Raises RefNotFound / StaleRef / NoMatch from the ref engine, DialogOpen
+    when a dialog opened before the press was sent. Cancellation abandons
+    the CDP call in flight; a press already sent is not undone and never
+    resent (see ``progress.sent``).
     """
-    if button not in BUTTONS:
-        raise BadRequest(f"unknown button {button!r}", field="button")
-    if not 1 <= click_count <= 3:
-        raise BadRequest("clickCount must be 1, 2 or 3", field="clickCount")
-    mask = modifier_mask(modifiers)
+    button, click_count = action.button, action.click_count
+    mask = held_mask(action.modifiers)
     progress = progress if progress is not None else Progress()
-    handle = await resolve_element(tab, target)
+    handle = await resolve_element(tab, action.target)
     answer: dict[str, Any] = {}
 
     async def press(spot: Spot) -> None:
@@ -252,9 +249,10 @@ async def _aim_at_editor(tab: TabActor, handle: ElementHandle, spot: Spot, progr
     return EditorAim(spot=None, editor={"kind": editor.kind, "via": "focus"})
 
 
-async def hover(tab: TabActor, target: ElementTarget, *, progress: Progress | None = None
+async def hover(tab: TabActor, action: Hover, *, progress: Progress | None = None
                 ) -> dict[str, Any]:
-    """Move the mouse to the element's centre (real ``mouseMoved``: CSS ``:hover`` applies).
+    """Move the mouse to the centre of ``action.target`` (real ``mouseMoved``: CSS ``:hover``
+    applies).
 
     When the centre is covered or the element has no box, mouseover /
     mouseenter / mousemove events are dispatched on the element instead
@@ -262,7 +260,7 @@ async def hover(tab: TabActor, target: ElementTarget, *, progress: Progress | No
     cancellation as for :func:`click`.
     """
     progress = progress if progress is not None else Progress()
-    handle = await resolve_element(tab, target)
+    handle = await resolve_element(tab, action.target)
 
     async def act(spot: Spot) -> None:
         progress.sent = True

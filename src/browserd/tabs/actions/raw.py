@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import BadRequest
 from ..actor import TabActor
 from ..inputstate import BUTTON_BITS
 from .element import send_input
@@ -34,14 +33,9 @@ async def mouse(tab: TabActor, action: MouseInput, *, progress: Progress | None 
     ``move`` carries the buttons still held; ``down``/``up`` press or
     release ``button``; ``click`` moves there and presses and releases
     ``click_count`` times; ``wheel`` scrolls by ``delta_x``/``delta_y``.
-    Raises BadRequest for an unknown action or button.
+    The record's values are its fields' (its kind's fields checked them).
     """
-    if action.action not in MOUSE_ACTIONS:
-        raise BadRequest(f"unknown mouse action {action.action!r}", field="action")
-    if action.button not in BUTTON_BITS:
-        raise BadRequest(f"unknown button {action.button!r}", field="button")
-    if not 1 <= action.click_count <= 3:
-        raise BadRequest("clickCount must be 1, 2 or 3", field="clickCount")
+    assert action.action in MOUSE_ACTIONS and action.button in BUTTON_BITS
     progress = progress if progress is not None else Progress()
     state = tab.input
     x, y = action.x, action.y
@@ -92,16 +86,13 @@ async def keyboard(tab: TabActor, action: KeyInput, *, progress: Progress | None
     A modifier key (Shift, Control, Alt, Meta) stays held from its ``down``
     to its ``up`` and applies to every key and mouse event in between;
     with Shift held a letter's ``down`` types the shifted character.
-    Answers ``{ok, modifiers: [held], effects}``. Raises BadRequest for an
-    unknown action or key, or a missing ``key``/``text``.
+    Answers ``{ok, modifiers: [held], effects}``. The record is a checked one
+    (a known action; a key that exists, or a non-empty text).
     """
-    if action.action not in KEY_ACTIONS:
-        raise BadRequest(f"unknown keyboard action {action.action!r}", field="action")
     progress = progress if progress is not None else Progress()
     state = tab.input
     if action.action == "insertText":
-        if not action.text:
-            raise BadRequest("insertText needs a non-empty text", field="text")
+        assert action.text is not None
         text = action.text
 
         async def insert() -> None:
@@ -110,8 +101,7 @@ async def keyboard(tab: TabActor, action: KeyInput, *, progress: Progress | None
 
         effects = await send_input(tab, "text", progress, insert)
         return {"ok": True, "modifiers": _held(state.modifiers), "effects": effects}
-    if not action.key:
-        raise BadRequest(f"{action.action} needs a key", field="key")
+    assert action.key is not None
     spec = key_spec(action.key)
     modifier = _modifier_of(spec)
 

@@ -25,7 +25,7 @@ import attrs
 
 from ...errors import BadRequest
 from ..locator import ElementTarget
-from .keys import MODIFIER_BITS, key_spec, parse_chord
+from .keys import MODIFIER_BITS, Chord, key_spec, parse_chord
 
 __all__ = ["Action", "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput",
            "MouseInput", "Navigate", "Press", "Progress", "RouteWait", "Select", "TypeText",
@@ -110,6 +110,11 @@ class Press:
         check_modifiers(self.modifiers)
         parse_chord(self.key, self.modifiers)
 
+    @property
+    def chord(self) -> Chord:
+        """The key, with the chord's own modifiers and ``modifiers`` held."""
+        return parse_chord(self.key, self.modifiers)
+
 
 @attrs.frozen(kw_only=True)
 class Select:
@@ -128,7 +133,13 @@ class Select:
 
 @attrs.frozen(kw_only=True)
 class Wait:
-    """Wait for exactly one condition (checked by :func:`browserd.tabs.actions.wait`)."""
+    """Wait for exactly one condition of the page.
+
+    Its kind's build checks that exactly one is given (the rule spans the
+    waits only ``/wait`` runs too, :class:`RouteWait`, so only the build sees
+    all of them) and that a selector or text wait may run JavaScript;
+    ``load_state``'s values are its field's.
+    """
 
     kind: ClassVar[str] = "wait"
     selector: str | None = None
@@ -136,6 +147,15 @@ class Wait:
     text_gone: str | None = None
     url: str | None = None
     load_state: str | None = None
+
+    @property
+    def condition(self) -> tuple[str, str]:
+        """The one condition: its API name (``textGone``) and its value."""
+        given = [(name, value) for name, value in (
+            ("selector", self.selector), ("text", self.text), ("textGone", self.text_gone),
+            ("url", self.url), ("loadState", self.load_state)) if value is not None]
+        assert len(given) == 1, given  # (its kind's build checked it)
+        return given[0]
 
 
 @attrs.frozen(kw_only=True)

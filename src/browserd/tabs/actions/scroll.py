@@ -23,9 +23,11 @@ viewport's height (one "page down").
 Answers ``{ok, scrollX, scrollY, atTop, atBottom, scroller, method,
 fallbackReason?}`` — the container's position after the move (CSS px).
 
-Runs while the caller holds the tab's work slot, under its deadline.
-Errors: BadRequest (``intoView`` without an element, ``to`` with deltas),
-RefNotFound / StaleRef / NoMatch from resolving the element, DialogOpen
+Runs while the caller holds the tab's work slot, under its deadline, on
+arguments its caller checked (``POST /scroll``: ``to`` one of
+:data:`SCROLL_TO` and not with deltas, ``intoView`` with an element).
+Errors: BadRequest (the element cannot be scrolled into view), RefNotFound /
+StaleRef / NoMatch from resolving the element, DialogOpen
 when a dialog opens (a scroll handler may open one; the wheel already sent
 is not undone). Cancellation abandons the CDP call in flight; a wheel
 already sent has moved what it moved.
@@ -65,12 +67,7 @@ _PAGE_SCROLL_STATE = page_function("pageScrollState")
 async def scroll(tab: TabActor, target: ElementTarget | None, *, to: str | None = None,
                  dx: float | None = None, dy: float | None = None) -> dict[str, Any]:
     """Scroll the page or ``target``'s container; see the module docstring."""
-    if to is not None and to not in SCROLL_TO:
-        raise BadRequest(f"to must be one of {', '.join(SCROLL_TO)}", field="to")
-    if to is not None and (dx is not None or dy is not None):
-        raise BadRequest("give to or dx/dy, not both", field="to")
-    if to == "intoView" and target is None:
-        raise BadRequest("to: intoView needs an element (ref, selector or text)", field="to")
+    assert to is None or (dx is None and dy is None)  # (its route checked it)
     result, dialog = await tab.race_dialog(lambda: _scroll(tab, target, to, dx, dy))
     if dialog is not None:
         raise DialogOpen(f"a {dialog.type} dialog opened while scrolling: "

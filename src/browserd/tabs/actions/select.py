@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ...errors import BadRequest, JsException
@@ -10,7 +9,7 @@ from ..actor import TabActor
 from ..effects import observing, race
 from ..pagejs import page_function
 from .element import call_on, resolve_element
-from .records import ElementTarget, Progress
+from .records import Progress, Select
 
 __all__ = ["select"]
 
@@ -18,25 +17,24 @@ __all__ = ["select"]
 _SELECT_OPTIONS = page_function("selectOptions")
 
 
-async def select(tab: TabActor, target: ElementTarget, values: Sequence[str], *,
-                 progress: Progress | None = None) -> dict[str, Any]:
-    """Choose options of a ``<select>`` by value or visible label; fire input + change.
+async def select(tab: TabActor, action: Select, *, progress: Progress | None = None
+                 ) -> dict[str, Any]:
+    """Choose ``action.values`` of its ``<select>`` by value or visible label; fire input +
+    change.
 
     Answers ``{ok, selected: [values], effects}``. Raises BadRequest when the
     element is not a select, is disabled, a value matches no option (the
     message names it and lists the options), or several values are given
     for a single select.
     """
-    if not values or not all(isinstance(v, str) for v in values):
-        raise BadRequest("values must be a non-empty list of strings", field="values")
     progress = progress if progress is not None else Progress()
-    handle = await resolve_element(tab, target)
+    handle = await resolve_element(tab, action.target)
     with observing(tab) as observer:
         result_box: list[Any] = []
 
         async def run() -> None:
             progress.sent = True
-            result_box.append(await call_on(tab, handle, _SELECT_OPTIONS, list(values)))
+            result_box.append(await call_on(tab, handle, _SELECT_OPTIONS, list(action.values)))
 
         _, dialog = await race(tab, run)
         if dialog and not result_box:

@@ -35,7 +35,7 @@ from ..resolve import ElementHandle
 from ..routing import send_in, session_by_id
 from .element import call_on, gone_error, resolve_element, send_input
 from .pointer import click
-from .records import Click, ElementTarget, Progress
+from .records import Click, Progress, Upload
 
 __all__ = ["CHOOSER_WAIT_S", "click_upload", "upload"]
 
@@ -103,17 +103,19 @@ async def _set_chooser_files(tab: TabActor, chooser: FileChooser, files: Sequenc
     tab.input.chooser_answered(chooser)
 
 
-async def upload(tab: TabActor, files: Sequence[str], *, target: ElementTarget | None = None,
-                 progress: Progress | None = None) -> dict[str, Any]:
-    """Set ``files`` on the target's file input, or on the pending chooser (no target).
+async def upload(tab: TabActor, action: Upload, *, progress: Progress | None = None
+                 ) -> dict[str, Any]:
+    """Set ``action.files`` on its target's file input, or on the pending chooser (no
+    target).
 
     Answers ``{ok, files: [names], multiple, via: "input"|"chooser", effects}``.
     Raises NoFileChooser (no target and no pending chooser), BadRequest (not
     a file input, disabled, several files for a single-file input), the ref
     engine's errors, DialogOpen when a dialog opened first.
     """
+    files, target = action.files, action.target
     progress = progress if progress is not None else Progress()
-    if target is None or not target.given():
+    if target is None:
         chooser = tab.input.chooser
         if chooser is None:
             raise NoFileChooser("no file chooser is waiting in this tab; nothing was uploaded")
@@ -185,9 +187,7 @@ async def click_upload(tab: TabActor, action: Click, *, progress: Progress | Non
         await _set_chooser_files(tab, chooser, files, progress)
         filled.append(chooser)
 
-    result = await click(tab, action.target, button=action.button,
-                         click_count=action.click_count, modifiers=action.modifiers,
-                         progress=progress, then=fill)
+    result = await click(tab, action, progress=progress, then=fill)
     if not filled:
         return {**result, "files": []}
     return {**result, "files": _names(files), "multiple": filled[0].multiple}

@@ -7,7 +7,7 @@ from typing import Any
 
 import trio
 
-from ...errors import BadRequest, CdpError, EvalDisabled, Timeout
+from ...errors import BadRequest, CdpError, Timeout
 from ...textmatch import Glob, compile_glob
 from ..actor import TabActor
 from ..effects import race
@@ -15,6 +15,7 @@ from ..navwait import Probe, wait_load_state
 from ..pagejs import page_function
 from ..state import LoadState
 from ..worlds import world_evaluate
+from .records import Wait
 
 __all__ = ["LOAD_STATES", "POLL_S", "glob_regex", "wait"]
 
@@ -32,65 +33,49 @@ def glob_regex(pattern: str) -> Glob:
 _WAIT_CONDITION = page_function("waitCondition")
 
 
-async def wait(tab: TabActor, *, selector: str | None = None, text: str | None = None,
-               text_gone: str | None = None, url: str | None = None,
-               load_state: str | None = None, timeout_ms: int = 15000,
+async def wait(tab: TabActor, action: Wait, *, timeout_ms: int = 15000,
                evaluate_enabled: bool = True) -> dict[str, Any]:
-    """Wait until exactly one condition holds: answers ``{ok, waitedMs}``.
+    """Wait until ``action``'s one condition holds: answers ``{ok, waitedMs}``.
 
     ``selector`` (an element matching it is attached and visible), ``text``
-    / ``text_gone`` (the page's visible text contains / no longer contains
+    / ``textGone`` (the page's visible text contains / no longer contains
     it) poll every ~100 ms in the ``browserd`` isolated world of the main
-    frame, and need ``evaluate_enabled`` (else 403 EVAL_DISABLED). ``url``
-    (a glob: ``*`` within a path segment, ``**`` across) and ``load_state``
-    ("domcontentloaded" | "load") follow the tab's events without JS.
+    frame (its kind's build refused them without ``evaluate_enabled``).
+    ``url`` (a glob: ``*`` within a path segment, ``**`` across) and
+    ``loadState`` ("domcontentloaded" | "load") follow the tab's events
+    without JS. The record is a checked one (exactly one condition).
 
-    Raises Timeout (504) after ``timeout_ms``, BadRequest for an invalid
-    selector or not exactly one condition, DialogOpen when a dialog blocks
-    the page. Cancellation stops the wait; nothing on the page changes.
+    Raises Timeout (504) after ``timeout_ms``, BadRequest for a selector the
+    page cannot parse, DialogOpen when a dialog blocks the page.
+    Cancellation stops the wait; nothing on the page changes.
     """
-    conditions = {"selector": selector, "text": text, "textGone": text_gone, "url": url,
-                  "loadState": load_state}
-    given = [k for k, v in conditions.items() if v is not None]
-    if len(given) != 1:
-        raise BadRequest("give exactly one of selector, text, textGone, url or loadState"
-                         + (f" (got {', '.join(given)})" if given else ""))
-    what = given[0]
-    if what in ("selector", "text", "textGone") and not evaluate_enabled:
-        raise EvalDisabled("JavaScript evaluation is disabled in settings, "
-                           "and selector/text waits run JavaScript too",
-                           hint="wait for url or loadState, or enable evaluate_enabled")
-    if load_state is not None and load_state not in LOAD_STATES:
-        raise BadRequest(f"loadState must be one of {', '.join(LOAD_STATES)}",
-                         field="loadState")
+    what, value = action.condition
+    assert evaluate_enabled or what in ("url", "loadState")  # (its kind's build checked it)
     started = trio.current_time()
     with trio.move_on_after(timeout_ms / 1000) as scope:
         if what == "url":
-            assert url is not None
-            pattern = glob_regex(url)
+            pattern = glob_regex(value)
             while not pattern.match(tab.view().url):
                 _check_waitable(tab)
                 await tab.wait_changed()
         elif what == "loadState":
-            assert load_state is not None
-            await _wait_load_state(tab, load_state)
+            await _wait_load_state(tab, value)
         else:
-            arg = {"selector": selector, "text": text, "textGone": text_gone}[what]
             expression = _WAIT_CONDITION.call(
-                {"selector": "selector", "text": "text", "textGone": "gone"}[what], arg)
+                {"selector": "selector", "text": "text", "textGone": "gone"}[what], value)
             while True:
                 _check_waitable(tab)
-                value, dialog = await race(tab, lambda: _world_value(tab, expression))
+                seen, dialog = await race(tab, lambda: _world_value(tab, expression))
                 if dialog:
                     _check_waitable(tab)
-                if isinstance(value, str) and value.startswith("{"):
-                    raise BadRequest(f"invalid selector {selector!r}", field="selector")
-                if value is True:
+                if isinstance(seen, str) and seen.startswith("{"):
+                    raise BadRequest(f"invalid selector {value!r}", field="selector")
+                if seen is True:
                     break
                 await trio.sleep(POLL_S)
     waited = round((trio.current_time() - started) * 1000)
     if scope.cancelled_caught:
-        shown = str(conditions[what])[:200]
+        shown = value[:200]
         raise Timeout(f"waited {waited} ms for {what} {shown!r}",
                       hint="raise timeoutMs, or check the page with GET /snapshot",
                       waitedMs=waited)

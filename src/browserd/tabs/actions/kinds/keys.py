@@ -57,8 +57,7 @@ async def _type(tab: TabActor, action: TypeText, ctx: PerformContext) -> dict[st
             and origin_of(tab.view().url) != action.origin:
         raise SecretOrigin(f"secret {action.secret!r} is for {action.origin}, not for "
                            "the page the tab shows now")
-    return await type_text(tab, action.text, target=action.target, clear=action.clear,
-                           submit=action.submit, slowly=action.slowly, progress=ctx.progress)
+    return await type_text(tab, action, progress=ctx.progress)
 
 
 def _script_type(w: Writer, call: Call, loc: str | None, index: int) -> None:
@@ -122,7 +121,7 @@ def _build_press(args: Mapping[str, Any], ctx: BuildContext) -> Press:
 
 
 async def _press(tab: TabActor, action: Press, ctx: PerformContext) -> dict[str, Any]:
-    return await press(tab, action.key, action.modifiers, progress=ctx.progress)
+    return await press(tab, action, progress=ctx.progress)
 
 
 def _script_press(w: Writer, call: Call, loc: str | None, index: int) -> None:

@@ -52,9 +52,7 @@ def _build_wait(args: Mapping[str, Any], ctx: BuildContext) -> Wait | RouteWait:
 
 
 async def _wait(tab: TabActor, action: Wait, ctx: PerformContext) -> dict[str, Any]:
-    return await wait(tab, selector=action.selector, text=action.text,
-                      text_gone=action.text_gone, url=action.url, load_state=action.load_state,
-                      timeout_ms=max(1, int(ctx.timeout_s * 1000)),
+    return await wait(tab, action, timeout_ms=max(1, int(ctx.timeout_s * 1000)),
                       evaluate_enabled=ctx.evaluate_enabled)
 
 

@@ -73,8 +73,7 @@ def _build_click(args: Mapping[str, Any], ctx: BuildContext) -> Click:
 async def _click(tab: TabActor, action: Click, ctx: PerformContext) -> dict[str, Any]:
     if action.files is not None:
         return await click_upload(tab, action, progress=ctx.progress)
-    return await click(tab, action.target, button=action.button, click_count=action.click_count,
-                       modifiers=action.modifiers, progress=ctx.progress)
+    return await click(tab, action, progress=ctx.progress)
 
 
 def _script_click(w: Writer, call: Call, loc: str | None, index: int) -> None:
@@ -110,7 +109,7 @@ def _build_hover(args: Mapping[str, Any], ctx: BuildContext) -> Hover:
 
 
 async def _hover(tab: TabActor, action: Hover, ctx: PerformContext) -> dict[str, Any]:
-    return await hover(tab, action.target, progress=ctx.progress)
+    return await hover(tab, action, progress=ctx.progress)
 
 
 def _script_hover(w: Writer, call: Call, loc: str | None, index: int) -> None:
@@ -137,7 +136,7 @@ def _build_select(args: Mapping[str, Any], ctx: BuildContext) -> Select:
 
 
 async def _select(tab: TabActor, action: Select, ctx: PerformContext) -> dict[str, Any]:
-    return await select(tab, action.target, action.values, progress=ctx.progress)
+    return await select(tab, action, progress=ctx.progress)
 
 
 def _script_select(w: Writer, call: Call, loc: str | None, index: int) -> None:
@@ -171,7 +170,7 @@ def _build_upload(args: Mapping[str, Any], ctx: BuildContext) -> Upload:
 
 
 async def _upload(tab: TabActor, action: Upload, ctx: PerformContext) -> dict[str, Any]:
-    return await upload(tab, action.files, target=action.target, progress=ctx.progress)
+    return await upload(tab, action, progress=ctx.progress)
 
 
 def _script_upload(w: Writer, call: Call, loc: str | None, index: int) -> None:
@@ -254,11 +253,8 @@ def _build_drag(args: Mapping[str, Any], ctx: BuildContext) -> Drag:
 
 async def _drag(tab: TabActor, action: Drag, ctx: PerformContext) -> dict[str, Any]:
     if action.files is not None:
-        return await drop_files(tab, action.files, target=action.target, point=action.point,
-                                progress=ctx.progress)
-    assert action.source is not None
-    return await drag(tab, action.source, target=action.target, point=action.point,
-                      steps=action.steps, progress=ctx.progress)
+        return await drop_files(tab, action, progress=ctx.progress)
+    return await drag(tab, action, progress=ctx.progress)
 
 
 def _script_drag(w: Writer, call: Call, loc: str | None, index: int) -> None:
