@@ -89,3 +89,28 @@ async def test_an_action_on_a_page_still_drawing_waits_for_it_as_a_read_would(
     assert r.status_code == 404 and r.json()["code"] == "NO_MATCH", r.text
     r = await api.post("/click", json={"targetId": tab, "selector": "#never"})
     assert r.status_code == 404 and r.json()["code"] == "NO_MATCH", r.text
+
+
+BUSY = """<!doctype html><title>busy</title><main id="app">loading…</main><p id="tick"></p>
+<script>
+// A page that never goes quiet (a ticker), whose button is drawn after 300 ms and gone
+// again after 1.2 s: an action acts on it while it is there, not after the page settles.
+let n = 0;
+setInterval(() => { document.getElementById('tick').textContent = String(++n); }, 40);
+setTimeout(() => {
+  document.getElementById('app').innerHTML =
+    '<button onclick="document.title = \\'pressed\\'">Press</button>';
+}, 300);
+setTimeout(() => { document.getElementById('app').textContent = 'gone'; }, 1200);
+</script>"""
+add_route("/locators/busy", html_route(BUSY))
+
+
+async def test_an_action_acts_on_its_target_as_soon_as_it_is_drawn(
+        api: httpx.AsyncClient, pages: PageServer, tab: str) -> None:
+    r = await api.post("/navigate", json={"targetId": tab, "url": pages.url("/locators/busy"),
+                                         "waitUntil": "commit"})
+    assert r.status_code == 200, r.text
+    r = await api.post("/click", json={"targetId": tab, "role": "button", "name": "Press"})
+    assert r.status_code == 200, r.text
+    assert await js(api, tab, "document.title") == "pressed"

@@ -10,7 +10,9 @@ choose without a snapshot. Cancellation: as the CDP calls it makes.
 
 from __future__ import annotations
 
-from ..errors import Ambiguous, NoMatch
+import trio
+
+from ..errors import Ambiguous, BrowserdError, NoMatch
 from ..snapshot import FindOptions, find_call
 from .actor import TabActor
 from .locator import ElementTarget
@@ -18,12 +20,15 @@ from .refs import run_walker
 from .resolve import ElementHandle, resolve_ref, resolve_target
 from .settle import YOUNG_MS, settle_read
 
-__all__ = ["CANDIDATES_SHOWN", "SETTLE_RETRY_MS", "resolve_action_target", "resolve_locator"]
+__all__ = ["CANDIDATES_SHOWN", "RETRY_EVERY_S", "SETTLE_RETRY_MS", "resolve_action_target",
+           "resolve_locator"]
 
 #: Candidates an AMBIGUOUS answer lists.
 CANDIDATES_SHOWN = 5
 #: How long an action whose target matched nothing waits for a drawing page to settle.
 SETTLE_RETRY_MS = 2000
+#: How often such a target is looked for again meanwhile (seconds).
+RETRY_EVERY_S = 0.05
 
 
 async def resolve_locator(tab: TabActor, target: ElementTarget) -> ElementHandle:
@@ -62,9 +67,12 @@ async def resolve_action_target(tab: TabActor, target: ElementTarget) -> Element
     :func:`~browserd.tabs.resolve.resolve_target` resolves it.
 
     A selector, text or locator that matches nothing on a page still drawing (an
-    app that renders after its fetches, or on timers) is tried once more after the
-    page settled as a read would, and its document is :data:`~.settle.YOUNG_MS`
-    past its load event (within :data:`SETTLE_RETRY_MS`); NoMatch after that.
+    app that renders after its fetches, or on timers) is tried again every
+    :data:`RETRY_EVERY_S` while the page settles as a read would, its document
+    at least :data:`~.settle.YOUNG_MS` past its load event (within
+    :data:`SETTLE_RETRY_MS`): it is acted on as soon as it is drawn, and NoMatch
+    comes once the page has settled without it. Other errors (AMBIGUOUS …) are
+    raised as they come; cancellation ends the wait and the settling with it.
     """
     target.check()
     try:
@@ -72,8 +80,30 @@ async def resolve_action_target(tab: TabActor, target: ElementTarget) -> Element
     except NoMatch:
         if target.ref is not None:
             raise
+    settled = trio.Event()
+    outcome: list[ElementHandle | BrowserdError] = []
+
+    async def settle() -> None:
         await settle_read(tab, settle_ms=SETTLE_RETRY_MS, young_ms=YOUNG_MS)
-        return await _resolve(tab, target)
+        settled.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(settle)
+        while not outcome:
+            with trio.move_on_after(RETRY_EVERY_S):
+                await settled.wait()
+            final = settled.is_set()
+            try:
+                outcome.append(await _resolve(tab, target))
+            except NoMatch as exc:
+                if final:
+                    outcome.append(exc)
+            except BrowserdError as exc:
+                outcome.append(exc)
+        nursery.cancel_scope.cancel()
+    if isinstance(outcome[0], BrowserdError):
+        raise outcome[0]
+    return outcome[0]
 
 
 async def _resolve(tab: TabActor, target: ElementTarget) -> ElementHandle:
