@@ -2,15 +2,17 @@
 
 Each side does what an agent would do with its tools:
 
-- browserd (``bd_*``): its lean paths — ``find`` (with ``around`` for what
-  surrounds a match), act by locator, ``act`` batches (a navigation and the
-  steps after it in one call, where nothing needs a look in between), and the
-  page read in the action's own answer (``snapshot: "full"``);
+- browserd (``bd_*``): its lean paths — one ``act`` batch per task (a
+  navigation and the steps after it, where nothing needs a look in between),
+  acting by locator (``within`` a table row where the row names the target),
+  ``find`` steps for what the task reads (``around`` for a term's
+  definitions), and the page read in the batch's own answer (``snapshot:
+  "full"``) where the task reads a whole page;
 - Playwright MCP (``pw_*``): navigate → snapshot/find → act on refs, then
   read again (its actions do not answer the page);
 - agent-browser (``ab_*``): its CLI as its core skill teaches
   (``agent-browser skills get core``) — ``snapshot -i`` refs, ``find role``
-  locators, ``read`` for text, ``get``/``find … text`` for one element, and
+  locators, ``read`` for a page's text, ``find … text`` for one element, and
   ``batch`` for steps that need no look in between (one call). Its ``diff
   snapshot`` is not used: in 0.41.2 it keeps no baseline between CLI calls
   and answers the whole tree as added lines.
@@ -92,48 +94,49 @@ def _found(pattern: str, text: str) -> str:
 
 
 async def bd_table(bd: McpSide, pages: AppPages) -> str:
-    await bd.call("navigate", {"url": pages.url("/reference.html")})
-    # /find with around answers each match's row (cells between |, its link as a
-    # ref) and a term's definitions, so neither needs the page read.
-    row = await bd.call("find", {"role": "rowheader", "name": ROW, "exact": True,
-                                 "around": True})
-    term = await bd.call("find", {"role": "term", "name": TERM, "exact": True,
-                                  "around": True})
-    link = _refs_before(row, "notes", "link", BD_REF)
-    definition = term.split(f"{TERM} | ", 1)[1]
-    opened = await bd.call("click", {"ref": link, "snapshot": "full"})
-    return definition + "\n" + opened
+    # One batch: the term's definition by find with around (its term | definitions line),
+    # then the link in the row of ROW (a locator within the row), the page it opens read
+    # in the answer.
+    answer = await bd.call("act", {"snapshot": "full", "actions": [
+        {"kind": "navigate", "url": pages.url("/reference.html")},
+        {"kind": "find", "role": "term", "name": TERM, "exact": True, "around": True},
+        {"kind": "click", "role": "link", "within": {"role": "row", "name": ROW}},
+    ]})
+    return answer.split(f"{TERM} | ", 1)[1]
 
 
 async def bd_editor(bd: McpSide, pages: AppPages) -> str:
     # One batch: nothing needs a look in between (the editor is the page's only textbox,
-    # Run its button by name); the answer's snapshot shows the result.
-    return await bd.call("act", {"snapshot": "full", "actions": [
+    # Run its button by name); a find step reads the result line.
+    return await bd.call("act", {"actions": [
         {"kind": "navigate", "url": pages.url("/editor.html")},
         {"kind": "click", "role": "textbox"},
         {"kind": "press", "key": "Control+a"},
         {"kind": "type", "text": NEW_QUERY},
         {"kind": "click", "role": "button", "name": "Run", "exact": True},
+        {"kind": "find", "role": "status"},
     ]})
 
 
 async def bd_spa(bd: McpSide, pages: AppPages) -> str:
     # A locator that matches nothing yet waits for the page to draw (its fetches, then a
-    # quiet DOM) before it is tried again: navigate and click in one batch.
-    return await bd.call("act", {"snapshot": "full", "actions": [
+    # quiet DOM) before it is tried again: navigate, click and read the status in one batch.
+    return await bd.call("act", {"actions": [
         {"kind": "navigate", "url": pages.url("/spa.html")},
         {"kind": "click", "role": "button", "name": "Save settings", "exact": True},
+        {"kind": "find", "role": "status"},
     ]})
 
 
 async def bd_todo(bd: McpSide, pages: AppPages) -> str:
     # The new-todo field by its placeholder, the second toggle by position (toggles have
-    # no name, as in TodoMVC): one batch, the list read in its answer.
-    return await bd.call("act", {"snapshot": "full", "actions": [
+    # no name, as in TodoMVC): one batch, the count read by a find step.
+    return await bd.call("act", {"actions": [
         {"kind": "navigate", "url": pages.url("/todo.html")},
         *({"kind": "type", "role": "textbox", "name": "What needs to be done?",
            "text": item, "submit": True} for item in TODOS),
         {"kind": "click", "role": "checkbox", "nth": 1},
+        {"kind": "find", "text": "items left"},
     ]})
 
 
@@ -220,15 +223,16 @@ async def ab_editor(ab: CliSide, pages: AppPages) -> str:
     # <pre.CodeMirror-line>"): focus it, as the skill says for custom inputs.
     return await ab.batch(["focus", f"@{editor}"], ["press", "Control+a"],
                           ["keyboard", "type", NEW_QUERY], ["click", f"@{run_button}"],
-                          ["read"])
+                          ["find", "role", "status", "text"])
 
 
 async def ab_spa(ab: CliSide, pages: AppPages) -> str:
     click = ["find", "role", "button", "click", "--name", "Save settings", "--exact"]
-    answer = await ab.batch(["open", pages.url("/spa.html")], click, ["read"], may_fail=True)
+    status = ["find", "role", "status", "text"]
+    answer = await ab.batch(["open", pages.url("/spa.html")], click, status, may_fail=True)
     if answer.startswith("ERROR"):
         # "No element found": not drawn yet. Wait for its text, then click and read.
-        answer = await ab.batch(["wait", "--text", "Save settings"], click, ["read"])
+        answer = await ab.batch(["wait", "--text", "Save settings"], click, status)
     return answer
 
 

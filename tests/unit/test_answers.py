@@ -152,6 +152,10 @@ def test_operations_say_how_they_are_held_what_is_the_pages_and_how_an_agent_rea
     assert paths["/snapshot"]["get"]["x-browserd-untrusted"] == [
         "title", "url", "text", "diff", "nodes"]
     assert "x-browserd-untrusted" not in paths["/cookies"]["get"]  # a data format as it is
+    # The person's own pages, a download's page-given name and URL, a held action's answer.
+    assert paths["/tabs/offerable"]["get"]["x-browserd-untrusted"] == ["pages"]
+    assert paths["/tabs/offer"]["post"]["x-browserd-untrusted"] == ["title", "url"]
+    assert paths["/wait"]["post"]["x-browserd-untrusted"] == ["download", "result"]
     assert (paths["/snapshot"]["post"]["x-browserd-render"], act["x-browserd-render"],
             paths["/status"]["get"]["x-browserd-render"]) == ("snapshot", "steps", "fields")
     assert "x-browserd-render" not in paths["/media/{name}"]["get"]  # no tool

@@ -278,7 +278,7 @@ def input_routes() -> list[Route]:
                              "--selector/--text/--role/--name: values only)"))),
         # A wait reads the page: a person may hold the tab meanwhile (wait for them with it).
         _kind_route("wait", group="core", hints=ACTS, needs="act",
-                    confirm=NOT_HELD, untrusted=(), render=Render.FIELDS,
+                    confirm=NOT_HELD, untrusted=("download", "result"), render=Render.FIELDS,
                     answer=returns("WaitAnswer"), blocked_by=DIALOG, cli=Cli()),
         # The one input an open dialog lets through: answering it.
         _kind_route("dialog", group="core", hints=ACTS, needs="act",
