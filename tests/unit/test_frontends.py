@@ -254,3 +254,23 @@ def test_an_act_answer_is_a_line_per_step_with_its_diff_not_json() -> None:
     assert text.endswith('<<page:n0nce>>\n(changes since s1)\n+ [e9] listitem "milk"\n'
                          '<</page:n0nce>>'), text
     assert '"steps"' not in text and "{" not in text
+
+
+def test_an_act_answer_shows_a_find_steps_matches_inside_the_page_boundary() -> None:
+    from browserd.http.provenance import mark_untrusted
+
+    found = {"targetId": "T1", "url": "http://a.test/", "loadState": "load", "count": 1,
+             "truncated": False, "stats": {"elements": 9},
+             "matches": [{"ref": "e7", "role": "status", "name": "",
+                          "text": "Saved"}]}
+    answer = mark_untrusted("/act", {"ok": True, "targetId": "T1", "steps": [
+        {"index": 0, "kind": "click", "ok": True, "result": {"ok": True, "effects": {}}},
+        {"index": 1, "kind": "find", "ok": True, "result": found},
+        {"index": 2, "kind": "find", "ok": True, "result": {**found, "count": 0,
+                                                            "matches": []}}]})
+    assert answer["untrusted"] == ["steps"]
+    [content] = render_result("act", answer, nonce="n0nce")
+    assert content["text"] == "\n".join([
+        "ok", "0: click ok", "1: find ok", "<<page:n0nce>>",
+        '[e7] status text "Saved"', "1 match(es)",
+        "<</page:n0nce>>", "2: find ok", "<<page:n0nce>>", "0 match(es)", "<</page:n0nce>>"])

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
-from browserd.http.confirmations import _judged
+import trio
+
+from browserd.confirm import parse_rules
+from browserd.http.confirmations import _judged, hold_if_confirmed
 from browserd.http.facts import HeldDownload
 from browserd.http.routes import all_routes
 
@@ -40,6 +44,31 @@ def test_a_batch_is_judged_step_by_step_as_each_kind() -> None:
         ("click", "click", False), ("press", "keyboard", True),
         ("navigate", "navigate", False)]
     assert judged("act", {"actions": None}) == []
+
+
+def test_a_find_step_is_a_read_no_rule_holds() -> None:
+    steps = [{"kind": "find", "role": "status"}, {"kind": "click", "role": "button", "name": "Pay"},
+             {"kind": "find", "text": "Pay"}]
+    assert judged("act", {"actions": steps}) == [("click", "click", False)]
+    assert ROUTES["act"].confirm.to_json()["reads"] == ["find"]  # type: ignore[union-attr]
+
+
+async def test_rules_that_would_hold_any_step_let_a_batch_of_finds_through() -> None:
+    ran: list[bool] = []
+
+    async def run() -> None:
+        ran.append(True)
+
+    # A system that fails loudly if the gate looked any further than the call's own steps
+    # (the tab, the page's origin, the names of targets).
+    system = SimpleNamespace(
+        settings=SimpleNamespace(confirm=parse_rules([{"name": "."}, {"origin": "*"}])),
+        principal=SimpleNamespace(is_owner=False))
+    args = {"actions": [{"kind": "find", "role": "button", "name": "Pay"},
+                        {"kind": "find", "text": "Delete"}]}
+    with trio.fail_after(5):
+        await hold_if_confirmed(system, ROUTES["act"], args, run)  # type: ignore[arg-type]
+    assert ran == []  # not held (and not run: the handler runs it)
 
 
 def test_a_download_holds_its_file() -> None:

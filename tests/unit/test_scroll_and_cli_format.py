@@ -45,6 +45,10 @@ def test_answers_print_for_people() -> None:
          "result": {"effects": {"navigated": "http://b/"}}},
         {"index": 1, "kind": "wait", "ok": False, "error": {"error": "late", "code": "TIMEOUT"}}]}
     assert human(steps) == "0: click ok; navigated: http://b/\n1: wait failed: late [TIMEOUT]"
+    steps["steps"][1] = {"index": 1, "kind": "find", "ok": True, "result": found}
+    assert human(steps) == ("0: click ok; navigated: http://b/\n1: find ok\n"
+                            '[e5] button "Continue"  (in [e3] heading "Sign")\n'
+                            "3 match(es), 1 shown")
     assert human({"targetId": "T", "messages": []}) == "no console messages"
 
 

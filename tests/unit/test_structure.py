@@ -103,8 +103,8 @@ PINNED = {
     "browserd.tabs.history": ["go_back", "go_forward", "reload"],
     "browserd.tabs.actions": [
         "ACTION_KINDS", "KEY_ACTIONS", "LOAD_STATES", "MODIFIER_BITS", "MOUSE_ACTIONS", "Action",
-        "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput", "MouseInput",
-        "Navigate", "Press", "Progress", "Select", "Step", "TypeText", "Upload",
+        "AnswerDialog", "Click", "Drag", "ElementTarget", "FindElements", "Hover", "KeyInput",
+        "MouseInput", "Navigate", "Press", "Progress", "Select", "Step", "TypeText", "Upload",
         "Wait", "act", "click", "click_upload", "drag", "drop_files", "glob_regex",
         "handle_dialog", "hover", "key_spec", "keyboard", "locate", "modifier_mask", "mouse",
         "parse_chord", "perform", "press", "select", "type_text", "upload",
@@ -116,8 +116,8 @@ PINNED = {
                              "secret_routes", "tab_routes", "token_routes", "confirmation_routes",
                              "record_routes"],
     "browserd.tabs.actions.kinds": ["ACTION_KINDS", "ACTION_SPECS", "COORDINATE_LIMIT",
-                                    "PERSON_WAITS", "RECORDINGS", "ActionSpec", "BuildContext",
-                                    "PerformContext", "Recording"],
+                                    "PERSON_WAITS", "READ_KINDS", "RECORDINGS", "ActionSpec",
+                                    "BuildContext", "PerformContext", "Recording"],
     "browserd.uploads": ["MAX_UPLOAD_FILES", "UploadFile", "UploadPolicy"],
     "browserd.tabs.inputstate": ["BUTTON_BITS", "FileChooser", "InputState"],
     "browserd.tabs.scope": ["TabScope"],
@@ -167,7 +167,7 @@ def test_action_records_are_what_the_actions_package_exports() -> None:
     from browserd.tabs.actions import records
 
     for record in ("Click", "Hover", "TypeText", "Press", "Select", "Wait", "Navigate",
-                   "AnswerDialog", "Upload", "Drag", "MouseInput", "KeyInput"):
+                   "AnswerDialog", "Upload", "Drag", "MouseInput", "KeyInput", "FindElements"):
         assert getattr(actions, record) is getattr(records, record)
         assert getattr(records, record).kind in actions.ACTION_KINDS
 

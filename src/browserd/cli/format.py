@@ -197,6 +197,9 @@ def _format_steps(r: dict[str, Any], nonce: str | None = None) -> str:
         head = f"{step.get('index')}: {step.get('kind')} "
         if step.get("ok"):
             result = step.get("result") or {}
+            if isinstance(result.get("matches"), list):  # a find: what it read
+                lines.append(head + "ok\n" + page_block(format_matches(result), nonce))
+                continue
             effects = _format_effects(result.get("effects") or {})
             lines.append(head + "ok" + ("; " + page_block("; ".join(effects), nonce)
                                         if effects else ""))

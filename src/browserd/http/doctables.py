@@ -66,13 +66,15 @@ def _by_action(by: HeldByAction) -> str:
 def confirm_label(confirm: Confirm | None) -> str:
     """How a ``confirm`` rule holds a call, in the table's words: its kind (`` `click` ``),
     raw input's kinds by action (``down, click: `click` ``), ``each step`` (a batch, as
-    its kinds), ``its file`` (a download), ``-`` (never)."""
+    its kinds; ``but `find` ``: the reads no rule holds), ``its file`` (a download), ``-``
+    (never)."""
     if isinstance(confirm, HeldAs):
         return f"`{confirm.kind}`"
     if isinstance(confirm, HeldByAction):
         return _by_action(confirm)
     if isinstance(confirm, HeldSteps):
-        return "each step"
+        return "each step" + (f" but {', '.join(f'`{k}`' for k in sorted(confirm.reads))}"
+                              if confirm.reads else "")
     if isinstance(confirm, HeldDownload):
         return "its file"
     return "-"

@@ -204,13 +204,18 @@ class HeldByAction:
 @attrs.frozen(kw_only=True)
 class HeldSteps:
     """Each of the call's ``actions`` is judged as an action of its own ``kind``
-    (``/act``); the raw input kinds of ``raw`` by what their ``action`` does."""
+    (``/act``); the raw input kinds of ``raw`` by what their ``action`` does; the kinds of
+    ``reads`` (a find) only read the page, and no rule holds them."""
 
     raw: Mapping[str, HeldByAction] = attrs.field(hash=False)
+    reads: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
-        return {"steps": True, "byAction": {kind: dict(by.kinds)
-                                            for kind, by in self.raw.items()}}
+        out: dict[str, Any] = {"steps": True, "byAction": {kind: dict(by.kinds)
+                                                           for kind, by in self.raw.items()}}
+        if self.reads:
+            out["reads"] = sorted(self.reads)
+        return out
 
 
 @attrs.frozen(kw_only=True)

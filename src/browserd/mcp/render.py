@@ -117,15 +117,20 @@ def _action(r: dict[str, Any], nonce: str) -> str:
 
 
 def _act(r: dict[str, Any], nonce: str) -> str:
-    """An /act batch: one line per step (what it caused inside the page boundary, a failed
-    step's code, message and hint), then the snapshot or diff when one was asked for."""
+    """An /act batch: one line per step (what it caused inside the page boundary, a find's
+    matches as the find tool shows them, a failed step's code, message and hint), then the
+    snapshot or diff when one was asked for."""
     lines = ["ok" if r.get("ok") else f"stopped at step {r.get('failedAt', '?')}"]
     for step in r.get("steps") or []:
         if not isinstance(step, dict):
             continue
         head = f"{step.get('index')}: {step.get('kind')}"
         if step.get("ok"):
-            effects = (step.get("result") or {}).get("effects") or {}
+            result = step.get("result") or {}
+            if isinstance(result.get("matches"), list):  # a find: what it read
+                lines.append(head + " ok\n" + page_block(format_matches(result), nonce))
+                continue
+            effects = result.get("effects") or {}
             shown = {k: v for k, v in effects.items() if v not in (None, False, [], {})}
             lines.append(head + " ok" + ("\n" + page_block(_json(shown), nonce) if shown else ""))
         else:

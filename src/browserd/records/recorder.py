@@ -3,9 +3,10 @@
 :func:`record_call` wraps a route call of a session that is being recorded
 (:data:`RECORDED_PATHS`: the paths of the recorded kinds of
 :data:`browserd.tabs.actions.kinds.RECORDINGS`: input, navigation, history,
-scroll, dialog, wait and ``/act``). Before the call, in the tab's work slot, it looks up what every
-ref the call names is (role and accessible name from the tab's ref map:
-after the call the ref may be stale) and takes a small JPEG of the viewport;
+scroll, dialog, wait and ``/act``, its find steps too, but not ``/find``).
+Before the call, in the tab's work slot, it looks up what every ref the call
+names is (role and accessible name from the tab's ref map: after the call the
+ref may be stale) and takes a small JPEG of the viewport;
 then it runs the call; then, in the slot again, it takes the second shot and
 collects the console errors and failed requests the tab logged meanwhile,
 and appends the :class:`~browserd.records.model.Step` to the record.
@@ -30,7 +31,7 @@ import trio
 
 from ..errors import BrowserdError
 from ..redact import loggable_url
-from ..tabs.actions.kinds import RECORDINGS
+from ..tabs.actions.kinds import READ_KINDS, RECORDINGS
 from ..tabs.actor import TabActor
 from ..tabs.capture import decode_base64
 from .model import Call, Step, Target
@@ -44,8 +45,9 @@ __all__ = ["RECORDED_PATHS", "SHOT_QUALITY", "SHOT_WIDTH", "SIDE_DEADLINE_S", "d
 
 log = logging.getLogger(__name__)
 
-#: The routes whose calls a record keeps: one per recorded kind.
-RECORDED_PATHS = frozenset(f"/{kind}" for kind in RECORDINGS)
+#: The routes whose calls a record keeps: one per recorded kind but the reads (a find is
+#: kept as an ``/act`` step; ``/find``, like ``/snapshot``, is not recorded).
+RECORDED_PATHS = frozenset(f"/{kind}" for kind in RECORDINGS if kind not in READ_KINDS)
 #: The shots: JPEG of this quality, at most this many CSS pixels wide.
 SHOT_WIDTH = 320
 SHOT_QUALITY = 40

@@ -15,6 +15,7 @@ a tab request or a held action is ``/wait``'s alone and holds no work slot.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from ...errors import BadRequest, BrowserdError, Timeout
 from ...system import System
 from ...tabs import actions as inp
 from ...tabs import snapshots
-from ...tabs.actions.kinds import ACTION_SPECS, ActionSpec
+from ...tabs.actions.kinds import ACTION_SPECS, READ_KINDS, ActionSpec
 from ...tabs.actions.records import RouteWait
 from ...tabs.actor import TabActor
 from ..answers import returns
@@ -180,7 +181,9 @@ def _steps(system: System, actions: list[Any]) -> list[inp.Step]:
             details = {**exc.details, "field": "actions", "index": index}
             raise type(exc)(f"actions[{index}]: {exc.message}", hint=exc.hint or None,
                             **details) from None
-        steps.append(inp.Step(action=record, timeout_s=args["timeoutMs"] / 1000))
+        own_ms = args.get("timeoutMs")  # (a find has none: what is left of the batch's)
+        steps.append(inp.Step(action=record,
+                              timeout_s=math.inf if own_ms is None else own_ms / 1000))
     return steps
 
 
@@ -310,8 +313,12 @@ def input_routes() -> list[Route]:
                                         "fields}]"),
                       timeout_field(60_000), SNAPSHOT_AFTER),
               name="act", group="page", hints=ACTS, needs="act",
-              confirm=HeldSteps(raw={"mouse": _MOUSE_HELD, "keyboard": _KEYBOARD_HELD}),
-              untrusted=_CAUSED, render=Render.STEPS,
+              confirm=HeldSteps(raw={"mouse": _MOUSE_HELD, "keyboard": _KEYBOARD_HELD},
+                                reads=frozenset(READ_KINDS)),
+              untrusted=("steps", "snapshot"), render=Render.STEPS,
               answer=returns("ActAnswer", "every step's outcome (a failed step is still 200)"),
-              blocked_by=_INPUT, cli=Cli(positional=("actions",)), extra_needs=_act_needs),
+              blocked_by=_INPUT, cli=Cli(positional=("actions",)), extra_needs=_act_needs,
+              tool_text="Run a batch of actions in order on one tab; stop at the first "
+                        "failure. A find step reads the page between actions: its result is "
+                        "the find tool's answer (no match is no failure)"),
     ]

@@ -19,15 +19,18 @@ from ...system import System
 from ...tabs import page, settle, snapshots
 from ...tabs import query as page_query
 from ...tabs.actions.kinds import ACTION_SPECS
+from ...tabs.actions.kinds.reads import LINE_CHARS, ROOT, SETTLE, find_elements
 from ..answers import returns
 from ..facts import ACTS, DIALOG, HANDOFF, NOTHING, READS, SETS, Cli, HeldAs, Render, Words
 from ..fields import TARGET, timeout_field
 from ..schema import Field, Route
 from ..tabwork import on_tab
+from .input import ServiceContext
 
 __all__ = ["page_routes"]
 
 NAVIGATE = ACTION_SPECS["navigate"]
+FIND = ACTION_SPECS["find"]
 NAVIGATE_GRACE_S = 5.0
 """Time beyond ``timeoutMs`` for waiting for the tab's slot and answering."""
 SNAPSHOT_DEADLINE_S = 30.0
@@ -68,13 +71,9 @@ async def snapshot(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def find(system: System, args: dict[str, Any]) -> dict[str, Any]:
-    return await on_tab(
-        system, args["targetId"],
-        lambda tab: snapshots.find(
-            tab, role=args["role"], name=args["name"], text=args["text"], exact=args["exact"],
-            limit=args["limit"], root=args["root"], line_chars=args["lineChars"],
-            around=args["around"], settle_ms=args["settleMs"]),
-        deadline_s=QUERY_DEADLINE_S, refuse_new_dialog=True)
+    action = FIND.build(args, ServiceContext(system))  # (the find kind's, as in /act)
+    return await on_tab(system, args["targetId"], lambda tab: find_elements(tab, action),
+                        deadline_s=QUERY_DEADLINE_S, refuse_new_dialog=True)
 
 
 async def query(system: System, args: dict[str, Any]) -> dict[str, Any]:
@@ -99,15 +98,6 @@ async def console(system: System, args: dict[str, Any]) -> dict[str, Any]:
         tab = await rt.tabs.resolve(args["targetId"])
     tab.check_usable(allow_crashed=True, allow_dialog=True)
     return page_query.console(tab, level=args["level"], clear=args["clear"])
-
-
-SETTLE = Field(name="settleMs", type="integer", default=settle.DEFAULT_SETTLE_MS, minimum=0,
-               maximum=60_000, description="wait up to this long for a loading document to "
-               "reach domcontentloaded (0: do not wait); loadState says where it got to")
-LINE_CHARS = Field(name="lineChars", type="integer", minimum=0, maximum=1_000_000,
-                   description="longest name or text line shown (default 300; 0: whole)")
-ROOT = Field(name="root", type="string", max_length=4000,
-             description="scope to a ref (e12) or a CSS selector")
 
 
 def page_routes() -> list[Route]:
@@ -161,23 +151,8 @@ def page_routes() -> list[Route]:
                         "[e12] to act on (click, type, select, upload …); format read: the "
                         "article text"),
         Route(path="/find", methods=READ, handler=find, tag="page",
-              summary="Elements matching a role, accessible name or visible text, with refs",
-              fields=(TARGET,
-                      Field(name="role", type="string", max_length=100,
-                            description="the role, e.g. link, button, heading"),
-                      Field(name="name", type="string", max_length=2000,
-                            description="part of the accessible name (case-insensitive)"),
-                      Field(name="text", type="string", max_length=2000,
-                            description="part of the name or of the element's own text"),
-                      Field(name="exact", type="boolean", default=False,
-                            description="match the whole name / text, not a part"),
-                      Field(name="limit", type="integer", default=20, minimum=1, maximum=1000,
-                            description="at most this many matches"),
-                      Field(name="around", type="boolean", default=False,
-                            description="also answer what surrounds each match as one line: "
-                                        "its table row (cells between |), its term and "
-                                        "definitions, or its list item, with refs to act on"),
-                      ROOT, LINE_CHARS, SETTLE),
+              summary=FIND.summary, extra_needs=FIND.extra_needs,
+              fields=(TARGET, *FIND.fields),  # (the find kind's, as in /act)
               name="find", group="core", hints=READS, needs="read",
               untrusted=("url", "matches"), render=Render.MATCHES,
               answer=returns("FindAnswer"), blocked_by=DIALOG,

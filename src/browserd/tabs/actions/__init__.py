@@ -1,5 +1,5 @@
 """Page input like a person: click, type, press, hover, select, wait, dialogs, uploads,
-drag, raw mouse and keyboard, batches.
+drag, raw mouse and keyboard, batches (which may also find: a read).
 
 Every action runs while the caller holds the tab's work slot
 (``async with tab.work()``) and answers ``{ok, ..., effects}`` (see
@@ -28,6 +28,7 @@ from .records import (
     Click,
     Drag,
     ElementTarget,
+    FindElements,
     Hover,
     KeyInput,
     MouseInput,
@@ -54,6 +55,7 @@ __all__ = [
     "Click",
     "Drag",
     "ElementTarget",
+    "FindElements",
     "Hover",
     "KeyInput",
     "MouseInput",

@@ -3,10 +3,11 @@
 Each action kind's spec builds its record (:mod:`browserd.tabs.actions.kinds`:
 a kind's ``build`` is the one place that reads its camelCase arguments), and
 a record checks its own rules when it is made — exactly one element, known
-modifiers, a key that exists, a drag from one thing to one place (BadRequest,
-naming the field) — so the rules are checked once, with one message, for
-``/<kind>`` and ``/act`` alike; the domain takes records as they are. Frozen
-attrs records, one per action kind; :data:`Action` is their union.
+modifiers, a key that exists, a drag from one thing to one place, something to
+find (BadRequest, naming the field) — so the rules are checked once, with one
+message, for ``/<kind>`` (``/find``) and ``/act`` alike; the domain takes
+records as they are. Frozen attrs records, one per action kind; :data:`Action`
+is their union.
 :class:`RouteWait` is a wait only ``/wait`` runs (for a download, the person…).
 
 ``wait_until`` (every input action: click, hover, type, press, select,
@@ -24,12 +25,14 @@ from typing import ClassVar
 import attrs
 
 from ...errors import BadRequest
+from ...snapshot import FindOptions
 from ..locator import ElementTarget
+from ..settle import DEFAULT_SETTLE_MS
 from .keys import MODIFIER_BITS, Chord, key_spec, parse_chord
 
-__all__ = ["Action", "AnswerDialog", "Click", "Drag", "ElementTarget", "Hover", "KeyInput",
-           "MouseInput", "Navigate", "Press", "Progress", "RouteWait", "Select", "TypeText",
-           "Upload", "Wait", "check_modifiers"]
+__all__ = ["Action", "AnswerDialog", "Click", "Drag", "ElementTarget", "FindElements", "Hover",
+           "KeyInput", "MouseInput", "Navigate", "Press", "Progress", "RouteWait", "Select",
+           "TypeText", "Upload", "Wait", "check_modifiers"]
 
 
 def check_modifiers(modifiers: Sequence[str]) -> None:
@@ -259,6 +262,32 @@ class KeyInput:
 
 
 @attrs.frozen(kw_only=True)
+class FindElements:
+    """Find elements by ``role``, accessible ``name`` or visible ``text`` (a read: /find).
+
+    At least one of them, with the walker's own rule and message
+    (:class:`~browserd.snapshot.FindOptions`, which also bounds ``limit`` and
+    ``line_chars``); ``root`` scopes the search to a ref (``e12``) or else a CSS
+    selector, told apart when it runs as /find tells them.
+    """
+
+    kind: ClassVar[str] = "find"
+    role: str | None = None
+    name: str | None = None
+    text: str | None = None
+    exact: bool = False
+    limit: int = 20
+    around: bool = False
+    root: str | None = None
+    line_chars: int | None = None
+    settle_ms: int = DEFAULT_SETTLE_MS
+
+    def __attrs_post_init__(self) -> None:
+        FindOptions(role=self.role, name=self.name, text=self.text, exact=self.exact,
+                    limit=self.limit, line_chars=self.line_chars, around=self.around)
+
+
+@attrs.frozen(kw_only=True)
 class RouteWait:
     """A wait only ``/wait`` runs, beside the tab's work: ``download`` (the tab's next
     download), ``handoff`` (the person ends the tab's handoff), ``tabRequest`` (the person
@@ -271,7 +300,7 @@ class RouteWait:
 
 
 Action = (Click | Hover | TypeText | Press | Select | Wait | Navigate | AnswerDialog | Upload
-          | Drag | MouseInput | KeyInput)
+          | Drag | MouseInput | KeyInput | FindElements)
 """Any one action."""
 
 
