@@ -147,7 +147,8 @@ def test_operations_say_how_they_are_held_what_is_the_pages_and_how_an_agent_rea
     act = paths["/act"]["post"]
     assert act["x-browserd-confirm"]["steps"] is True
     assert act["x-browserd-confirm"]["byAction"]["keyboard"]["insertText"] == "type"
-    assert act["x-browserd-confirm"]["reads"] == ["find"]  # a find step: never held
+    # A find step reads; a hover or a wait step is held no more than /hover or /wait.
+    assert act["x-browserd-confirm"]["unheld"] == ["find", "hover", "wait"]
     assert act["x-browserd-untrusted"] == ["steps", "snapshot"]  # (a find step reads text)
     assert paths["/downloads/{id}"]["get"]["x-browserd-confirm"] == {"download": "id"}
     assert "x-browserd-confirm" not in paths["/hover"]["post"]  # no rule holds a hover

@@ -37,7 +37,7 @@ def test_every_route_is_a_row_and_every_tool_is_in_its_group() -> None:
     assert "| `tabs_delete` | `DELETE /tabs/{targetId}` | `act` | - | acts | handoff | - | - |" \
         in rows
     assert ("| `act` | `POST /act` | `act` | `page` | acts | dialog, handoff "
-            "| each step but `find` | `steps`, `snapshot` |") in rows
+            "| each step but `find`, `hover`, `wait` | `steps`, `snapshot` |") in rows
     tools = tools_table(routes).splitlines()[2:-1]
     assert len(tools) == len([r for r in routes if r.group != "none"])
     assert tools[0].startswith("| `core` |")

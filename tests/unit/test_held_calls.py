@@ -46,14 +46,17 @@ def test_a_batch_is_judged_step_by_step_as_each_kind() -> None:
     assert judged("act", {"actions": None}) == []
 
 
-def test_a_find_step_is_a_read_no_rule_holds() -> None:
+def test_a_step_is_held_no_more_than_its_own_route() -> None:
     steps = [{"kind": "find", "role": "status"}, {"kind": "click", "role": "button", "name": "Pay"},
-             {"kind": "find", "text": "Pay"}]
+             {"kind": "find", "text": "Pay"}, {"kind": "hover", "text": "Pay"},
+             {"kind": "wait", "text": "Paid"}]
     assert judged("act", {"actions": steps}) == [("click", "click", False)]
-    assert ROUTES["act"].confirm.to_json()["reads"] == ["find"]  # type: ignore[union-attr]
+    for kind in ("hover", "wait", "find"):  # their own routes: never held
+        assert judged(kind, {"text": "Pay"}) == [], kind
+    assert ROUTES["act"].confirm.to_json()["unheld"] == ["find", "hover", "wait"]  # type: ignore[union-attr]
 
 
-async def test_rules_that_would_hold_any_step_let_a_batch_of_finds_through() -> None:
+async def test_rules_that_would_hold_any_step_let_finds_hovers_and_waits_through() -> None:
     ran: list[bool] = []
 
     async def run() -> None:
@@ -65,7 +68,7 @@ async def test_rules_that_would_hold_any_step_let_a_batch_of_finds_through() -> 
         settings=SimpleNamespace(confirm=parse_rules([{"name": "."}, {"origin": "*"}])),
         principal=SimpleNamespace(is_owner=False))
     args = {"actions": [{"kind": "find", "role": "button", "name": "Pay"},
-                        {"kind": "find", "text": "Delete"}]}
+                        {"kind": "hover", "text": "Delete"}, {"kind": "wait", "text": "Done"}]}
     with trio.fail_after(5):
         await hold_if_confirmed(system, ROUTES["act"], args, run)  # type: ignore[arg-type]
     assert ran == []  # not held (and not run: the handler runs it)

@@ -6,7 +6,7 @@ What of a call the rules judge is the route's own ``confirm`` fact
 (:data:`browserd.http.facts.Confirm`): one action of a kind
 (:class:`~browserd.http.facts.HeldAs`), raw input by what its ``action``
 does (:class:`~browserd.http.facts.HeldByAction`), each step of a batch as
-its own kind, a read (a find) never (:class:`~browserd.http.facts.HeldSteps`),
+its own kind (a find, a hover or a wait never) (:class:`~browserd.http.facts.HeldSteps`),
 or a download's file (:class:`~browserd.http.facts.HeldDownload`).
 When a ``confirm`` rule matches the action — its kind, the page's origin (a
 navigation's target origin), the target's accessible name (resolved in the
@@ -93,8 +93,8 @@ def _judged(confirm: Confirm | None, name: str, args: dict[str, Any]) -> list[_J
         if not isinstance(step, dict):
             continue
         kind = str(step.get("kind"))
-        if kind in confirm.reads:
-            continue  # it reads the page: nothing to hold
+        if kind in confirm.unheld:
+            continue  # a read, or a kind its own route never holds
         by = confirm.raw.get(kind)
         out += (_by_action(by, kind, step) if by is not None
                 else [_Judged(rule_kind=kind, kind=kind, raw=False, step=step)])

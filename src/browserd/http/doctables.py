@@ -73,8 +73,8 @@ def confirm_label(confirm: Confirm | None) -> str:
     if isinstance(confirm, HeldByAction):
         return _by_action(confirm)
     if isinstance(confirm, HeldSteps):
-        return "each step" + (f" but {', '.join(f'`{k}`' for k in sorted(confirm.reads))}"
-                              if confirm.reads else "")
+        return "each step" + (f" but {', '.join(f'`{k}`' for k in sorted(confirm.unheld))}"
+                              if confirm.unheld else "")
     if isinstance(confirm, HeldDownload):
         return "its file"
     return "-"

@@ -204,17 +204,18 @@ class HeldByAction:
 @attrs.frozen(kw_only=True)
 class HeldSteps:
     """Each of the call's ``actions`` is judged as an action of its own ``kind``
-    (``/act``); the raw input kinds of ``raw`` by what their ``action`` does; the kinds of
-    ``reads`` (a find) only read the page, and no rule holds them."""
+    (``/act``); the raw input kinds of ``raw`` by what their ``action`` does. No rule holds
+    a step of a kind in ``unheld``: one that only reads the page (a find), or whose own
+    route no rule holds (a hover, a wait), so a batch holds nothing the routes let by."""
 
     raw: Mapping[str, HeldByAction] = attrs.field(hash=False)
-    reads: frozenset[str] = frozenset()
+    unheld: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"steps": True, "byAction": {kind: dict(by.kinds)
                                                            for kind, by in self.raw.items()}}
-        if self.reads:
-            out["reads"] = sorted(self.reads)
+        if self.unheld:
+            out["unheld"] = sorted(self.unheld)
         return out
 
 

@@ -44,6 +44,7 @@ from ..facts import (
     Render,
     Words,
     by_hand,
+    held,
 )
 from ..fields import TARGET, timeout_field
 from ..handoffs import wait_for_handoff, wait_for_tab_request
@@ -256,6 +257,13 @@ _KEYBOARD_HELD = HeldByAction(kinds={"down": "press", "insertText": "type"})
 
 
 def input_routes() -> list[Route]:
+    kinds = _kind_routes()
+    # A step no rule holds: a read (find), or a kind whose own route none holds (hover, wait).
+    unheld = frozenset(READ_KINDS) | {r.name for r in kinds if not held(r.confirm)}
+    return [*kinds, _act_route(unheld)]
+
+
+def _kind_routes() -> list[Route]:
     return [
         _kind_route("click", group="core", hints=ACTS, needs="act",
                     confirm=HeldAs(kind="click"), untrusted=_CAUSED, render=Render.ACTION,
@@ -303,22 +311,26 @@ def input_routes() -> list[Route]:
                     confirm=_KEYBOARD_HELD, untrusted=_CAUSED, render=Render.ACTION,
                     answer=returns("KeyboardAnswer"), blocked_by=_INPUT,
                     cli=by_hand("keyboard")),
-        Route(path="/act", methods=("POST",), handler=act, tag="input",
-              summary="Run a batch of actions in order on one tab; stop at the first failure",
-              fields=(TARGET,
-                      Field(name="actions", type="array", items="object", required=True,
-                            item_schema=kinds_schema({kind: spec.step_fields for kind, spec
-                                                      in ACTION_SPECS.items()}),
-                            description=f"[{{kind: {'|'.join(ACTION_SPECS)}, ...that kind's "
-                                        "fields}]"),
-                      timeout_field(60_000), SNAPSHOT_AFTER),
-              name="act", group="page", hints=ACTS, needs="act",
-              confirm=HeldSteps(raw={"mouse": _MOUSE_HELD, "keyboard": _KEYBOARD_HELD},
-                                reads=frozenset(READ_KINDS)),
-              untrusted=("steps", "snapshot"), render=Render.STEPS,
-              answer=returns("ActAnswer", "every step's outcome (a failed step is still 200)"),
-              blocked_by=_INPUT, cli=Cli(positional=("actions",)), extra_needs=_act_needs,
-              tool_text="Run a batch of actions in order on one tab; stop at the first "
-                        "failure. A find step reads the page between actions: its result is "
-                        "the find tool's answer (no match is no failure)"),
     ]
+
+
+def _act_route(unheld: frozenset[str]) -> Route:
+    return Route(
+        path="/act", methods=("POST",), handler=act, tag="input",
+        summary="Run a batch of actions in order on one tab; stop at the first failure",
+        fields=(TARGET,
+                Field(name="actions", type="array", items="object", required=True,
+                      item_schema=kinds_schema({kind: spec.step_fields for kind, spec
+                                                in ACTION_SPECS.items()}),
+                      description=f"[{{kind: {'|'.join(ACTION_SPECS)}, ...that kind's "
+                                  "fields}]"),
+                timeout_field(60_000), SNAPSHOT_AFTER),
+        name="act", group="page", hints=ACTS, needs="act",
+        confirm=HeldSteps(raw={"mouse": _MOUSE_HELD, "keyboard": _KEYBOARD_HELD},
+                          unheld=unheld),
+        untrusted=("steps", "snapshot"), render=Render.STEPS,
+        answer=returns("ActAnswer", "every step's outcome (a failed step is still 200)"),
+        blocked_by=_INPUT, cli=Cli(positional=("actions",)), extra_needs=_act_needs,
+        tool_text="Run a batch of actions in order on one tab; stop at the first "
+                  "failure. A find step reads the page between actions: its result is "
+                  "the find tool's answer (no match is no failure)")
