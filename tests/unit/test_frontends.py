@@ -248,12 +248,29 @@ def test_an_act_answer_is_a_line_per_step_with_its_diff_not_json() -> None:
                      "diff": {"added": ['[e9] listitem "milk"'], "removed": [], "changed": []}}}
     [content] = render_result("act", answer, nonce="n0nce")
     text = content["text"]
-    assert text.splitlines()[:4] == [
-        "stopped at step 1", "0: type ok",
-        "1: click failed: NO_MATCH: no element matches '#go'", "  hint: check the selector"]
+    assert text.splitlines()[:2] == [
+        "stopped at step 1 (click): NO_MATCH: no element matches '#go'",
+        "hint: check the selector"]
     assert text.endswith('<<page:n0nce>>\n(changes since s1)\n+ [e9] listitem "milk"\n'
                          '<</page:n0nce>>'), text
-    assert '"steps"' not in text and "{" not in text
+    assert '"steps"' not in text and "{" not in text and "0 type" not in text  # said nothing
+
+
+def test_a_failed_act_step_shows_its_details_inside_the_page_boundary() -> None:
+    answer = {"ok": False, "targetId": "T1", "failedAt": 1, "steps": [
+        {"index": 0, "kind": "navigate", "ok": True,
+         "result": {"ok": True, "effects": {"navigated": "http://a.test/"}}},
+        {"index": 1, "kind": "click", "ok": False,
+         "error": {"code": "AMBIGUOUS", "error": "2 elements match link 'Edit'",
+                   "hint": "give nth", "count": 2,
+                   "candidates": [{"ref": "e3", "role": "link", "name": "Edit"},
+                                  {"ref": "e5", "role": "link", "name": "Edit"}]}}]}
+    [content] = render_result("act", answer, nonce="n0nce")
+    assert content["text"] == "\n".join([
+        "stopped at step 1 (click): AMBIGUOUS: 2 elements match link 'Edit'",
+        "hint: give nth", "<<page:n0nce>>", "0 navigate: navigated http://a.test/",
+        '1 click details: {"count":2,"candidates":[{"ref":"e3","role":"link","name":"Edit"},'
+        '{"ref":"e5","role":"link","name":"Edit"}]}', "<</page:n0nce>>"])
 
 
 def test_an_act_answer_shows_a_find_steps_matches_inside_the_page_boundary() -> None:
@@ -271,6 +288,5 @@ def test_an_act_answer_shows_a_find_steps_matches_inside_the_page_boundary() -> 
     assert answer["untrusted"] == ["steps"]
     [content] = render_result("act", answer, nonce="n0nce")
     assert content["text"] == "\n".join([
-        "ok", "0: click ok", "1: find ok", "<<page:n0nce>>",
-        '[e7] status text "Saved"', "1 match(es)",
-        "<</page:n0nce>>", "2: find ok", "<<page:n0nce>>", "0 match(es)", "<</page:n0nce>>"])
+        "ok: 3 steps", "<<page:n0nce>>", '1 find: [e7] status text "Saved"', "1 match(es)",
+        "2 find: 0 match(es)", "<</page:n0nce>>"])

@@ -116,27 +116,42 @@ def _action(r: dict[str, Any], nonce: str) -> str:
     return "\n".join(lines)
 
 
+def _step_said(step: dict[str, Any]) -> str | None:
+    """What a succeeded step has to say (the page's words): a find's matches as the find
+    tool shows them, else what it caused (``navigated: URL; dialog: …``); None for
+    nothing."""
+    result = step.get("result") or {}
+    head = f"{step.get('index')} {step.get('kind')}: "
+    if isinstance(result.get("matches"), list):  # a find: what it read
+        return head + format_matches(result)
+    effects = result.get("effects") or {}
+    shown = [f"{k} {v if isinstance(v, str) else _json(v)}" for k, v in effects.items()
+             if v not in (None, False, [], {})]
+    return head + "; ".join(shown) if shown else None
+
+
 def _act(r: dict[str, Any], nonce: str) -> str:
-    """An /act batch: one line per step (what it caused inside the page boundary, a find's
-    matches as the find tool shows them, a failed step's code, message and hint), then the
-    snapshot or diff when one was asked for."""
-    lines = ["ok" if r.get("ok") else f"stopped at step {r.get('failedAt', '?')}"]
-    for step in r.get("steps") or []:
-        if not isinstance(step, dict):
-            continue
-        head = f"{step.get('index')}: {step.get('kind')}"
-        if step.get("ok"):
-            result = step.get("result") or {}
-            if isinstance(result.get("matches"), list):  # a find: what it read
-                lines.append(head + " ok\n" + page_block(format_matches(result), nonce))
-                continue
-            effects = result.get("effects") or {}
-            shown = {k: v for k, v in effects.items() if v not in (None, False, [], {})}
-            lines.append(head + " ok" + ("\n" + page_block(_json(shown), nonce) if shown else ""))
-        else:
-            error = step.get("error") or {}
-            lines.append(f"{head} failed: {error.get('code')}: {error.get('error')}"
-                         + (f"\n  hint: {error['hint']}" if error.get("hint") else ""))
+    """An /act batch: ``ok: N steps`` (or where it stopped, the failed step's code, message
+    and hint), then in one page boundary what the steps had to say — a find's matches, what
+    a step caused, the failed step's details — then the snapshot or diff when one was asked
+    for. A step with nothing to say takes no line."""
+    steps = [step for step in r.get("steps") or [] if isinstance(step, dict)]
+    said = [line for step in steps if step.get("ok") and (line := _step_said(step))]
+    failed = next((step for step in steps if not step.get("ok")), None)
+    if failed is None:
+        lines = [f"ok: {len(steps)} step{'' if len(steps) == 1 else 's'}"]
+    else:
+        error = failed.get("error") or {}
+        lines = [f"stopped at step {failed.get('index')} ({failed.get('kind')}): "
+                 f"{error.get('code')}: {error.get('error')}"]
+        if error.get("hint"):
+            lines.append(f"hint: {error['hint']}")
+        details = {k: v for k, v in error.items() if k not in ("error", "code", "hint")}
+        if details:
+            said.append(f"{failed.get('index')} {failed.get('kind')} details: "
+                        + _json(details))
+    if said:
+        lines.append(page_block("\n".join(said), nonce))
     if isinstance(r.get("snapshot"), dict):
         lines.append(_snapshot(r["snapshot"], nonce))
     return "\n".join(lines)
