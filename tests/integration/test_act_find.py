@@ -25,6 +25,7 @@ async def test_a_batch_finds_what_its_click_wrote_and_goes_on_past_no_match(
         {"kind": "click", "role": "button", "name": "Save"},
         {"kind": "find", "role": "status", "text": "saved"},
         {"kind": "find", "role": "alert"},
+        {"kind": "find", "role": "status"},
         {"kind": "click", "role": "button", "name": "Save"},
         {"kind": "find", "text": "item(s)", "limit": 1}])
     assert r.status_code == 200, r.text
@@ -34,7 +35,7 @@ async def test_a_batch_finds_what_its_click_wrote_and_goes_on_past_no_match(
     steps = data["steps"]
     assert [(s["index"], s["kind"], s["ok"]) for s in steps] == [
         (0, "navigate", True), (1, "click", True), (2, "find", True), (3, "find", True),
-        (4, "click", True), (5, "find", True)]
+        (4, "find", True), (5, "click", True), (6, "find", True)]
     found = steps[2]["result"]
     assert found["count"] == 1 and found["url"] == pages.url("/act_find/page"), found
     (status,) = found["matches"]
@@ -42,7 +43,11 @@ async def test_a_batch_finds_what_its_click_wrote_and_goes_on_past_no_match(
     assert status["ref"].startswith("e")
     # Matching nothing is an answer, not a failure: the batch went on.
     assert steps[3]["result"]["count"] == 0 and steps[3]["result"]["matches"] == []
-    assert steps[5]["result"]["matches"][0]["text"] == "Saved 2 item(s)"
+    # A match without a name shows the text it holds (a status line, read by role alone).
+    (by_role,) = steps[4]["result"]["matches"]
+    assert (by_role["ref"], by_role["name"], by_role["text"]) == (
+        status["ref"], "", "Saved 1 item(s)"), by_role
+    assert steps[6]["result"]["matches"][0]["text"] == "Saved 2 item(s)"
     assert "effects" not in found  # a read: it caused nothing
     assert await js(api, tab, "saves") == 2
     # Its refs are ordinary refs.

@@ -130,6 +130,12 @@ function findIn(opts, scope, refs, t0) {
     const m = { ref: refOf(el, role || 'generic', name), role: role || 'generic',
       name: cap(name, lineCap) };
     if (byText) m.text = cap(own, lineCap);
+    else if (!name) {
+      // A match without a name (a status line, a paragraph) shows the text it holds, as
+      // the snapshot shows it under the element's line.
+      const shown = own || (tag !== 'textarea' ? ownText(el) : '');
+      if (shown) m.text = cap(shown, lineCap);
+    }
     extras(el, role, tag, m.name, m);
     const ctx = contextOf();
     if (ctx) m.context = ctx;
