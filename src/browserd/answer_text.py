@@ -29,12 +29,13 @@ def page_block(text: str, nonce: str | None) -> str:
     return text if nonce is None else f"<<page:{nonce}>>\n{text}\n<</page:{nonce}>>"
 
 
-def format_matches(r: dict[str, Any]) -> str:
+def format_matches(r: dict[str, Any], *, counted: bool = True) -> str:
     """/find answers (matches with refs): ``[ref] role "name" placeholder="…" text "…"
     → target  (in context)`` and, asked for ``around``, an indented ``↳ row | line``
     under it (the placeholder and link target as snapshot lines show them);
     /query answers: the fields of each matching element; then the count (the one
-    rendering of matches, for the CLI and for MCP)."""
+    rendering of matches, for the CLI and for MCP) — with ``counted`` False only when
+    it says more than the lines do (none matched, or not all are shown)."""
     lines = []
     for m in r.get("matches", []):
         if not isinstance(m, dict):
@@ -58,7 +59,7 @@ def format_matches(r: dict[str, Any]) -> str:
                             if k != "index" and v not in (None, "", [], {}))
         lines.append(line)
     shown = len(lines)
-    lines.append(f"{r.get('count', shown)} match(es)"
-                 + (f", {shown} shown" if r.get("truncated") or r.get("count", shown) > shown
-                    else ""))
+    cut = bool(r.get("truncated")) or r.get("count", shown) > shown
+    if counted or cut or not shown:
+        lines.append(f"{r.get('count', shown)} match(es)" + (f", {shown} shown" if cut else ""))
     return "\n".join(lines)

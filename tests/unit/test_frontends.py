@@ -288,5 +288,5 @@ def test_an_act_answer_shows_a_find_steps_matches_inside_the_page_boundary() -> 
     assert answer["untrusted"] == ["steps"]
     [content] = render_result("act", answer, nonce="n0nce")
     assert content["text"] == "\n".join([
-        "ok: 3 steps", "<<page:n0nce>>", '1 find: [e7] status text "Saved"', "1 match(es)",
+        "ok", "<<page:n0nce>>", '1 find: [e7] status text "Saved"',
         "2 find: 0 match(es)", "<</page:n0nce>>"])

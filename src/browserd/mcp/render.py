@@ -118,12 +118,12 @@ def _action(r: dict[str, Any], nonce: str) -> str:
 
 def _step_said(step: dict[str, Any]) -> str | None:
     """What a succeeded step has to say (the page's words): a find's matches as the find
-    tool shows them, else what it caused (``navigated: URL; dialog: …``); None for
-    nothing."""
+    tool shows them (the count only when it says more than the lines), else what it
+    caused (``navigated URL; dialog …``); None for nothing."""
     result = step.get("result") or {}
     head = f"{step.get('index')} {step.get('kind')}: "
     if isinstance(result.get("matches"), list):  # a find: what it read
-        return head + format_matches(result)
+        return head + format_matches(result, counted=False)
     effects = result.get("effects") or {}
     shown = [f"{k} {v if isinstance(v, str) else _json(v)}" for k, v in effects.items()
              if v not in (None, False, [], {})]
@@ -131,7 +131,7 @@ def _step_said(step: dict[str, Any]) -> str | None:
 
 
 def _act(r: dict[str, Any], nonce: str) -> str:
-    """An /act batch: ``ok: N steps`` (or where it stopped, the failed step's code, message
+    """An /act batch: ``ok`` (or where it stopped, the failed step's code, message
     and hint), then in one page boundary what the steps had to say — a find's matches, what
     a step caused, the failed step's details — then the snapshot or diff when one was asked
     for. A step with nothing to say takes no line."""
@@ -139,7 +139,7 @@ def _act(r: dict[str, Any], nonce: str) -> str:
     said = [line for step in steps if step.get("ok") and (line := _step_said(step))]
     failed = next((step for step in steps if not step.get("ok")), None)
     if failed is None:
-        lines = [f"ok: {len(steps)} step{'' if len(steps) == 1 else 's'}"]
+        lines = ["ok"]  # (every step ran)
     else:
         error = failed.get("error") or {}
         lines = [f"stopped at step {failed.get('index')} ({failed.get('kind')}): "
