@@ -49,6 +49,9 @@ class Field:
     #: The JSON Schema of an array's items, when ``items`` says too little (the
     #: request schema only: :func:`check_value` checks ``items``). Not hashed (a dict).
     item_schema: dict[str, Any] | None = attrs.field(default=None, hash=False)
+    #: An object's fields: its schema lists them (and no others), and :func:`check_value`
+    #: checks each (an unknown one is refused).
+    properties: tuple[Field, ...] | None = None
     description: str = ""
     #: An explicit JSON ``null`` is kept (as None) and absence reads as UNSET,
     #: so a handler can tell "clear this" from "leave it as it is".
@@ -68,6 +71,9 @@ class Field:
             out["items"] = self.item_schema
         elif self.items:
             out["items"] = {"type": self.items}
+        if self.properties is not None:
+            out["properties"] = {f.name: f.schema() for f in self.properties}
+            out["additionalProperties"] = False
         if self.description:
             out["description"] = self.description
         if self.default is not None:
@@ -180,4 +186,24 @@ def check_value(field: Field, value: Any) -> Any:
                    (field.items == "boolean" and isinstance(v, bool)) for v in value):
             raise BadRequest(f"field {field.name!r} must be a list of {field.items}s",
                              field=field.name)
+    if field.properties is not None and isinstance(value, dict):
+        return _check_object(field, value)
     return value
+
+
+def _check_object(field: Field, value: dict[str, Any]) -> dict[str, Any]:
+    """An object's given fields, each checked (BadRequest naming ``field``: its own
+    fields are not the call's)."""
+    known = {f.name: f for f in field.properties or ()}
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise BadRequest(f"field {field.name!r}: unknown field(s) {', '.join(unknown)}",
+                         field=field.name, hint="accepted: " + ", ".join(known))
+    out = {}
+    for key, item in value.items():
+        try:
+            out[key] = check_value(known[key], item)
+        except BadRequest as exc:
+            raise BadRequest(f"field {field.name!r}: {exc.message}", field=field.name,
+                             hint=exc.hint or field.description or None) from None
+    return out

@@ -25,8 +25,8 @@ SHOP = """<!doctype html><title>shop</title>
 <button onclick="document.getElementById('paid').textContent =
   String(Number(document.getElementById('paid').textContent) + 1)">Pay now</button>
 <button onclick="document.title = 'looked'">Look</button>
-<button id="x1" onclick="document.getElementById('paid').textContent =
-  String(Number(document.getElementById('paid').textContent) + 10)">Buy it</button>"""
+<div id="cart"><button id="x1" onclick="document.getElementById('paid').textContent =
+  String(Number(document.getElementById('paid').textContent) + 10)">Buy it</button></div>"""
 add_route("/confirm/shop", html_route(SHOP))
 add_route("/confirm/files", html_route(
     '<!doctype html><a href="/confirm/report" download="report.txt">Get report</a>'))
@@ -117,13 +117,15 @@ async def test_a_pay_click_waits_for_the_person_and_runs_after_approval(
 async def test_the_name_is_the_elements_own_however_the_agent_names_it(
         agent: httpx.AsyncClient, pages: PageServer) -> None:
     """A name rule judges the element's accessible name, resolved in the page: a selector,
-    a partial role/name locator or a text match cannot step around it, and raw input whose
-    target cannot be told first (a mouse press at pixels) is held by it too."""
+    a partial role/name locator (within a container too) or a text match cannot step around
+    it, and raw input whose target cannot be told first (a mouse press at pixels) is held
+    by it too."""
     tab = await open_shop(agent, pages)
     box = await js(agent, tab, "(() => { const r = document.getElementById('x1')"
                                ".getBoundingClientRect(); return [r.x + 5, r.y + 5]; })()")
     for how in ({"selector": "#x1"}, {"role": "button", "name": "uy i"},
-                {"text": "Buy"}, {"selector": "button:nth-of-type(1)"}):
+                {"text": "Buy"}, {"selector": "button:nth-of-type(1)"},
+                {"role": "button", "within": {"selector": "#cart"}}):
         r = await agent.post("/click", json={"targetId": tab, **how})
         assert r.status_code == 202, (how, r.text)
         assert r.json()["confirmation"]["target"]["name"] in ("Buy it", "Pay now"), r.text

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from tests.conftest import PageServer, add_route
-from tests.integration.helpers import html_route, js, navigate
+from tests.integration.helpers import fails, html_route, js, navigate, ok
 
 pytestmark = pytest.mark.chromium
 
@@ -114,3 +114,106 @@ async def test_an_action_acts_on_its_target_as_soon_as_it_is_drawn(
     r = await api.post("/click", json={"targetId": tab, "role": "button", "name": "Press"})
     assert r.status_code == 200, r.text
     assert await js(api, tab, "document.title") == "pressed"
+
+
+PEOPLE = """<!doctype html><title>people</title>
+<table>
+<tr><th>name</th><th>email</th><th></th></tr>
+<tr><th scope="row">Alice</th><td>alice@example.com</td>
+    <td><a href="#a" onclick="edited('alice')">Edit</a></td></tr>
+<tr><th scope="row">Bob</th><td>bob@example.com</td>
+    <td><a href="#b" onclick="edited('bob')">Edit</a>
+        <a href="#bn" onclick="edited('bob notes')">Edit notes</a></td></tr>
+<tr id="carol"><th scope="row">Carol</th><td>carol@example.com</td>
+    <td><a href="#c" onclick="edited('carol')">Edit</a></td></tr>
+</table>
+<script>function edited(who) { document.title = 'edited ' + who; }</script>"""
+add_route("/locators/people", html_route(PEOPLE))
+EDIT = {"role": "link", "name": "Edit", "exact": True}
+
+
+async def test_a_row_is_named_by_its_cells_and_a_locator_acts_within_it(
+        api: httpx.AsyncClient, pages: PageServer, tab: str) -> None:
+    await navigate(api, tab, pages.url("/locators/people"))
+    found = (await api.get("/find", params={"targetId": tab, "role": "row",
+                                            "name": "bob"})).json()
+    assert [m["name"] for m in found["matches"]] == ["Bob bob@example.com Edit Edit notes"]
+    # Without role=row the words find the cell that shows them, not its row too.
+    found = (await api.get("/find", params={"targetId": tab, "name": "bob@"})).json()
+    assert [m["role"] for m in found["matches"]] == ["cell"], found
+    # The snapshot's row lines leave the words to the cells' lines.
+    text = (await api.get("/snapshot", params={"targetId": tab})).json()["text"]
+    assert ' row "' not in text and 'rowheader "Bob"' in text, text
+    # Several Edit links on the page: within Bob's row, one.
+    await fails(api, "/click", tab, 409, "AMBIGUOUS", **EDIT)
+    await ok(api, "/click", tab, **EDIT, within={"role": "row", "name": "Bob"})
+    assert await js(api, tab, "document.title") == "edited bob"
+    # By selector, and by a ref from /find.
+    await ok(api, "/click", tab, **EDIT, within={"selector": "#carol"})
+    assert await js(api, tab, "document.title") == "edited carol"
+    (alice,) = (await api.get("/find", params={"targetId": tab, "role": "row",
+                                               "name": "alice"})).json()["matches"]
+    await ok(api, "/click", tab, **EDIT, within={"ref": alice["ref"]})
+    assert await js(api, tab, "document.title") == "edited alice"
+    # A step of a batch.
+    r = await api.post("/act", json={"targetId": tab, "actions": [
+        {"kind": "hover", "role": "link", "name": "notes", "within": {"role": "row",
+                                                                      "name": "Bob"}},
+        {"kind": "click", "role": "link", "name": "notes", "within": {"role": "row",
+                                                                      "name": "Bob"}}]})
+    assert r.status_code == 200 and r.json()["ok"] is True, r.text
+    assert await js(api, tab, "document.title") == "edited bob notes"
+
+
+async def test_within_says_whether_the_container_or_the_target_is_missing_or_several(
+        api: httpx.AsyncClient, pages: PageServer, tab: str) -> None:
+    await navigate(api, tab, pages.url("/locators/people"))
+    # Two links in Bob's row say "Edit" (not exact): the target is ambiguous.
+    body = await fails(api, "/click", tab, 409, "AMBIGUOUS", role="link", name="Edit",
+                       within={"role": "row", "name": "Bob"})
+    assert body["error"] == "2 elements match link 'Edit' within row 'Bob'", body
+    assert [c["name"] for c in body["candidates"]] == ["Edit", "Edit notes"]
+    # Every row has an email: the container is ambiguous, and says so.
+    body = await fails(api, "/click", tab, 409, "AMBIGUOUS", **EDIT,
+                       within={"role": "row", "name": "example.com"})
+    assert body["error"] == "3 elements match row 'example.com' (within)", body
+    assert [c["role"] for c in body["candidates"]] == ["row"] * 3
+    assert "within.nth" in body["hint"]
+    await ok(api, "/click", tab, **EDIT, within={"role": "row", "name": "example.com",
+                                                 "nth": 2})
+    assert await js(api, tab, "document.title") == "edited carol"
+    # No such container; no such element in the one there is.
+    body = await fails(api, "/click", tab, 404, "NO_MATCH", **EDIT,
+                       within={"role": "row", "name": "Dave"})
+    assert "the container within names is missing" in body["error"], body
+    body = await fails(api, "/click", tab, 404, "NO_MATCH", **EDIT,
+                       within={"selector": "#dave"})
+    assert "(within): the container is missing" in body["error"], body
+    body = await fails(api, "/click", tab, 404, "NO_MATCH", role="button",
+                       within={"role": "row", "name": "Bob"})
+    assert body["error"] == "no button within row 'Bob'", body
+    await fails(api, "/click", tab, 404, "REF_NOT_FOUND", **EDIT, within={"ref": "e9999"})
+    body = await fails(api, "/click", tab, 400, "BAD_REQUEST", selector="a",
+                       within={"role": "row", "name": "Bob"})
+    assert body["field"] == "within", body
+    assert await js(api, tab, "document.title") == "edited carol"  # nothing else was clicked
+
+
+LATE_ROW = """<!doctype html><title>late row</title><table><tbody id="rows"></tbody></table>
+<script>
+setTimeout(() => {
+  document.getElementById('rows').innerHTML = '<tr><td>Dana</td><td><a href="#d" ' +
+    'onclick="document.title = \\'edited dana\\'">Edit</a></td></tr>';
+}, 300);
+</script>"""
+add_route("/locators/late-row", html_route(LATE_ROW))
+
+
+async def test_a_container_not_drawn_yet_is_waited_for_as_a_target_is(
+        api: httpx.AsyncClient, pages: PageServer, tab: str) -> None:
+    r = await api.post("/navigate", json={"targetId": tab,
+                                         "url": pages.url("/locators/late-row"),
+                                         "waitUntil": "commit"})
+    assert r.status_code == 200, r.text
+    await ok(api, "/click", tab, **EDIT, within={"role": "row", "name": "Dana"})
+    assert await js(api, tab, "document.title") == "edited dana"

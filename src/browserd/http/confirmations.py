@@ -40,6 +40,7 @@ from ..errors import (
 )
 from ..events import EventType
 from ..system import System
+from ..tabs.actions.kinds.spec import element_target
 from ..tabs.actor import TabActor
 from ..tabs.locate import resolve_action_target
 from ..tabs.locator import ElementTarget
@@ -121,10 +122,8 @@ RESOLVE_S = 5.0
 
 
 def _element_target(kind: str, step: dict[str, Any]) -> ElementTarget:
-    return ElementTarget(selector=step.get("selector"), role=step.get("role"),
-                         name=step.get("name"), exact=bool(step.get("exact")),
-                         nth=step.get("nth"),
-                         text=step.get("text") if kind not in ("type", "press") else None)
+    """What ``step`` acts on, but by ref (the ref map tells a ref's name)."""
+    return attrs.evolve(element_target(step, text=kind not in ("type", "press")), ref=None)
 
 
 async def _name(tab: TabActor | None, action: _Judged) -> str | _Unknown | None:

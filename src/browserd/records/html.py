@@ -52,6 +52,8 @@ def _target_text(target: Target) -> str:
         parts.append(f"selector <code>{escape(target.selector)}</code>")
     if target.text:
         parts.append(f"text &ldquo;{escape(target.text)}&rdquo;")
+    if target.within is not None:
+        parts.append(f"within {_target_text(target.within)}")
     return " ".join(parts)
 
 

@@ -29,6 +29,7 @@ class Target:
 
     ``role``/``name`` come from the tab's ref map for a ref (what the page
     called it when the ref was listed), or are the locator the call gave.
+    ``within``: the container a locator was looked for in, as a target too.
     """
 
     ref: str | None = None
@@ -38,18 +39,23 @@ class Target:
     nth: int | None = None
     selector: str | None = None
     text: str | None = None
+    within: Target | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in attrs.asdict(self).items() if v is not None}
+        out = {k: v for k, v in attrs.asdict(self, recurse=False).items() if v is not None}
         if not self.exact:
             out.pop("exact")
+        if self.within is not None:
+            out["within"] = self.within.to_json()
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Target:
+        within = data.get("within")
         return cls(ref=data.get("ref"), role=data.get("role"), name=data.get("name"),
                    exact=bool(data.get("exact")), nth=data.get("nth"),
-                   selector=data.get("selector"), text=data.get("text"))
+                   selector=data.get("selector"), text=data.get("text"),
+                   within=cls.from_json(within) if isinstance(within, Mapping) else None)
 
 
 @attrs.frozen(kw_only=True)

@@ -43,7 +43,22 @@ def _name_is_whole(name: str) -> bool:
 
 
 def locator_expression(target: Target, lang: str) -> str | None:
-    """The Playwright locator for ``target`` (``page.get_by_role(...)``), or None."""
+    """The Playwright locator for ``target`` (``page.get_by_role(...)``), or None.
+
+    A locator ``within`` a container is chained on the container's
+    (``page.get_by_role("row", name="Bob").get_by_role("link", name="Edit")``);
+    None when the container has no locator.
+    """
+    if target.within is None:
+        return _own_expression(target, lang)
+    outer = locator_expression(target.within, lang)
+    inner = _own_expression(target, lang)
+    if outer is None or inner is None:
+        return None
+    return outer + inner.removeprefix("page")
+
+
+def _own_expression(target: Target, lang: str) -> str | None:
     py = lang == "python"
     role = target.role if target.role in PLAYWRIGHT_ROLES else None
     name = target.name
@@ -75,9 +90,18 @@ def playwright_selector(target: Target) -> str | None:
 
     By role and accessible name when it has both (exact unless the name was
     cut short: a name ending in ``…``), else its CSS selector, else its text,
-    else its role alone; ``>> nth=N`` when it was one of several. None for a
-    bare ref (refs are browserd's; Playwright has no such element).
+    else its role alone; ``>> nth=N`` when it was one of several; after its
+    ``within`` container's and `` >> ``. None for a bare ref (refs are
+    browserd's; Playwright has no such element), or a container that is one.
     """
+    own = _own_selector(target)
+    if target.within is None or own is None:
+        return own
+    outer = playwright_selector(target.within)
+    return None if outer is None else f"{outer} >> {own}"
+
+
+def _own_selector(target: Target) -> str | None:
     role = target.role if target.role and _ROLE_RE.fullmatch(target.role) else None
     name = target.name
     if role is not None and name:

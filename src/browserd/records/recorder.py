@@ -58,7 +58,8 @@ _TEXT_CHARS = 500
 
 
 def _target(tab: TabActor, spec: Mapping[str, Any], *, text: bool) -> Target | None:
-    """The element ``spec`` names (ref, selector, text, role/name), its ref looked up."""
+    """The element ``spec`` names (ref, selector, text, role/name and the locator's
+    ``within`` container), a ref looked up."""
     ref, selector = spec.get("ref"), spec.get("selector")
     role, name = spec.get("role"), spec.get("name")
     given_text = spec.get("text") if text else None
@@ -69,8 +70,10 @@ def _target(tab: TabActor, spec: Mapping[str, Any], *, text: bool) -> Target | N
         known = tab.refs.get(ref)
         if known is not None:
             role, name, exact, nth = known.role, known.name, True, None
+    within = spec.get("within")
     return Target(ref=ref, role=role, name=name, exact=exact, nth=nth, selector=selector,
-                  text=given_text)
+                  text=given_text, within=_target(tab, within, text=False)
+                  if isinstance(within, dict) else None)
 
 
 def describe_call(tab: TabActor | None, kind: str, args: Mapping[str, Any]) -> Call:

@@ -4,7 +4,8 @@
 route's path and its JSON body). A ref is never replayed (it named an element
 of a page that is gone): the element is named by what the step found it was,
 ``{role, name, exact}`` (kinds whose route takes a locator: click, type, hover,
-select, also in ``/act``), else by the selector or the text the call gave.
+select, also in ``/act``; its ``within`` container likewise), else by the
+selector or the text the call gave.
 What a kind takes is its own (:data:`browserd.tabs.actions.kinds.RECORDINGS`).
 A step that failed when recorded is left out, and so are waits only a person
 can end (download, handoff, tab request, confirmation). An element that can
@@ -26,7 +27,7 @@ __all__ = ["LOCATOR_KINDS", "SKIPPED_WAITS", "PlannedCall", "replay_plan"]
 
 #: Kinds whose routes take ``{role, name, exact, nth}`` (docs/api.md, Input).
 LOCATOR_KINDS = frozenset(kind for kind, recording in RECORDINGS.items() if recording.locator)
-_TARGET_FIELDS = ("ref", "selector", "text", "role", "name", "exact", "nth")
+_TARGET_FIELDS = ("ref", "selector", "text", "role", "name", "exact", "nth", "within")
 #: ``/wait`` conditions a replay (and an exported script) leaves out: they waited on
 #: something of that run (a download, the person, a tab request), not on the page.
 SKIPPED_WAITS = PERSON_WAITS
@@ -52,14 +53,23 @@ def _naming(target: Target, *, locator: bool, text_target: bool) -> dict[str, An
                                  "exact": whole and target.exact}
         if target.nth is not None and target.ref is None:
             named["nth"] = target.nth
-        return named
+        return _with_container(named, target)
     if target.selector:
         return {"selector": target.selector}
     if target.text and text_target:
         return {"text": target.text}
     if locator and target.role:
-        return {"role": target.role}
+        return _with_container({"role": target.role}, target)
     return None
+
+
+def _with_container(named: dict[str, Any], target: Target) -> dict[str, Any] | None:
+    """A locator's fields with its ``within`` container, named as a locator is (None when
+    the container cannot be: a ref the page never named)."""
+    if target.within is None:
+        return named
+    container = _naming(target.within, locator=True, text_target=False)
+    return None if container is None else {**named, "within": container}
 
 
 def _body(call: Call) -> tuple[dict[str, Any], str | None]:
@@ -85,7 +95,11 @@ def _body(call: Call) -> tuple[dict[str, Any], str | None]:
     for field in _TARGET_FIELDS:
         if field != "text" or text_target:
             body.pop(field, None)
-    named = _naming(target, locator=kind in LOCATOR_KINDS, text_target=text_target)
+    locator = kind in LOCATOR_KINDS
+    named = _naming(target, locator=locator, text_target=text_target)
+    if named is None and _naming(attrs.evolve(target, within=None), locator=locator,
+                                 text_target=text_target) is not None:
+        return body, f"{kind} named its element's container (within) by ref only"
     if named is None:
         return body, f"{kind} named its element by ref only, and /{kind} takes no role/name"
     body.update(named)

@@ -50,7 +50,7 @@ TRACE_VERSION = 7
 _PLATFORMS = {"darwin": "darwin", "win32": "win32"}
 
 #: Argument names a target's selector replaces in ``params``.
-_TARGET_ARGS = frozenset({"role", "name", "exact", "nth", "selector"})
+_TARGET_ARGS = frozenset({"role", "name", "exact", "nth", "selector", "within"})
 
 
 def api_call(call: Call) -> tuple[str, str, str, dict[str, Any]]:

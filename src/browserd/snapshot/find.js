@@ -118,10 +118,13 @@ function findIn(opts, scope, refs, t0) {
     if (wantRole && role !== wantRole) return;
     // Names are only computed for elements the role filter lets through.
     const name = role ? nameOf(el, role, tag) : '';
-    if (!hit(name, wantName)) return;
+    // A row's name is its cells' words: matched when rows are asked for, else
+    // the cells are (a search by name or text alone does not find both).
+    const named = wantRole ? name : lineName(el, role, name);
+    if (!hit(named, wantName)) return;
     let byText = false;
     if (wantText !== null) {
-      if (hit(name, wantText)) byText = false;
+      if (hit(named, wantText)) byText = false;
       else if (own && hit(own, wantText)) byText = true;
       else return;
     }

@@ -91,7 +91,8 @@ function walkPage(opts, scope, refs, t0) {
     name = cap(name, lineCap);
     const node = { ref, role: r, name, depth };
     const st = role === 'RootWebArea' ? '' : states(el, role, tag, node);
-    push(indent(depth) + '[' + ref + '] ' + r + (name ? ' ' + quote(name) : '') + st, node);
+    const shown = lineName(el, role, name);
+    push(indent(depth) + '[' + ref + '] ' + r + (shown ? ' ' + quote(shown) : '') + st, node);
     return !stop;
   }
 

@@ -1,6 +1,7 @@
 // Snapshot walker, part of one function body with walker.js (see there):
 // nameOf(el, role, tag), an element's accessible name (aria-labelledby,
-// aria-label, labels, alt, legends, captions, content, title), describe(el),
+// aria-label, labels, alt, legends, captions, content, title), lineName (what
+// a snapshot line shows of it), describe(el),
 // and the per-walk label index (withLabels).
 
 // ---- names ------------------------------------------------------------
@@ -151,11 +152,18 @@ function nameOf(el, role, tag) {
     default:
       break;
   }
-  if (CONTENT_ROLES.has(role)) {
+  if (CONTENT_ROLES.has(role) || NAMED_BY_CELLS.has(role)) {
     const t = contentText(el);
     if (t) return t;
   }
   return attrName(el, 'title');
+}
+
+// The name a snapshot line shows: a row's words from its cells are left to
+// the cells' own lines (an author's name is shown).
+function lineName(el, role, name) {
+  if (!NAMED_BY_CELLS.has(role)) return name;
+  return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? name : '';
 }
 
 function describe(el) {

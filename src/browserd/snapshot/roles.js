@@ -27,6 +27,9 @@ const CONTENT_ROLES = new Set([
   'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'radio',
   'rowheader', 'switch', 'tab', 'tooltip', 'treeitem', 'generic', 'term',
 ]);
+// Roles also named from their content (ARIA: a row's name is its cells' words)
+// whose children keep lines of their own: a snapshot line does not repeat it.
+const NAMED_BY_CELLS = new Set(['row']);
 const SECTIONING = 'article,aside,main,nav,section';
 
 // ---- roles ------------------------------------------------------------

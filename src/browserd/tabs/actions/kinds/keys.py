@@ -38,7 +38,7 @@ __all__ = ["KEYBOARD", "PRESS", "TYPE"]
 
 def _build_type(args: Mapping[str, Any], ctx: BuildContext) -> TypeText:
     typed_into = None
-    if any(args.get(k) is not None for k in ("ref", "selector", "role", "name")):
+    if any(args.get(k) is not None for k in ("ref", "selector", "role", "name", "within")):
         typed_into = element_target(args, text=False)  # (text is what to type)
     if (args.get("text") is None) == (args.get("secret") is None):
         raise BadRequest("give text or secret (a vault secret's name), not both",

@@ -11,8 +11,8 @@ holds them all; the routes, ``/act``, the batch runner, the recorder, the
 replay, the Playwright scripts and the trace read them there.
 
 Also the fields the kinds share (:data:`REF`, :data:`SELECTOR`,
-:data:`TEXT_TARGET`, :data:`LOCATOR`, :data:`MODIFIERS`, :data:`WAIT_UNTIL`,
-:data:`FILES`). Plain records: no I/O.
+:data:`TEXT_TARGET`, :data:`LOCATOR` with its :data:`WITHIN`, :data:`MODIFIERS`,
+:data:`WAIT_UNTIL`, :data:`FILES`). Plain records: no I/O.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from ...settle import WAIT_UNTIL as WAIT_STATES
 from ..records import Progress
 
 __all__ = ["FILES", "LOCATOR", "MODIFIERS", "REF", "SELECTOR", "TEXT_TARGET", "WAIT_UNTIL",
+           "WITHIN",
            "ActionSpec", "Build", "BuildContext", "Perform", "PerformContext", "Recording",
            "ScriptHook", "TraceHook", "element_target", "no_needs"]
 
@@ -38,8 +39,7 @@ REF = Field(name="ref", type="string", max_length=32, description="a ref from GE
 SELECTOR = Field(name="selector", type="string", max_length=4000, description="a CSS selector")
 TEXT_TARGET = Field(name="text", type="string", max_length=2000,
                     description="visible text of the element (buttons and links first)")
-#: A role/name locator, resolved when the action runs by /find's rules (instead of a ref).
-LOCATOR = (
+_ROLE_NAME = (
     Field(name="role", type="string", max_length=100,
           description="the element's role (button, link, textbox …), with or without name"),
     Field(name="name", type="string", max_length=2000,
@@ -49,6 +49,13 @@ LOCATOR = (
     Field(name="nth", type="integer", minimum=0, maximum=1000,
           description="which match when several do (0-based; without it: 409 AMBIGUOUS)"),
 )
+#: Where a role/name locator is looked for: inside one container only.
+WITHIN = Field(name="within", type="object", properties=(REF, SELECTOR, *_ROLE_NAME),
+               description="with role/name: look only inside this one container (a table "
+                           "row, a dialog, a form), named by {ref} | {selector} | "
+                           "{role, name?, exact?, nth?}")
+#: A role/name locator, resolved when the action runs by /find's rules (instead of a ref).
+LOCATOR = (*_ROLE_NAME, WITHIN)
 MODIFIERS = Field(name="modifiers", type="array", items="string",
                   description="held modifiers: any of Alt, Control, Meta, Shift")
 WAIT_UNTIL = Field(name="waitUntil", type="string", default="domcontentloaded",
@@ -163,10 +170,14 @@ class ActionSpec:
 
 
 def element_target(args: Mapping[str, Any], *, text: bool = True) -> ElementTarget:
-    """The element ``args`` name (ref, selector, text unless it is data, role/name); the
-    record that holds it checks that exactly one is given."""
+    """The element ``args`` name (ref, selector, text unless it is data, role/name, the
+    locator's ``within`` container); the record that holds it checks that exactly one is
+    given (and ``within``'s rules)."""
+    within = args.get("within")
     return ElementTarget(ref=args.get("ref"), selector=args.get("selector"),
                          text=args.get("text") if text else None, role=args.get("role"),
                          name=args.get("name"), exact=bool(args.get("exact")),
-                         nth=args.get("nth"))
+                         nth=args.get("nth"),
+                         within=element_target(within) if isinstance(within, Mapping)
+                         else None)
 
