@@ -142,6 +142,11 @@ async def test_the_name_is_the_elements_own_however_the_agent_names_it(
     assert r.status_code == 200, r.text  # "Look": not a name the rule holds
     r = await agent.post("/click", json={"targetId": tab, "selector": "#nothing-here"})
     assert r.status_code == 404, r.text  # the action's own answer: nothing matched
+    # A malformed step is the batch's 400 (before anything runs), never a 500 in the rules.
+    for bad in ({"nth": "x"}, {"within": {"role": "row", "nth": "x"}}):
+        r = await agent.post("/act", json={"targetId": tab, "actions": [
+            {"kind": "click", "role": "button", "name": "Pay", **bad}]})
+        assert r.status_code == 400 and r.json()["index"] == 0, (bad, r.text)
     assert await js(agent, tab, "document.getElementById('paid').textContent") == "0"
 
 

@@ -37,13 +37,21 @@ def test_raw_input_is_judged_by_what_it_does() -> None:
 
 
 def test_a_batch_is_judged_step_by_step_as_each_kind() -> None:
-    steps = [{"kind": "click", "ref": "e1"}, {"kind": "mouse", "action": "wheel"},
-             {"kind": "keyboard", "action": "down", "key": "Enter"}, "not a step",
+    steps = [{"kind": "click", "ref": "e1"}, {"kind": "mouse", "action": "wheel", "x": 1, "y": 1},
+             {"kind": "keyboard", "action": "down", "key": "Enter"},
              {"kind": "navigate", "url": "https://a.test/"}]
     assert judged("act", {"actions": steps}) == [
         ("click", "click", False), ("press", "keyboard", True),
         ("navigate", "navigate", False)]
     assert judged("act", {"actions": None}) == []
+
+
+def test_a_malformed_batch_is_judged_as_nothing_its_handler_refuses_it_whole() -> None:
+    click = {"kind": "click", "role": "button", "name": "Pay"}
+    assert judged("act", {"actions": [click]}) == [("click", "click", False)]
+    for bad in ("not a step", {"kind": "teleport"}, {**click, "nth": "x"},
+                {**click, "within": {"role": "row", "nth": "x"}}, {**click, "exact": "yes"}):
+        assert judged("act", {"actions": [click, bad]}) == [], bad
 
 
 def test_a_step_is_held_no_more_than_its_own_route() -> None:

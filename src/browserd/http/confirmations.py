@@ -40,13 +40,14 @@ from ..errors import (
 )
 from ..events import EventType
 from ..system import System
+from ..tabs.actions.kinds import ACTION_SPECS
 from ..tabs.actions.kinds.spec import element_target
 from ..tabs.actor import TabActor
 from ..tabs.locate import resolve_action_target
 from ..tabs.locator import ElementTarget
 from ..tabs.origins import origin_of
 from .facts import Confirm, HeldAs, HeldByAction, HeldDownload, HeldSteps
-from .schema import Route
+from .schema import Route, parse_args
 
 __all__ = ["RESOLVE_S", "UNKNOWN", "hold_if_confirmed", "kinds_of", "wait_for_confirmation"]
 
@@ -80,6 +81,26 @@ def _by_action(by: HeldByAction, kind: str, step: dict[str, Any]) -> list[_Judge
         _Judged(rule_kind=rule_kind, kind=kind, raw=True, step=step)]
 
 
+def _checked_steps(actions: Any) -> list[dict[str, Any]]:
+    """A batch's steps with their fields checked as its handler checks them; none when any
+    step is malformed (the handler refuses the whole batch before a step runs, so there is
+    nothing to hold, and a rule never reads a field of the wrong type)."""
+    if not isinstance(actions, list):
+        return []
+    steps = []
+    for step in actions:
+        spec = ACTION_SPECS.get(str(step.get("kind"))) if isinstance(step, dict) else None
+        if spec is None:
+            return []
+        try:
+            checked = parse_args(spec.fields, query={},
+                                 body={k: v for k, v in step.items() if k != "kind"})
+        except BrowserdError:
+            return []
+        steps.append({**checked, "kind": spec.kind})
+    return steps
+
+
 def _judged(confirm: Confirm | None, name: str, args: dict[str, Any]) -> list[_Judged]:
     """The actions a rule may hold of a call of the route ``name`` whose ``confirm`` fact is
     ``confirm``."""
@@ -90,10 +111,8 @@ def _judged(confirm: Confirm | None, name: str, args: dict[str, Any]) -> list[_J
     if not isinstance(confirm, HeldSteps):
         return []
     out: list[_Judged] = []
-    for step in args.get("actions") or ():
-        if not isinstance(step, dict):
-            continue
-        kind = str(step.get("kind"))
+    for step in _checked_steps(args.get("actions")):
+        kind = str(step["kind"])
         if kind in confirm.unheld:
             continue  # a read, or a kind its own route never holds
         by = confirm.raw.get(kind)
