@@ -68,6 +68,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         super().__init__(*args, **kwargs)
 
     def do_GET(self) -> None:
+        slow = re.search(r"[?&]slow=(\d+)", self.path)  # answer that many ms late
+        if slow:
+            time.sleep(int(slow.group(1)) / 1000)
         html = self.store.get(self.path.split("?")[0])
         body = (html if html is not None else "not found").encode()
         self.send_response(200 if html is not None else 404)
@@ -1088,9 +1091,27 @@ async def test_page_functions_of_settling_effects_and_capture(tab: Tab,
         young_ms = int(await tab.world(since_load)) + 300
         young = await tab.call("domQuiet", 10, young_ms, await_promise=True)
         aged = await tab.world(since_load)
+        # A response the page draws from (fetch) counts as a change; an image does not:
+        # quiet 400 ms after the fetch, but not 400 ms after the image (the DOM's change
+        # just before it, 300 ms earlier, decides).
+        loaded = ("(url, how) => new Promise(done => { if (how === 'fetch') fetch(url)"
+                  ".then(r => r.text()).then(() => done(performance.now())); else {"
+                  " const img = new Image(); img.onload = img.onerror = () =>"
+                  " done(performance.now()); img.src = url; } })")
+        ends: dict[str, tuple[float, float]] = {}
+        for how in ("img", "fetch"):
+            await tab.page(f"document.getElementById('p').textContent = '{how}'")
+            end = (await tab._evaluate(f"({loaded})('{url}?slow=300&{how}', '{how}')", None, True,
+                                       await_promise=True))["value"]
+            assert await tab.call("domQuiet", 400, 0, await_promise=True) is True
+            ends[how] = (end, await tab.world("performance.now()"))
     assert info == {"url": url, "title": "Settling functions", "status": 200}
     assert gutter == 12 and no_gutter == 0
     assert turned == {"type": "undefined"}
     assert quiet is True and changes == 10
     assert observers == ["object", "undefined"]  # kept in browserd's world only
     assert young is True and aged >= young_ms
+    image_end, image_quiet = ends["img"]
+    fetch_end, fetch_quiet = ends["fetch"]
+    assert image_quiet < image_end + 400, ends  # the image did not hold it
+    assert fetch_quiet >= fetch_end + 400, ends  # the fetch did

@@ -8,8 +8,8 @@ of failing when their time runs out:
   document still ``loading`` is waited for up to ``settleMs`` until
   ``domcontentloaded``, and then until nothing it draws from is in flight
   (no document, fetch, XHR or script request open, long polls excepted:
-  :mod:`browserd.tabs.inflight`) and its DOM and responses have been quiet
-  for :data:`QUIET_MS` — a page that draws its UI after load (an app that
+  :mod:`browserd.tabs.inflight`) and its DOM and the responses it draws from
+  have been quiet for :data:`QUIET_MS` — a page that draws its UI after load (an app that
   fetches, then renders) is read whole; the answer's ``settled: false``
   says when the time ran out first. A page that has been quiet for a while
   costs one round trip: a mutation observer in browserd's world remembers
