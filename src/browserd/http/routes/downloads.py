@@ -24,23 +24,20 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import trio
 from quart import Response
 
 from ...errors import NotFound
 from ...system import System
 from ..answers import returns
 from ..facts import NO_TOOL, NOTHING, READS, Cli, HeldDownload, Prefix, Render
+from ..files import file_response
 from ..schema import Answer, Field, Route
 
 __all__ = ["content_disposition", "download_routes", "safe_filename"]
 
-CHUNK = 1024 * 1024
 _UNSAFE_NAME_CHARS = re.compile(r'[\x00-\x1f\x7f"\\/:*?<>|;%]')
 
 
@@ -79,15 +76,6 @@ async def list_downloads(system: System, args: dict[str, Any]) -> dict[str, Any]
     return {"downloads": [r.to_json() for r in records]}
 
 
-async def _chunks(path: Path) -> AsyncIterator[bytes]:
-    async with await trio.open_file(path, "rb") as f:
-        while True:
-            data = await f.read(CHUNK)
-            if not data:
-                return
-            yield data
-
-
 async def get_download(system: System, args: dict[str, Any]) -> Response:
     _check_session(system)
     record = system.downloads.get(args["id"])
@@ -95,18 +83,13 @@ async def get_download(system: System, args: dict[str, Any]) -> Response:
         raise NotFound("download not found",
                        hint="ids come from GET /downloads; old downloads are pruned by retention")
     record, path = system.downloads.resolve_file(record.id)
-    try:
-        probe = await trio.open_file(path, "rb")
-        await probe.aclose()
-    except OSError:  # pruned between resolve and read
-        raise NotFound("download not found", hint="old downloads are pruned by retention"
-                       ) from None
-    return Response(_chunks(path), status=200, content_type="application/octet-stream",
-                    headers={"Content-Disposition": content_disposition(
-                        record.suggested_filename),
-                        "X-Content-Type-Options": "nosniff",
-                        "Content-Security-Policy": "sandbox",
-                        "Cache-Control": "no-store"})
+    return await file_response(
+        path, content_type="application/octet-stream",
+        headers={"Content-Disposition": content_disposition(record.suggested_filename),
+                 "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox",
+                 "Cache-Control": "no-store"},
+        missing=lambda: NotFound("download not found",  # pruned between resolve and read
+                                 hint="old downloads are pruned by retention"))
 
 
 def download_routes() -> list[Route]:

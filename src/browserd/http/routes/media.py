@@ -74,6 +74,7 @@ from ...tabs.resolve import ElementHandle, resolve_target
 from ..answers import returns
 from ..facts import ADDS, DIALOG, NO_TOOL, NOT_HELD, NOTHING, READS, Cli, Render
 from ..fields import TARGET
+from ..files import file_response
 from ..schema import Answer, Field, Route
 from ..tabwork import on_tab
 
@@ -264,17 +265,15 @@ async def print_pdf(system: System, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def get_media(system: System, args: dict[str, Any]) -> Response:
-    """The stored file, bytes read in a worker thread; 404 for any bad or unknown name."""
+    """The stored file, streamed (:func:`~browserd.http.files.file_response`); 404 for any
+    bad or unknown name."""
     found = system.media.resolve(args["name"])
-    try:
-        data = await trio.to_thread.run_sync(found.path.read_bytes)
-    except OSError:  # pruned between resolve and read
-        raise NotFound("media not found",
-                       hint="media names come from /screenshot responses; old files are "
-                            "pruned by retention") from None
-    return Response(data, status=200, content_type=found.mime, headers={
-        "Content-Disposition": f'inline; filename="{found.name}"',
-    })
+    return await file_response(
+        found.path, content_type=found.mime,
+        headers={"Content-Disposition": f'inline; filename="{found.name}"'},
+        missing=lambda: NotFound("media not found",  # pruned between resolve and read
+                                 hint="media names come from /screenshot responses; old "
+                                      "files are pruned by retention"))
 
 
 #: What ``GET /media/<name>`` may answer: a capture, a PDF, a HAR file.

@@ -50,6 +50,7 @@ from ..answers import returns
 from ..answers_json import ref
 from ..facts import ACTS, LOCAL_ACTS, LOCAL_READS, NO_TOOL, NOT_HELD, NOTHING, Cli, Render, by_hand
 from ..fields import TARGET
+from ..files import file_response
 from ..schema import Answer, Field, Route, parse_args
 
 __all__ = ["record_routes"]
@@ -193,7 +194,7 @@ async def get_shot(system: System, args: dict[str, Any]) -> Response:
 
 async def get_video(system: System, args: dict[str, Any]) -> Response:
     """The record's video (WebM), once its recording ended; 404 when it has none, 409 while
-    it is being recorded. Read whole in a worker thread (bounded by the video's limit)."""
+    it is being recorded. Streamed (:func:`~browserd.http.files.file_response`)."""
     _allow(system, "read", "GET /records/<id>/video")
     info, _ = await _load(system, args["id"])
     if info.video is None:
@@ -201,15 +202,19 @@ async def get_video(system: System, args: dict[str, Any]) -> Response:
                        hint="POST /record/start {video: true} records one")
     if info.video.get("state") == "recording":
         raise Conflict("the video is being recorded", hint="POST /record/stop first")
-    try:
-        data = await trio.to_thread.run_sync(system.records.video_path(info.id).read_bytes)
-    except OSError:
-        data = b""
-    if not data:
-        raise NotFound(f"this record's video has no file ({info.video.get('reason')})",
+    path = system.records.video_path(info.id)
+    no_file = NotFound(f"this record's video has no file ({info.video.get('reason')})",
                        hint="the record's video.reason says why")
-    return Response(data, status=200, content_type=VIDEO_MIME, headers={
-        "Content-Disposition": f'inline; filename="{info.id}.webm"'})
+    try:
+        empty = (await trio.Path(path).stat()).st_size == 0
+    except OSError:
+        empty = True
+    if empty:
+        raise no_file
+    return await file_response(
+        path, content_type=VIDEO_MIME,
+        headers={"Content-Disposition": f'inline; filename="{info.id}.webm"'},
+        missing=lambda: no_file)
 
 
 async def delete_record(system: System, args: dict[str, Any]) -> dict[str, Any]:
