@@ -3,7 +3,7 @@ module of ``tabs/`` carries JavaScript of its own any more.
 
 What the functions do in a page is tested against a real Chromium, through the API
 (``tests/integration/test_input.py``, ``test_editors.py``, …) and one by one in
-``tests/integration/test_walker.py``; here only plain code (and Node.js's V8 parsing
+``tests/integration/test_walker_pagejs.py``; here only plain code (and Node.js's V8 parsing
 each declaration, when Node is there).
 """
 
