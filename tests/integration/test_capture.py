@@ -1,19 +1,14 @@
-"""Screenshots, PDFs and /media end to end (pages: tests/pages/cap_*.html).
+"""Screenshots, PDFs and /media end to end (pages: tests/pages/cap_*.html): viewport,
+full page and element captures, background tabs and concurrent captures, PDF, /media's
+auth and names, and an element in an out-of-process frame.
 
-Images are checked with parsers written here (PNG IHDR and a small PNG
-decoder for pixel checks, JPEG SOF markers), independent of the service's.
-Private instances: one with tight retention and one capture slot, one whose
-cache directory is a 200 KiB tmpfs (skipped when mounting is not possible).
+Images are checked with the parsers of tests/integration/_capture.py, independent of
+the service's. Size limits, retention, overload, a full disk, the byte ladder:
+test_capture_limits.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import struct
-import subprocess
-import zlib
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,127 +17,23 @@ import pytest
 import trio
 from supervision.harness import LOOPBACK_TLS
 
-from browserd.cdp import open_cdp_connection
-from browserd.errors import BadRequest, CdpError
 from browserd.tabs import capture, resolve, snapshots
-from browserd.tabs.actor import TabActor
-from tests.conftest import ServiceInfo, start_service, stop_service
+from tests.integration._capture import (
+    close_to,
+    direct_tab,
+    fetch,
+    jpeg_size,
+    open_tab,
+    pixel,
+    png_rows,
+    png_size,
+    shoot,
+)
 from tests.integration.helpers import js
 
 pytestmark = pytest.mark.chromium
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 LIME = (0, 255, 0)
-
-
-# -- image parsers (independent of browserd's) -------------------------------------------------
-
-
-def png_size(data: bytes) -> tuple[int, int]:
-    assert data[:8] == PNG_SIGNATURE, data[:8]
-    length, ctype = struct.unpack(">I4s", data[8:16])
-    assert ctype == b"IHDR" and length == 13
-    width, height = struct.unpack(">II", data[16:24])
-    return width, height
-
-
-def jpeg_size(data: bytes) -> tuple[int, int]:
-    assert data[:3] == b"\xff\xd8\xff", data[:4]
-    pos = 2
-    while pos < len(data):
-        assert data[pos] == 0xFF
-        marker = data[pos + 1]
-        (length,) = struct.unpack(">H", data[pos + 2:pos + 4])
-        if marker in (0xC0, 0xC2):  # SOF0 baseline, SOF2 progressive
-            height, width = struct.unpack(">HH", data[pos + 5:pos + 9])
-            return width, height
-        assert marker != 0xDA, "scan before SOF"
-        pos += 2 + length
-    raise AssertionError("no SOF marker")
-
-
-def png_rows(data: bytes, rows: int | None = None) -> tuple[int, int, int, list[bytes]]:
-    """Decode the first ``rows`` rows of an 8-bit RGB/RGBA PNG (all when None)."""
-    width, height = png_size(data)
-    pos, idat = 8, bytearray()
-    depth = color = 0
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        ctype, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        pos += 12 + length
-        if ctype == b"IHDR":
-            depth, color = body[8], body[9]
-        elif ctype == b"IDAT":
-            idat += body
-        elif ctype == b"IEND":
-            break
-    assert depth == 8 and color in (2, 6), (depth, color)
-    bpp = 3 if color == 2 else 4
-    raw = zlib.decompress(bytes(idat))
-    stride = width * bpp
-    out: list[bytes] = []
-    prev = bytearray(stride)
-    for y in range(height if rows is None else min(rows, height)):
-        start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
-        for x in range(stride):
-            a = line[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if kind == 1:
-                line[x] = (line[x] + a) & 255
-            elif kind == 2:
-                line[x] = (line[x] + b) & 255
-            elif kind == 3:
-                line[x] = (line[x] + (a + b) // 2) & 255
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        out.append(bytes(line))
-        prev = line
-    return width, height, bpp, out
-
-
-def pixel(decoded: tuple[int, int, int, list[bytes]], x: int, y: int) -> tuple[int, int, int]:
-    _w, _h, bpp, rows = decoded
-    r, g, b = rows[y][x * bpp:x * bpp + 3]
-    return r, g, b
-
-
-def close_to(actual: tuple[int, int, int], expected: tuple[int, int, int], tol: int = 3) -> bool:
-    return all(abs(a - e) <= tol for a, e in zip(actual, expected, strict=True))
-
-
-# -- helpers ------------------------------------------------------------------------------------
-
-
-async def open_tab(api: httpx.AsyncClient, url: str) -> str:
-    r = await api.post("/tabs/open", json={"url": url})
-    assert r.status_code == 200, r.text
-    return str(r.json()["targetId"])
-
-
-async def shoot(api: httpx.AsyncClient, target: str, **body: Any) -> dict[str, Any]:
-    r = await api.post("/screenshot", json={"targetId": target, **body})
-    assert r.status_code == 200, r.text
-    out: dict[str, Any] = r.json()
-    return out
-
-
-async def fetch(api: httpx.AsyncClient, body: dict[str, Any]) -> bytes:
-    """The stored file through GET /media, checked against the file on disk."""
-    r = await api.get(body["mediaUrl"])
-    assert r.status_code == 200, r.text
-    assert r.headers["content-type"] == body["mime"]
-    assert len(r.content) == body["bytes"]
-    assert body["media"] == "MEDIA:" + body["path"]
-    assert Path(body["path"]).read_bytes() == r.content
-    return r.content
-
-
-def media_files(home: Path) -> list[str]:
-    return sorted(p.name for p in (home / "cache" / "media").iterdir())
 
 
 # -- viewport, full page, element ---------------------------------------------------------------
@@ -254,39 +145,6 @@ async def test_element_by_ref(api, pages, tab):
         assert r.status_code == 404 and r.json()["code"] == "REF_NOT_FOUND", r.text
 
 
-# -- limits -------------------------------------------------------------------------------------
-
-
-async def test_oversize_page_is_clipped_not_scaled(api, pages, tab):
-    """A page beyond the pixel limits keeps its width: the capture shows its top part."""
-    with trio.fail_after(40):
-        await api.post("/navigate", json={"targetId": tab, "url": pages.url("/cap_huge.html")})
-        width = await js(api, tab, "document.documentElement.clientWidth")
-        body = await shoot(api, tab, fullPage=True)
-        data = await fetch(api, body)
-        w, h = png_size(data)
-        assert (w, h) == (body["width"], body["height"])
-        assert body["clipped"] is True and "clipped to the top" in body["note"]
-        assert "scaled" not in body
-        assert body["pageHeight"] == 40000
-        assert w == width  # never scaled below the viewport's width
-        assert h <= capture.MAX_SIDE_PX and w * h <= capture.MAX_PIXELS
-        assert h >= capture.MAX_SIDE_PX - 2  # clipped at the limit, not far below it
-
-
-async def test_png_over_byte_limit_becomes_jpeg(api, pages, tab):
-    with trio.fail_after(40):
-        await api.post("/navigate", json={"targetId": tab, "url": pages.url("/cap_noise.html")})
-        size = await js(api, tab, "[document.documentElement.scrollWidth,"
-                                  " document.documentElement.scrollHeight]")
-        body = await shoot(api, tab, fullPage=True)
-        data = await fetch(api, body)
-        assert body["mime"] == "image/jpeg" and body["mediaUrl"].endswith(".jpeg")
-        assert "JPEG quality 80" in body["note"]
-        assert len(data) <= capture.MAX_BYTES
-        assert jpeg_size(data) == (body["width"], body["height"]) == tuple(size)
-
-
 # -- background tabs, PDF -----------------------------------------------------------------------
 
 
@@ -389,187 +247,7 @@ async def test_media_needs_auth_and_refuses_bad_names(api, service, pages, tab):
         stray.unlink()
 
 
-# -- private instances: retention + overload, disk full ------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceInfo]:
-    info = start_service(tmp_path_factory.mktemp("captight"), env={
-        "BROWSERD_MEDIA_MAX_FILES": "3", "BROWSERD_MAX_CONCURRENT_CAPTURES": "1"})
-    yield info
-    stop_service(info)
-
-
-async def test_retention_keeps_newest(tight, pages):
-    with trio.fail_after(40):
-        async with tight.client() as api:
-            target = await open_tab(api, pages.url("/hello.html"))
-            names = []
-            for _ in range(5):
-                names.append((await shoot(api, target))["mediaUrl"].removeprefix("/media/"))
-            assert media_files(tight.home) == sorted(names[-3:])
-            r = await api.get("/media/" + names[0])
-            assert r.status_code == 404
-            await fetch(api, {**(await shoot(api, target))})
-
-
-async def test_capture_queue_overload(tight, pages):
-    """One capture slot: beyond 2 waiting captures, the next is refused at once."""
-    with trio.fail_after(60):
-        async with tight.client() as api:
-            targets = [await open_tab(api, pages.url("/cap_huge.html")) for _ in range(6)]
-            results: list[httpx.Response] = []
-
-            async def one(target: str) -> None:
-                results.append(await api.post("/screenshot", json={"targetId": target,
-                                                                   "fullPage": True}))
-
-            async with trio.open_nursery() as nursery:
-                for target in targets:
-                    nursery.start_soon(one, target)
-            codes = sorted(r.status_code for r in results)
-            assert codes.count(200) >= 3, [r.text[:200] for r in results]
-            refused = [r for r in results if r.status_code != 200]
-            assert refused, codes
-            for r in refused:
-                assert r.status_code == 503 and r.json()["code"] == "OVERLOADED", r.text
-            await shoot(api, targets[0])  # the queue drained: captures work again
-            for target in targets:
-                await api.post("/tabs/close", json={"targetId": target})
-
-
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[ServiceInfo]:
-    home = tmp_path / "home"
-    cache = home / "cache"
-    cache.mkdir(parents=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(cache)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
-        info = start_service(home)
-        try:
-            yield info
-        finally:
-            stop_service(info)
-    finally:
-        subprocess.run(["umount", str(cache)], check=False)
-        if os.path.ismount(cache):
-            subprocess.run(["umount", "-l", str(cache)], check=False)
-
-
-async def test_disk_full(tiny_disk, pages):
-    with trio.fail_after(60):
-        media_dir = tiny_disk.home / "cache" / "media"
-        async with tiny_disk.client() as api:
-            target = await open_tab(api, pages.url("/cap_long.html"))
-            first = await shoot(api, target)  # small: fits
-            assert media_files(tiny_disk.home) == [first["mediaUrl"].removeprefix("/media/")]
-
-            r = await api.post("/screenshot", json={"targetId": target, "fullPage": True})
-            assert r.status_code == 507, r.text
-            err = r.json()
-            assert err["code"] == "INSUFFICIENT_STORAGE" and err["errno"] == "ENOSPC"
-            assert media_files(tiny_disk.home) == [first["mediaUrl"].removeprefix("/media/")]
-            assert (await fetch(api, first))  # the earlier file is intact and served
-
-            r = await api.get("/healthz")
-            assert r.status_code == 200 and r.json()["browser"] == "open"
-
-            # Fill the disk completely: even a small capture fails, then works once freed.
-            filler = tiny_disk.home / "cache" / "filler"
-            fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-            try:
-                with contextlib.suppress(OSError):
-                    while True:
-                        os.write(fd, b"\0" * 1024)
-            finally:
-                os.close(fd)
-            r = await api.post("/screenshot", json={"targetId": target})
-            assert r.status_code == 507, r.text
-            assert not [n for n in os.listdir(media_dir) if n.endswith(".tmp")]
-            filler.unlink()
-            again = await shoot(api, target)
-            await fetch(api, again)
-
-
-# -- capture.screenshot directly: byte ladder, out-of-process frames -----------------------------
-
-
-@contextlib.asynccontextmanager
-async def direct_tab(api: httpx.AsyncClient, url: str) -> AsyncIterator[TabActor]:
-    """A TabActor of our own, over our own CDP connection, on a tab of the service's browser.
-
-    (Opened and closed through the API; the service's own actor stays attached too.)
-    """
-    status = (await api.get("/status")).json()
-    auth = {"Authorization": api.headers["authorization"]}  # the CDP gateway's token
-    async with httpx.AsyncClient(headers=auth, timeout=10, verify=LOOPBACK_TLS) as gateway:
-        version = (await gateway.get(status["cdpUrl"] + "/json/version")).json()
-    ws_url = version["webSocketDebuggerUrl"]
-    target = await open_tab(api, url)
-    try:
-        async with open_cdp_connection(ws_url, headers=auth) as conn, \
-                trio.open_nursery() as nursery:
-            actor = TabActor(conn, target, headless_viewport=(1280, 720))
-            tab: TabActor = await nursery.start(actor.run)
-            yield tab
-            nursery.cancel_scope.cancel()
-    finally:
-        await api.post("/tabs/close", json={"targetId": target})
-
-
-async def test_byte_limit_ladder(api, pages, monkeypatch):
-    """PNG too big: better compression, then JPEG 80, then scaled down; each step said.
-
-    Viewport captures; the limits sit between the sizes measured first.
-    """
-    with trio.fail_after(60):
-        async with direct_tab(api, pages.url("/cap_long.html")) as tab:
-            default = await capture.screenshot(tab)
-            assert default.mime == "image/png" and default.note is None
-
-            async def raw_png(fast: bool) -> bytes:
-                return await capture.decode_base64((await tab.send("Page.captureScreenshot", {
-                    "format": "png", "optimizeForSpeed": fast}))["data"])
-
-            fast, compact = await raw_png(True), await raw_png(False)
-            jpeg = await capture.screenshot(tab, fmt="jpeg")
-            assert len(jpeg.data) < len(compact) < len(fast)
-            # A viewport is encoded for size, not for speed.
-            assert len(default.data) == len(compact)
-            assert png_size(default.data) == (default.width, default.height) == (1280, 720)
-
-            # A PNG first encoded for speed (one above COMPACT_PNG_MAX_PIXELS, here
-            # the viewport with the threshold at 0), between the two PNG sizes:
-            # still a PNG, better compressed.
-            limit = (len(compact) + len(fast)) // 2
-            with monkeypatch.context() as patch:
-                patch.setattr(capture, "COMPACT_PNG_MAX_PIXELS", 0)
-                assert len((await capture.screenshot(tab)).data) == len(fast)
-                shot = await capture.screenshot(tab, max_bytes=limit)
-            assert shot.mime == "image/png" and len(shot.data) <= limit
-            assert "better compression" in (shot.note or "") and not shot.scaled
-            assert png_size(shot.data) == (shot.width, shot.height) == (1280, 720)
-
-            # Below the compact PNG, above the JPEG: a JPEG of the same size.
-            limit = (len(jpeg.data) + len(compact)) // 2
-            shot = await capture.screenshot(tab, max_bytes=limit)
-            assert shot.mime == "image/jpeg" and len(shot.data) <= limit
-            assert "JPEG quality 80" in (shot.note or "") and not shot.scaled
-            assert jpeg_size(shot.data) == (shot.width, shot.height) == (1280, 720)
-
-            # Below even the JPEG: scaled down until it fits, and said so.
-            limit = len(jpeg.data) // 3
-            shot = await capture.screenshot(tab, fmt="jpeg", max_bytes=limit)
-            assert shot.mime == "image/jpeg" and len(shot.data) <= limit
-            assert shot.scaled and "scaled by" in (shot.note or "")
-            assert jpeg_size(shot.data) == (shot.width, shot.height)
-            assert shot.width < 1280 and shot.height < 720
-
-            with pytest.raises(BadRequest):
-                await capture.screenshot(tab, max_bytes=10)
+# -- capture.screenshot directly: an out-of-process frame ---------------------------------------
 
 
 async def test_element_in_out_of_process_frame(api, pages, other_origin):
@@ -594,15 +272,3 @@ async def test_element_in_out_of_process_frame(api, pages, other_origin):
             assert (decoded[0], decoded[1]) == (shot.width, shot.height) == (200, 100)
             for x, y in ((1, 1), (100, 50), (198, 98)):
                 assert close_to(pixel(decoded, x, y), (255, 0, 255)), (x, y)
-
-
-def test_image_size_rejects_garbage():
-    assert capture.image_size(PNG_SIGNATURE + b"\0\0\0\x0dIHDR" + struct.pack(">II", 3, 2),
-                              "image/png") == (3, 2)
-    for data, mime in ((b"", "image/png"), (b"GIF89a" + b"\0" * 30, "image/png"),
-                       (b"\xff\xd8\xff\xda\0\x02", "image/jpeg"), (b"%PDF-", "image/jpeg")):
-        with pytest.raises(CdpError):
-            capture.image_size(data, mime)
-    assert capture.fit_scale(1000, 1000) == 1.0
-    assert capture.fit_scale(1265, 40000) == 0.4096
-    assert capture.fit_scale(10000, 10000) == 0.5
