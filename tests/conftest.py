@@ -31,6 +31,10 @@ from supervision.harness import ServiceInfo, free_port_pair, start_service, stop
 
 __all__ = ["CHROMIUM", "ServiceInfo", "free_port_pair", "start_service", "stop_service"]
 
+# The suite's shared helpers (tests/*/helpers.py and the _*.py modules beside the tests)
+# assert too: their failures get pytest's detailed messages, as the tests' own do.
+pytest.register_assert_rewrite("tests.integration", "tests.unit", "tests.fakecdp")
+
 PAGES_DIR = Path(__file__).parent / "pages"
 
 #: Every trio test runs under this deadline (seconds of trio's clock).
