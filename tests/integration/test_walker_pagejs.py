@@ -251,8 +251,35 @@ async def test_page_functions_of_the_main_world(tab: Tab, servers: Servers) -> N
 
 SETTLING_FUNCTIONS = """<!doctype html><title>Settling functions</title>
 <style>html { overflow-y: scroll } ::-webkit-scrollbar { width: 12px }</style>
-<p id="p">start</p>
+<p id="p">start</p><script>window.ran = true;</script>
 """
+#: Pages that run script on their own, each in a way the settling check must see.
+SCRIPTED = {
+    "script": "<p>x</p><script>window.ran = true;</script>",
+    "svg script": "<svg><script>window.ran = true;</script></svg>",
+    "handler": '<body onload="window.ran = true"><p>x</p></body>',
+    "frame": '<iframe srcdoc="<p>inside</p>"></iframe>',
+    "shadow root": '<div><template shadowrootmode="open"><p>in</p></template></div>',
+}
+
+
+async def test_a_document_that_runs_no_script_is_quiet_at_once(tab: Tab,
+                                                               servers: Servers) -> None:
+    """runsNoScript (settle.py): only a page with nothing that runs script on its own
+    skips the quiet window (a page that cannot change itself is drawn once parsed)."""
+    with trio.fail_after(20):
+        await tab.goto(servers.put("/fn-static", "<!doctype html><title>s</title>"
+                                   '<p>static <a href="javascript:void 0">link</a></p>'))
+        static = await tab.call("runsNoScript")
+        with trio.fail_after(5):  # (not the 60 s it asks for)
+            quiet = await tab.call("domQuiet", 60_000, 60_000, await_promise=True)
+        scripted = {}
+        for what, body in SCRIPTED.items():
+            await tab.goto(servers.put(f"/fn-scripted-{len(scripted)}",
+                                       f"<!doctype html><title>s</title>{body}"))
+            scripted[what] = await tab.call("runsNoScript")
+    assert static is True and quiet is True
+    assert scripted == dict.fromkeys(SCRIPTED, False), scripted
 
 
 async def test_page_functions_of_settling_effects_and_capture(tab: Tab,

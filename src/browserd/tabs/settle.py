@@ -10,7 +10,8 @@ of failing when their time runs out:
   (no document, fetch, XHR or script request open, long polls excepted:
   :mod:`browserd.tabs.inflight`) and its DOM and the responses it draws from
   have been quiet for :data:`QUIET_MS` — a page that draws its UI after load (an app that
-  fetches, then renders) is read whole; the answer's ``settled: false``
+  fetches, then renders) is read whole; a parsed document that runs no script of its
+  own cannot change itself and is read at once; the answer's ``settled: false``
   says when the time ran out first. A page that has been quiet for a while
   costs one round trip: a mutation observer in browserd's world remembers
   the last change; :func:`settle_document` is the load-state part alone;
