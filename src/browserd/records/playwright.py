@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import attrs
 
 from ..snapshot.roles import ARIA_ROLES
 from ..vault import marker
@@ -58,31 +60,58 @@ def locator_expression(target: Target, lang: str) -> str | None:
     return outer + inner.removeprefix("page")
 
 
-def _own_expression(target: Target, lang: str) -> str | None:
-    py = lang == "python"
-    role = target.role if target.role in PLAYWRIGHT_ROLES else None
+@attrs.frozen
+class _Naming:
+    """How a target is named for Playwright, whatever the syntax: ``how`` is ``role``
+    (with ``name`` when it has one: cut short names lose their ``…`` and are never
+    exact), ``selector`` or ``text``; ``nth`` when it was one of several."""
+
+    how: str
+    role: str | None = None
+    name: str | None = None
+    exact: bool = False
+    value: str | None = None
+    nth: int | None = None
+
+
+def _naming(target: Target, role_ok: Callable[[str], bool]) -> _Naming | None:
+    """By role and accessible name when it has both (and the syntax takes its role), else
+    its CSS selector, else its text, else its role alone; None for a bare ref."""
+    role = target.role if target.role and role_ok(target.role) else None
+    nth = int(target.nth) if target.nth is not None and target.ref is None else None
     name = target.name
     if role is not None and name:
         whole = _name_is_whole(name)
-        shown = name if whole else name[:-1]
-        exact = whole and target.exact
-        if py:
-            expr = f"page.get_by_role({lit(role)}, name={lit(shown)}"
-            expr += ", exact=True)" if exact else ")"
-        else:
-            expr = f"page.getByRole({lit(role)}, {{ name: {lit(shown)}"
-            expr += ", exact: true })" if exact else " })"
-    elif target.selector:
-        expr = f"page.locator({lit(target.selector)})"
-    elif target.text:
-        expr = f"page.{'get_by_text' if py else 'getByText'}({lit(target.text)})"
-    elif role is not None:
-        expr = f"page.{'get_by_role' if py else 'getByRole'}({lit(role)})"
-    else:
+        return _Naming(how="role", role=role, name=name if whole else name[:-1],
+                       exact=whole and target.exact, nth=nth)
+    if target.selector:
+        return _Naming(how="selector", value=target.selector, nth=nth)
+    if target.text:
+        return _Naming(how="text", value=target.text, nth=nth)
+    if role is not None:
+        return _Naming(how="role", role=role, nth=nth)
+    return None
+
+
+def _own_expression(target: Target, lang: str) -> str | None:
+    named = _naming(target, PLAYWRIGHT_ROLES.__contains__)
+    if named is None:
         return None
-    if target.nth is not None and target.ref is None:
-        expr += f".nth({int(target.nth)})"
-    return expr
+    py = lang == "python"
+    if named.how == "role" and named.name is not None:
+        if py:
+            expr = f"page.get_by_role({lit(named.role)}, name={lit(named.name)}"
+            expr += ", exact=True)" if named.exact else ")"
+        else:
+            expr = f"page.getByRole({lit(named.role)}, {{ name: {lit(named.name)}"
+            expr += ", exact: true })" if named.exact else " })"
+    elif named.how == "selector":
+        expr = f"page.locator({lit(named.value)})"
+    elif named.how == "text":
+        expr = f"page.{'get_by_text' if py else 'getByText'}({lit(named.value)})"
+    else:
+        expr = f"page.{'get_by_role' if py else 'getByRole'}({lit(named.role)})"
+    return expr + (f".nth({named.nth})" if named.nth is not None else "")
 
 
 def playwright_selector(target: Target) -> str | None:
@@ -102,24 +131,19 @@ def playwright_selector(target: Target) -> str | None:
 
 
 def _own_selector(target: Target) -> str | None:
-    role = target.role if target.role and _ROLE_RE.fullmatch(target.role) else None
-    name = target.name
-    if role is not None and name:
-        whole = not name.endswith("…")
-        shown = name if whole else name[:-1]
-        flag = "s" if whole and target.exact else "i"
-        selector = f"internal:role={role}[name={json.dumps(shown, ensure_ascii=False)}{flag}]"
-    elif target.selector:
-        selector = target.selector
-    elif target.text:
-        selector = f"internal:text={json.dumps(target.text, ensure_ascii=False)}i"
-    elif role is not None:
-        selector = f"internal:role={role}"
-    else:
+    named = _naming(target, lambda role: _ROLE_RE.fullmatch(role) is not None)
+    if named is None:
         return None
-    if target.nth is not None and target.ref is None:
-        selector += f" >> nth={int(target.nth)}"
-    return selector
+    if named.how == "role" and named.name is not None:
+        shown = json.dumps(named.name, ensure_ascii=False)
+        selector = f"internal:role={named.role}[name={shown}{'s' if named.exact else 'i'}]"
+    elif named.how == "selector":
+        selector = str(named.value)
+    elif named.how == "text":
+        selector = f"internal:text={json.dumps(named.value, ensure_ascii=False)}i"
+    else:
+        selector = f"internal:role={named.role}"
+    return selector + (f" >> nth={named.nth}" if named.nth is not None else "")
 
 
 def selector_of(call: Call, field: str) -> str | None:
