@@ -202,6 +202,18 @@ def test_find_takes_a_role_and_a_name(parser) -> None:
         sent(parser, "find", "Sign", "in")
 
 
+def test_within_takes_a_ref_a_role_and_name_or_json(parser) -> None:
+    click = ("click", "--role", "link", "--name", "Edit")
+    assert values(parser, *click, "--within", "row Bob Smith")["within"] == {
+        "role": "row", "name": "Bob Smith"}
+    assert values(parser, *click, "--within", "e12")["within"] == {"ref": "e12"}
+    assert values(parser, *click, "--within", "dialog")["within"] == {"role": "dialog"}
+    assert values(parser, *click, "--within", '{"selector": "#cart"}')["within"] == {
+        "selector": "#cart"}
+    with pytest.raises(SystemExit):
+        parser.parse_args([*click, "--within", "{not json"])
+
+
 def test_global_options_go_before_or_after_the_command(parser) -> None:
     before = parser.parse_args(["--json", "--profile", "w", "tabs"])
     after = parser.parse_args(["tabs", "--json", "--profile", "w"])

@@ -192,15 +192,40 @@ def _json_arg(text: str) -> Any:
         raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
 
 
+_REF = re.compile(r"e\d+")
+
+
+def _within_arg(text: str) -> Any:
+    """A locator's container as a person types it: a ref (``e12``), a role and a name
+    (``row Bob Smith``: the role, then the rest as a part of the name), a role alone, or
+    the JSON object itself (``{"selector": "#cart"}``)."""
+    given = text.strip()
+    if given.startswith("{") or given == "-":
+        return _json_arg(text)
+    if _REF.fullmatch(given):
+        return {"ref": given}
+    role, _, name = given.partition(" ")
+    if not role:
+        raise argparse.ArgumentTypeError("give a ref (e12), a role and a name (row Bob) "
+                                         "or a JSON object")
+    return {"role": role, **({"name": name.strip()} if name.strip() else {})}
+
+
+#: Object fields a person types in a shorter form than JSON.
+_OBJECT_ARGS: dict[str, Callable[[str], Any]] = {"within": _within_arg}
 _SCALARS: dict[str, Callable[[str], Any]] = {"string": str, "integer": int, "number": float}
 
 
 def _add_field(parser: argparse.ArgumentParser, cmd: RouteCommand, field: FieldSpec) -> None:
     dest = cmd.dest(field.name)
     help_text = field.description or None
+    if field.name in _OBJECT_ARGS and help_text:
+        help_text += (" — here: a ref (e12), a role and a name (\"row Bob\") or the JSON "
+                      "object")
     kind, items = field.type, field.items
     convert: Callable[[str], Any] = (
-        _json_arg if kind == "object" or (kind == "array" and items == "object")
+        _OBJECT_ARGS.get(field.name, _json_arg) if kind == "object"
+        else _json_arg if kind == "array" and items == "object"
         else _SCALARS.get(items or "string", str) if kind == "array"
         else _SCALARS.get(kind, str))
     choices = list(field.enum) if field.enum else None
