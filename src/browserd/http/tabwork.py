@@ -23,7 +23,6 @@ from typing import TypeVar
 
 import trio
 
-from ..errors import DialogOpen
 from ..system import System
 from ..tabs.actor import TabActor
 
@@ -70,9 +69,4 @@ async def on_tab(system: System, target_id: str | None, fn: Callable[[TabActor],
                 system.handoffs.check_input(tab.target_id)
             if not refuse_new_dialog:
                 return await fn(tab)
-            result, dialog = await tab.race_dialog(lambda: fn(tab))
-            if dialog is not None:
-                raise DialogOpen(f"a {dialog.type} dialog is open: {dialog.message[:200]}",
-                                 dialog=dialog.to_json())
-            assert result is not None
-            return result
+            return await tab.refusing_dialog(lambda: fn(tab))

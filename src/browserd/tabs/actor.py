@@ -385,3 +385,13 @@ class TabActor(TabEvents):
             return None, self._dialog
         self.check_usable(allow_crashed=True)  # TabBroken if the actor ended meanwhile
         raise BrowserGone("the tab went away during the action")
+
+    async def refusing_dialog(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """Run ``fn`` (read-only work), abandoned with DialogOpen if a JavaScript dialog
+        opens first or is open (it cannot go on beside one); errors as :meth:`race_dialog`."""
+        result, dialog = await self.race_dialog(fn)
+        if dialog is not None:
+            raise DialogOpen(f"a {dialog.type} dialog is open: {dialog.message[:200]}",
+                             dialog=dialog.to_json())
+        assert result is not None
+        return result

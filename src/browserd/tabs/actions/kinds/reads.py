@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....argfields import Field
-from ....errors import DialogOpen
 from ....records.model import Call
 from ....records.playwright import Writer
 from ... import settle, snapshots
@@ -53,12 +52,7 @@ async def find_elements(tab: TabActor, action: FindElements) -> dict[str, Any]:
 
 async def _find(tab: TabActor, action: FindElements, ctx: PerformContext) -> dict[str, Any]:
     """A find step: /find's answer; DialogOpen when a dialog opens meanwhile (as /find)."""
-    result, dialog = await tab.race_dialog(lambda: find_elements(tab, action))
-    if dialog is not None:
-        raise DialogOpen(f"a {dialog.type} dialog is open: {dialog.message[:200]}",
-                         dialog=dialog.to_json())
-    assert result is not None
-    return result
+    return await tab.refusing_dialog(lambda: find_elements(tab, action))
 
 
 def _script_find(w: Writer, call: Call, loc: str | None, index: int) -> None:
