@@ -12,7 +12,13 @@
  * (`runsNoScript`) cannot change itself: it is quiet at once.
  */
 function domQuiet(quietMs, youngMs) {
-  if (document.readyState !== 'loading' && runsNoScript()) return Promise.resolve(true);
+  if (document.readyState !== 'loading') {
+    // Decided once per parsed document (kept in the world): only a script could add one.
+    if (globalThis.__browserdNoScript === undefined) {
+      globalThis.__browserdNoScript = runsNoScript();
+    }
+    if (globalThis.__browserdNoScript) return Promise.resolve(true);
+  }
   const drawnFrom = new Set(['fetch', 'xmlhttprequest', 'script', 'iframe', 'frame']);
   const S = globalThis.__browserdQuiet || (globalThis.__browserdQuiet = (() => {
     const s = {last: document.readyState === 'complete' ? 0 : performance.now()};
